@@ -1,0 +1,75 @@
+// Small helpers shared by the op families: axis handling, broadcasting, dtype checks and
+// dtype dispatch.
+#pragma once
+
+#include <initializer_list>
+#include <optional>
+#include <vector>
+
+#include "ops/op_registry.h"
+
+namespace collage {
+
+// Maps a possibly negative axis into [0, rank); error when out of range.
+StatusOr<int64_t> NormalizeAxis(const Node& node, int64_t axis, int64_t rank);
+
+// Numpy-style broadcast of two or more shapes; error naming the node when incompatible.
+StatusOr<Shape> BroadcastShapes(const Node& node, const std::vector<Shape>& shapes);
+
+// Row-major strides of `shape` (elements).
+std::vector<int64_t> StridesOf(const Shape& shape);
+// Strides for reading `input` as if broadcast to `output` (0 on broadcast dims).
+std::vector<int64_t> BroadcastStrides(const Shape& input, const Shape& output);
+
+// Unsupported error unless input i has one of `allowed` dtypes.
+Status RequireDType(const InferContext& ctx, size_t input, std::initializer_list<DType> allowed);
+// InvalidModel error unless inputs a and b have the same dtype.
+Status RequireSameDType(const InferContext& ctx, size_t a, size_t b);
+
+// Reads an int64 (or int32) constant input as a vector; nullopt when the input is absent
+// or not a constant.
+std::optional<std::vector<int64_t>> ConstantInts(const InferContext& ctx, size_t input);
+
+// Calls f(T{}) with T the C++ type of `dtype`, for the numeric dtypes kernels support.
+// Returns Unsupported for others.
+template <typename F>
+Status DispatchNumeric(const Node& node, DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::kFloat32: f(float{}); return Status::Ok();
+    case DType::kFloat64: f(double{}); return Status::Ok();
+    case DType::kInt64: f(int64_t{}); return Status::Ok();
+    case DType::kInt32: f(int32_t{}); return Status::Ok();
+    case DType::kInt16: f(int16_t{}); return Status::Ok();
+    case DType::kInt8: f(int8_t{}); return Status::Ok();
+    case DType::kUInt8: f(uint8_t{}); return Status::Ok();
+    case DType::kUInt16: f(uint16_t{}); return Status::Ok();
+    case DType::kUInt32: f(uint32_t{}); return Status::Ok();
+    case DType::kUInt64: f(uint64_t{}); return Status::Ok();
+    default:
+      return OpError(node, StatusCode::kUnsupported, "dtype {} is not supported", DTypeName(dtype));
+  }
+}
+
+// Like DispatchNumeric, plus bool: for ops that only move data (Reshape, Concat, Gather...).
+template <typename F>
+Status DispatchAny(const Node& node, DType dtype, F&& f) {
+  if (dtype == DType::kBool) {
+    f(bool{});
+    return Status::Ok();
+  }
+  return DispatchNumeric(node, dtype, std::forward<F>(f));
+}
+
+// The float dtypes math kernels support.
+template <typename F>
+Status DispatchFloat(const Node& node, DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::kFloat32: f(float{}); return Status::Ok();
+    case DType::kFloat64: f(double{}); return Status::Ok();
+    default:
+      return OpError(node, StatusCode::kUnsupported, "dtype {} is not supported (float32, float64 are)",
+                     DTypeName(dtype));
+  }
+}
+
+}  // namespace collage
