@@ -25,6 +25,7 @@ std::string NormalizeDomain(const std::string& domain) {
 OpRegistry BuildGlobalRegistry() {
   OpRegistry registry;
   RegisterConvOps(registry);
+  RegisterConvTransposeOps(registry);
   RegisterPoolOps(registry);
   RegisterGemmOps(registry);
   RegisterNormalizationOps(registry);

@@ -98,7 +98,8 @@ StatusOr<std::vector<Tensor>> RunReferenceNode(const Node& node, int64_t opset,
                                                const std::vector<Tensor>& inputs);
 
 // Family registration functions, one per file under src/ops/.
-void RegisterConvOps(OpRegistry& registry);          // conv.cc: Conv, ConvTranspose
+void RegisterConvOps(OpRegistry& registry);          // conv.cc: Conv
+void RegisterConvTransposeOps(OpRegistry& registry); // conv_transpose.cc: ConvTranspose
 void RegisterPoolOps(OpRegistry& registry);          // pool.cc: MaxPool, AveragePool, Global*Pool
 void RegisterGemmOps(OpRegistry& registry);          // gemm.cc: MatMul, Gemm
 void RegisterNormalizationOps(OpRegistry& registry); // normalization.cc: BatchNormalization, LayerNormalization

@@ -1,0 +1,57 @@
+// Session: the public C++ API. Load an ONNX model, inspect its inputs and outputs, run it
+// with named tensors. Run may be called from several threads at once.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collage/status.h"
+#include "collage/tensor.h"
+
+namespace collage {
+
+class Graph;
+
+struct SessionOptions {
+  // Fixes dims of graph inputs (dynamic ones must be fixed): name → shape.
+  std::map<std::string, Shape> input_shapes;
+  // Threads used by the kernels; 0 = one per core.
+  int num_threads = 0;
+};
+
+struct TensorInfo {
+  std::string name;
+  DType dtype = DType::kUndefined;
+  Shape shape;
+};
+
+class Session {
+ public:
+  static StatusOr<std::unique_ptr<Session>> LoadFile(const std::string& path,
+                                                     const SessionOptions& options = {});
+  static StatusOr<std::unique_ptr<Session>> LoadBytes(const std::string& onnx_bytes,
+                                                      const SessionOptions& options = {});
+  // Takes an already imported graph (the zoo and tests use this).
+  static StatusOr<std::unique_ptr<Session>> FromGraph(Graph graph,
+                                                      const SessionOptions& options = {});
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  const std::vector<TensorInfo>& inputs() const;
+  const std::vector<TensorInfo>& outputs() const;
+  const Graph& graph() const;
+
+  // Every input must be given with exactly its declared dtype and shape. Returns every graph
+  // output by name (owned tensors).
+  StatusOr<std::map<std::string, Tensor>> Run(const std::map<std::string, Tensor>& inputs);
+
+ private:
+  struct Impl;
+  explicit Session(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace collage

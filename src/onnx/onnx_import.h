@@ -1,0 +1,41 @@
+// ONNX → Graph IR. Parses with libonnx's protobuf classes, runs the ONNX checker and shape
+// inference where libonnx knows the opset (≤ 17), applies user-fixed input shapes, infers
+// every type with the ops' own inference, folds constant subgraphs with the reference
+// kernels, and refuses what collage cannot run with one error listing every problem.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "collage/status.h"
+#include "ir/graph.h"
+
+namespace onnx {
+class ModelProto;
+}
+
+namespace collage {
+
+struct ImportOptions {
+  // Fixes the dims of graph inputs: name → full shape (replaces dynamic and static dims).
+  std::map<std::string, Shape> input_shapes;
+  // Evaluate nodes whose inputs are all constant at import time.
+  bool fold_constants = true;
+};
+
+// Reads and imports a model file. Errors name the file.
+StatusOr<Graph> ImportOnnxFile(const std::string& path, const ImportOptions& options = {});
+// Imports serialized ModelProto bytes; `source_name` is used in error messages.
+StatusOr<Graph> ImportOnnxBytes(const std::string& bytes, const ImportOptions& options = {},
+                                const std::string& source_name = "<memory>");
+// Imports a parsed model. `base_dir` resolves external tensor data ("" = current dir).
+StatusOr<Graph> ImportOnnxModel(const onnx::ModelProto& model, const ImportOptions& options = {},
+                                const std::string& source_name = "<memory>",
+                                const std::string& base_dir = "");
+
+// Parses "1x3x224x224" (also "1,3,224,224"); error on anything else.
+StatusOr<Shape> ParseShape(const std::string& text);
+// Parses "name=1x3x224x224" into `shapes`.
+Status ParseShapeOverride(const std::string& text, std::map<std::string, Shape>& shapes);
+
+}  // namespace collage
