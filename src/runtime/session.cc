@@ -1,0 +1,104 @@
+#include "collage/session.h"
+
+#include <omp.h>
+
+#include "ir/graph.h"
+#include "onnx/onnx_import.h"
+#include "runtime/executable.h"
+#include "util/errors.h"
+
+namespace collage {
+
+struct Session::Impl {
+  Graph graph;
+  std::unique_ptr<Executable> executable;
+  std::vector<TensorInfo> inputs;
+  std::vector<TensorInfo> outputs;
+};
+
+Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Session::~Session() = default;
+
+namespace {
+
+ImportOptions ToImportOptions(const SessionOptions& options) {
+  ImportOptions import;
+  import.input_shapes = options.input_shapes;
+  return import;
+}
+
+TensorInfo InfoOf(const Value& value) { return TensorInfo{value.name, value.type.dtype, value.type.shape}; }
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Session>> Session::LoadFile(const std::string& path,
+                                                     const SessionOptions& options) {
+  COLLAGE_ASSIGN_OR_RETURN(Graph graph, ImportOnnxFile(path, ToImportOptions(options)));
+  return FromGraph(std::move(graph), options);
+}
+
+StatusOr<std::unique_ptr<Session>> Session::LoadBytes(const std::string& onnx_bytes,
+                                                      const SessionOptions& options) {
+  COLLAGE_ASSIGN_OR_RETURN(Graph graph, ImportOnnxBytes(onnx_bytes, ToImportOptions(options)));
+  return FromGraph(std::move(graph), options);
+}
+
+StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph, const SessionOptions& options) {
+  if (options.num_threads < 0) {
+    return InvalidArgument("thread count must be positive (or 0 for one per core), got {}",
+                           options.num_threads);
+  }
+  // The reference kernels parallelise with OpenMP; one setting for the whole process.
+  if (options.num_threads > 0) omp_set_num_threads(options.num_threads);
+  auto impl = std::make_unique<Impl>();
+  impl->graph = std::move(graph);
+  for (ValueId id : impl->graph.inputs()) impl->inputs.push_back(InfoOf(impl->graph.value(id)));
+  for (ValueId id : impl->graph.outputs()) impl->outputs.push_back(InfoOf(impl->graph.value(id)));
+  COLLAGE_ASSIGN_OR_RETURN(impl->executable, Executable::Create(impl->graph));
+  return std::unique_ptr<Session>(new Session(std::move(impl)));
+}
+
+const std::vector<TensorInfo>& Session::inputs() const { return impl_->inputs; }
+const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs; }
+const Graph& Session::graph() const { return impl_->graph; }
+
+StatusOr<std::map<std::string, Tensor>> Session::Run(const std::map<std::string, Tensor>& inputs) {
+  std::vector<Tensor> ordered;
+  std::string missing;
+  for (const TensorInfo& info : impl_->inputs) {
+    auto it = inputs.find(info.name);
+    if (it == inputs.end()) {
+      missing += (missing.empty() ? "" : ", ") + info.name;
+      continue;
+    }
+    const Tensor& t = it->second;
+    if (t.dtype() != info.dtype) {
+      return InvalidArgument("input '{}' has dtype {}, the model expects {}", info.name,
+                             DTypeName(t.dtype()), DTypeName(info.dtype));
+    }
+    if (t.shape() != info.shape) {
+      return InvalidArgument("input '{}' has shape {}, the model expects {}", info.name,
+                             ShapeToString(t.shape()), ShapeToString(info.shape));
+    }
+    if (t.data() == nullptr && t.nbytes() > 0) {
+      return InvalidArgument("input '{}' has no data", info.name);
+    }
+    ordered.push_back(t);
+  }
+  if (!missing.empty()) return InvalidArgument("missing input(s): {}", missing);
+  for (const auto& [name, tensor] : inputs) {
+    bool known = false;
+    for (const TensorInfo& info : impl_->inputs) known = known || info.name == name;
+    if (!known) {
+      std::string names;
+      for (const TensorInfo& info : impl_->inputs) names += (names.empty() ? "" : ", ") + info.name;
+      return InvalidArgument("the model has no input named '{}' (its inputs: {})", name, names);
+    }
+  }
+  COLLAGE_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, impl_->executable->Run(ordered));
+  std::map<std::string, Tensor> named;
+  for (size_t i = 0; i < outputs.size(); ++i) named[impl_->outputs[i].name] = std::move(outputs[i]);
+  return named;
+}
+
+}  // namespace collage
