@@ -1,2 +1,21 @@
+// collage: the command line. Subcommands live in cmd_*.cc, one file each.
 #include <cstdio>
-int main() { std::puts("collage"); return 0; }
+
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"collage: run ONNX models on the best mix of backend libraries"};
+  app.require_subcommand(1);
+  int exit_code = 0;
+  collage::cli::AddDemoCommand(app, exit_code);
+  collage::cli::AddInfoCommand(app, exit_code);
+  collage::cli::AddRunCommand(app, exit_code);
+  collage::cli::AddBenchCommand(app, exit_code);
+  collage::cli::AddZooCommand(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  return exit_code;
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs what collage needs to build and test, from Debian's packages only, and only
+# what is missing (fast when everything is there). Needs root (or sudo) for apt-get.
+set -euo pipefail
+
+BUILD_PACKAGES=(
+  cmake ninja-build g++ pkg-config
+  libonnx-dev libprotobuf-dev protobuf-compiler
+  nlohmann-json3-dev libcli11-dev libfmt-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev
+)
+# Tests also need: the ONNX Python package (generates the ONNX node conformance cases),
+# PyTorch + torchvision (export models through another exporter), clang + libFuzzer.
+TEST_PACKAGES=(
+  python3-onnx python3-numpy python3-torch python3-torchvision
+  clang libclang-rt-14-dev
+)
+
+want=("${BUILD_PACKAGES[@]}")
+if [[ "${1:-}" == "--test" ]]; then
+  want+=("${TEST_PACKAGES[@]}")
+fi
+
+missing=()
+for pkg in "${want[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+  exit 0
+fi
+
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+echo "installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,13 @@
+// Arithmetic cost of a node, for `collage info` and reports: multiply-adds count as two
+// floating-point operations (the usual convention for GFLOP figures of CNNs and
+// transformers); other ops count one operation per output element.
+#pragma once
+
+#include "ir/graph.h"
+
+namespace collage {
+
+double NodeFlops(const Graph& graph, const Node& node);
+double GraphFlops(const Graph& graph);
+
+}  // namespace collage

@@ -1,0 +1,16 @@
+// Latency samples → percentiles, as benchmark tools report them.
+#pragma once
+
+#include <vector>
+
+namespace collage {
+
+struct LatencyStats {
+  int count = 0;
+  double min_ms = 0, mean_ms = 0, p50_ms = 0, p90_ms = 0, p99_ms = 0, max_ms = 0;
+};
+
+// Percentiles by nearest rank on the sorted samples.
+LatencyStats ComputeLatencyStats(std::vector<double> samples_ms);
+
+}  // namespace collage

@@ -1,0 +1,195 @@
+// The command line as a user meets it: exit codes, messages, files written.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "ir/graph.h"
+#include "onnx/onnx_export.h"
+#include "onnx/tensor_proto.h"
+#include "util/npy.h"
+
+namespace collage {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+CommandResult RunCli(const std::string& args) {
+  std::string command = std::string(COLLAGE_CLI_PATH) + " " + args + " 2>&1";
+  CommandResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return result;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
+  int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("collage-cli-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // y = Relu(x) + 1, x: float32[1x4].
+  std::string WriteTinyModel() {
+    Graph g;
+    TensorType t{DType::kFloat32, {1, 4}};
+    ValueId x = g.AddValue("x", t);
+    g.AddInput(x);
+    ValueId r = g.AddValue("r", t);
+    ValueId one = g.AddConstant("one", Tensor::FromVector<float>({1}, {1.f}));
+    ValueId y = g.AddValue("y", t);
+    Node relu;
+    relu.name = "relu";
+    relu.op_type = "Relu";
+    relu.inputs = {x};
+    relu.outputs = {r};
+    EXPECT_TRUE(g.AddNode(relu).ok());
+    Node add;
+    add.name = "add";
+    add.op_type = "Add";
+    add.inputs = {r, one};
+    add.outputs = {y};
+    EXPECT_TRUE(g.AddNode(add).ok());
+    g.AddOutput(y);
+    std::string path = (dir_ / "tiny.onnx").string();
+    EXPECT_TRUE(ExportOnnxFile(g, path).ok());
+    return path;
+  }
+
+  std::string WriteBytes(const std::string& name, const std::string& bytes) {
+    std::string path = (dir_ / name).string();
+    std::ofstream(path, std::ios::binary) << bytes;
+    return path;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(CliTest, UsageErrorsExitWithTwo) {
+  EXPECT_EQ(RunCli("").exit_code, 2);
+  EXPECT_EQ(RunCli("no-such-command").exit_code, 2);
+  EXPECT_EQ(RunCli("info").exit_code, 2);
+  EXPECT_EQ(RunCli("--help").exit_code, 0);
+}
+
+TEST_F(CliTest, MissingFileIsAClearError) {
+  CommandResult r = RunCli("info " + (dir_ / "absent.onnx").string());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("error:"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("absent.onnx"), std::string::npos) << r.output;
+}
+
+TEST_F(CliTest, TruncatedAndGarbageFilesAreClearErrors) {
+  std::string model = WriteTinyModel();
+  std::ifstream in(model, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string truncated = WriteBytes("truncated.onnx", bytes.substr(0, bytes.size() / 2));
+  CommandResult r = RunCli("info " + truncated);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("truncated.onnx"), std::string::npos) << r.output;
+
+  std::string garbage = WriteBytes("garbage.onnx", "this is not a model at all \x01\x02\x03");
+  r = RunCli("run " + garbage + " --random-inputs");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("error:"), std::string::npos) << r.output;
+
+  std::string empty = WriteBytes("empty.onnx", "");
+  EXPECT_EQ(RunCli("info " + empty).exit_code, 1);
+}
+
+TEST_F(CliTest, InfoDescribesTheModel) {
+  CommandResult r = RunCli("info " + WriteTinyModel());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("float32"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("1x4"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Relu"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("GFLOP"), std::string::npos) << r.output;
+}
+
+TEST_F(CliTest, RunReadsNpyAndPbInputsAndWritesBothFormats) {
+  std::string model = WriteTinyModel();
+  Tensor x = Tensor::FromVector<float>({1, 4}, {-2.f, -0.5f, 0.5f, 3.f});
+  ASSERT_TRUE(WriteNpyFile(x, (dir_ / "x.npy").string()).ok());
+  ASSERT_TRUE(WriteTensorProtoFile(x, "x", (dir_ / "x.pb").string()).ok());
+
+  for (const char* file : {"x.npy", "x.pb"}) {
+    fs::path out = dir_ / (std::string("out_") + file);
+    CommandResult r = RunCli("run " + model + " --input x=" + (dir_ / file).string() +
+                             " --output-dir " + out.string());
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    auto y = ReadNpyFile((out / "y.npy").string());
+    ASSERT_TRUE(y.ok()) << y.status().ToString();
+    EXPECT_EQ(y->ToVector<float>(), (std::vector<float>{1.f, 1.f, 1.5f, 4.f}));
+    auto y_pb = ReadTensorProtoFile((out / "y.pb").string());
+    ASSERT_TRUE(y_pb.ok()) << y_pb.status().ToString();
+    EXPECT_EQ(y_pb->ToVector<float>(), y->ToVector<float>());
+  }
+}
+
+TEST_F(CliTest, RunRefusesWrongInputShapeDtypeAndMissingInputs) {
+  std::string model = WriteTinyModel();
+  ASSERT_TRUE(WriteNpyFile(Tensor(DType::kFloat32, {2, 4}), (dir_ / "bad_shape.npy").string()).ok());
+  ASSERT_TRUE(WriteNpyFile(Tensor(DType::kInt64, {1, 4}), (dir_ / "bad_dtype.npy").string()).ok());
+
+  CommandResult r = RunCli("run " + model + " --input x=" + (dir_ / "bad_shape.npy").string());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("shape 2x4"), std::string::npos) << r.output;
+
+  r = RunCli("run " + model + " --input x=" + (dir_ / "bad_dtype.npy").string());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("int64"), std::string::npos) << r.output;
+
+  r = RunCli("run " + model);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("no data for input(s) x"), std::string::npos) << r.output;
+
+  r = RunCli("run " + model + " --input nosuch=" + (dir_ / "bad_shape.npy").string());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("nosuch"), std::string::npos) << r.output;
+}
+
+TEST_F(CliTest, ZooListsAndExportsModels) {
+  CommandResult r = RunCli("zoo list");
+  ASSERT_EQ(r.exit_code, 0);
+  for (const char* name : {"resnet50", "mobilenetv2", "bert_base"}) {
+    EXPECT_NE(r.output.find(name), std::string::npos) << r.output;
+  }
+  std::string path = (dir_ / "m.onnx").string();
+  r = RunCli("zoo export mobilenetv2 -o " + path);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = RunCli("run " + path + " --random-inputs --threads 1");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("1x1000"), std::string::npos) << r.output;
+
+  r = RunCli("zoo export nosuchmodel -o " + path);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("resnet50"), std::string::npos) << r.output;  // lists known names
+}
+
+TEST_F(CliTest, BenchPrintsPercentiles) {
+  CommandResult r = RunCli("bench " + WriteTinyModel() + " --warmup 1 --iterations 5");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("p50"), std::string::npos);
+  EXPECT_NE(r.output.find("p99"), std::string::npos);
+  EXPECT_EQ(RunCli("bench " + WriteTinyModel() + " --iterations 0").exit_code, 1);
+}
+
+}  // namespace
+}  // namespace collage

@@ -1,0 +1,65 @@
+// `collage bench MODEL`: latency percentiles over repeated runs (after warm-up).
+#include <chrono>
+#include <cstdio>
+
+#include "commands.h"
+#include "util/latency_stats.h"
+
+namespace collage::cli {
+
+namespace {
+
+struct BenchFlags {
+  std::string model;
+  std::vector<std::string> inputs;
+  std::vector<std::string> shapes;
+  int warmup = 3;
+  int iterations = 20;
+  int threads = 0;
+};
+
+int RunBench(const BenchFlags& flags) {
+  if (flags.warmup < 0 || flags.iterations < 1) {
+    return ReportError(Status(StatusCode::kInvalidArgument,
+                              "--warmup must be >= 0 and --iterations >= 1"));
+  }
+  SessionOptions options;
+  options.num_threads = flags.threads;
+  if (Status s = ParseShapeFlags(flags.shapes, options); !s.ok()) return ReportError(s);
+  auto session = Session::LoadFile(flags.model, options);
+  if (!session.ok()) return ReportError(session.status());
+  auto inputs = LoadInputs(**session, flags.inputs, /*random_rest=*/true, /*seed=*/0);
+  if (!inputs.ok()) return ReportError(inputs.status());
+
+  std::vector<double> samples;
+  for (int i = 0; i < flags.warmup + flags.iterations; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    auto outputs = (*session)->Run(*inputs);
+    auto end = std::chrono::steady_clock::now();
+    if (!outputs.ok()) return ReportError(outputs.status());
+    if (i >= flags.warmup) samples.push_back(std::chrono::duration<double, std::milli>(end - start).count());
+  }
+  LatencyStats s = ComputeLatencyStats(samples);
+  std::printf("model: %s  threads: %d  iterations: %d (after %d warm-up)\n", flags.model.c_str(),
+              flags.threads, s.count, flags.warmup);
+  std::printf("latency: p50 %s  p90 %s  p99 %s  min %s  mean %s\n", FormatMillis(s.p50_ms).c_str(),
+              FormatMillis(s.p90_ms).c_str(), FormatMillis(s.p99_ms).c_str(),
+              FormatMillis(s.min_ms).c_str(), FormatMillis(s.mean_ms).c_str());
+  return 0;
+}
+
+}  // namespace
+
+void AddBenchCommand(CLI::App& app, int& exit_code) {
+  auto flags = std::make_shared<BenchFlags>();
+  CLI::App* cmd = app.add_subcommand("bench", "Measure a model's latency (p50/p90/p99)");
+  cmd->add_option("model", flags->model, "ONNX model file")->required();
+  cmd->add_option("--input", flags->inputs, "Input tensor NAME=FILE (others are random)");
+  cmd->add_option("--shape", flags->shapes, "Fix an input's shape: NAME=1x3x224x224 (repeatable)");
+  cmd->add_option("--warmup", flags->warmup, "Untimed runs first")->capture_default_str();
+  cmd->add_option("--iterations", flags->iterations, "Timed runs")->capture_default_str();
+  cmd->add_option("--threads", flags->threads, "Threads (0 = one per core)");
+  cmd->callback([flags, &exit_code] { exit_code = RunBench(*flags); });
+}
+
+}  // namespace collage::cli

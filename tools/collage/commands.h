@@ -1,0 +1,37 @@
+// The `collage` subcommands. Each Add*Command registers one subcommand on the app; its
+// callback stores the process exit code in `exit_code` (0 ok, 1 failure).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "collage/session.h"
+#include "collage/status.h"
+
+namespace collage::cli {
+
+void AddInfoCommand(CLI::App& app, int& exit_code);
+void AddRunCommand(CLI::App& app, int& exit_code);
+void AddBenchCommand(CLI::App& app, int& exit_code);
+void AddZooCommand(CLI::App& app, int& exit_code);
+void AddDemoCommand(CLI::App& app, int& exit_code);
+
+// Prints "error: <message>" to stderr and returns 1.
+int ReportError(const Status& status);
+
+// Turns repeated "--shape name=1x3x224x224" flags into SessionOptions::input_shapes.
+Status ParseShapeFlags(const std::vector<std::string>& flags, SessionOptions& options);
+
+// Inputs for a session: files given as "name=path" (.npy/.pb), random (seeded) for the rest
+// when `random_rest`, else an error naming the missing ones.
+StatusOr<std::map<std::string, Tensor>> LoadInputs(const Session& session,
+                                                    const std::vector<std::string>& input_flags,
+                                                    bool random_rest, unsigned seed);
+
+// "1.23 ms", "456 us"
+std::string FormatMillis(double ms);
+
+}  // namespace collage::cli

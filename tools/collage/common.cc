@@ -1,0 +1,60 @@
+#include <cstdio>
+#include <random>
+
+#include "commands.h"
+#include "onnx/onnx_import.h"
+#include "util/errors.h"
+#include "util/random_tensor.h"
+#include "util/tensor_file.h"
+
+namespace collage::cli {
+
+int ReportError(const Status& status) {
+  std::fprintf(stderr, "error: %s\n", status.message().c_str());
+  return 1;
+}
+
+Status ParseShapeFlags(const std::vector<std::string>& flags, SessionOptions& options) {
+  for (const std::string& flag : flags) {
+    COLLAGE_RETURN_IF_ERROR(ParseShapeOverride(flag, options.input_shapes));
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::map<std::string, Tensor>> LoadInputs(const Session& session,
+                                                    const std::vector<std::string>& input_flags,
+                                                    bool random_rest, unsigned seed) {
+  std::map<std::string, Tensor> inputs;
+  for (const std::string& flag : input_flags) {
+    size_t eq = flag.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == flag.size()) {
+      return InvalidArgument("--input '{}': expected NAME=FILE", flag);
+    }
+    std::string name = flag.substr(0, eq);
+    COLLAGE_ASSIGN_OR_RETURN(Tensor t, ReadTensorFile(flag.substr(eq + 1)));
+    inputs[name] = std::move(t);
+  }
+  std::mt19937 rng(seed);
+  std::string missing;
+  for (const TensorInfo& info : session.inputs()) {
+    if (inputs.count(info.name)) continue;
+    if (random_rest) {
+      inputs[info.name] = RandomTensor(info.dtype, info.shape, rng);
+    } else {
+      missing += fmt::format("{}{} ({} {})", missing.empty() ? "" : ", ", info.name,
+                             DTypeName(info.dtype), ShapeToString(info.shape));
+    }
+  }
+  if (!missing.empty()) {
+    return InvalidArgument("no data for input(s) {}; pass --input NAME=FILE.npy|.pb or --random-inputs",
+                           missing);
+  }
+  return inputs;
+}
+
+std::string FormatMillis(double ms) {
+  if (ms < 1.0) return fmt::format("{:.0f} us", ms * 1000.0);
+  return fmt::format("{:.2f} ms", ms);
+}
+
+}  // namespace collage::cli
