@@ -1,0 +1,39 @@
+// Layers the zoo's models share, written the way PyTorch's exporter emits them for an
+// eval-mode model (BatchNorm folded into the preceding Conv's weight and bias).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ir/graph_builder.h"
+
+namespace collage::zoo {
+
+// Stddev of the random biases (what BatchNorm folding leaves); small, so the weights'
+// scaling, not the biases, sets the activations' range.
+inline constexpr float kBiasStddev = 0.02f;
+
+struct ConvSpec {
+  int64_t out_channels = 0;
+  int64_t kernel = 1;
+  int64_t stride = 1;
+  int64_t pad = 0;
+  int64_t group = 1;
+  // Weight stddev is gain / sqrt(fan_in): sqrt(2) (Kaiming) before a ReLU keeps the
+  // activations' scale through depth; smaller gains damp residual branches.
+  float gain = 1.41421356f;
+};
+
+// Square-kernel 2-D Conv with bias: node `name`, constants `name`.weight / `name`.bias.
+ValueId ConvBias(GraphBuilder& b, ValueId x, const std::string& name, const ConvSpec& spec);
+
+// torch.nn.Linear as exported for a 2-D input: Gemm(x, W[out, in], bias, transB=1).
+ValueId LinearGemm(GraphBuilder& b, ValueId x, const std::string& name, int64_t out_features,
+                   float weight_stddev);
+
+// torch.nn.Linear as exported for an N-D input: MatMul(x, W[in, out]) then Add(bias), in
+// scope `name` (nodes `name`.matmul / `name`.add).
+ValueId LinearMatMul(GraphBuilder& b, ValueId x, const std::string& name, int64_t out_features,
+                     float weight_stddev);
+
+}  // namespace collage::zoo

@@ -1,0 +1,71 @@
+// ResNet-50 v1.5 as torchvision defines it (the stride of a downsampling bottleneck sits on
+// its 3x3 conv), exported in eval mode: every BatchNorm folded into its Conv's bias.
+#include <cmath>
+#include <string>
+
+#include "ir/graph_builder.h"
+#include "zoo/layers.h"
+#include "zoo/models.h"
+
+namespace collage {
+
+namespace {
+
+using zoo::ConvBias;
+using zoo::ConvSpec;
+
+// Without BatchNorm to renormalize, each residual add grows the activations; a damped last
+// conv (gain 0.5) keeps them within a few units through all 16 blocks.
+constexpr float kResidualGain = 0.5f;
+constexpr float kShortcutGain = 1.0f;
+
+ValueId Bottleneck(GraphBuilder& b, ValueId x, int64_t planes, int64_t stride, bool downsample) {
+  ValueId identity = x;
+  ValueId y = ConvBias(b, x, "conv1", {.out_channels = planes, .kernel = 1});
+  y = b.Node("Relu", {y}, {}, "relu1");
+  y = ConvBias(b, y, "conv2", {.out_channels = planes, .kernel = 3, .stride = stride, .pad = 1});
+  y = b.Node("Relu", {y}, {}, "relu2");
+  y = ConvBias(b, y, "conv3", {.out_channels = planes * 4, .kernel = 1, .gain = kResidualGain});
+  if (downsample) {
+    identity = ConvBias(b, x, "downsample.0",
+                        {.out_channels = planes * 4, .kernel = 1, .stride = stride,
+                         .gain = kShortcutGain});
+  }
+  y = b.Node("Add", {y, identity}, {}, "add");
+  return b.Node("Relu", {y}, {}, "relu3");
+}
+
+}  // namespace
+
+StatusOr<Graph> BuildResNet50() {
+  GraphBuilder b("resnet50", /*opset=*/17, /*seed=*/50);
+  ValueId x = b.Input("input", DType::kFloat32, {1, 3, 224, 224});
+  x = ConvBias(b, x, "conv1", {.out_channels = 64, .kernel = 7, .stride = 2, .pad = 3});
+  x = b.Node("Relu", {x}, {}, "relu");
+  x = b.Node("MaxPool", {x},
+             {{"ceil_mode", 0}, {"kernel_shape", {3, 3}}, {"pads", {1, 1, 1, 1}}, {"strides", {2, 2}}},
+             "maxpool");
+
+  struct Stage {
+    int64_t planes;
+    int blocks;
+    int64_t stride;
+  };
+  constexpr Stage kStages[] = {{64, 3, 1}, {128, 4, 2}, {256, 6, 2}, {512, 3, 2}};
+  for (int s = 0; s < 4; ++s) {
+    for (int i = 0; i < kStages[s].blocks; ++i) {
+      auto scope = b.Scope("layer" + std::to_string(s + 1) + "." + std::to_string(i));
+      // The first block of each stage changes the width (and, after layer1, the resolution),
+      // so its shortcut needs a projection.
+      x = Bottleneck(b, x, kStages[s].planes, i == 0 ? kStages[s].stride : 1, i == 0);
+    }
+  }
+
+  x = b.Node("GlobalAveragePool", {x}, {}, "avgpool");
+  x = b.Node("Flatten", {x}, {{"axis", 1}}, "flatten");
+  x = zoo::LinearGemm(b, x, "fc", 1000, 1.0f / std::sqrt(2048.0f));
+  b.Output(x, "logits");
+  return std::move(b).Build();
+}
+
+}  // namespace collage
