@@ -33,6 +33,9 @@ OpRegistry BuildGlobalRegistry() {
   RegisterBinaryOps(registry);
   RegisterReductionOps(registry);
   RegisterShapeOps(registry);
+  RegisterSliceOps(registry);
+  RegisterGatherOps(registry);
+  RegisterLayoutOps(registry);
   RegisterResizeOps(registry);
   RegisterRecurrentOps(registry);
   return registry;

@@ -106,8 +106,11 @@ void RegisterNormalizationOps(OpRegistry& registry); // normalization.cc: BatchN
 void RegisterUnaryOps(OpRegistry& registry);         // unary.cc: Relu, Sigmoid, Cast, Not, ...
 void RegisterBinaryOps(OpRegistry& registry);        // binary.cc: Add, Mul, Pow, Equal, Where, PRelu, Min, Max, ...
 void RegisterReductionOps(OpRegistry& registry);     // reduction.cc: ReduceMean/Sum/Max, Softmax, LogSoftmax
-void RegisterShapeOps(OpRegistry& registry);         // shape_ops.cc: Reshape, Transpose, Concat, Slice, Gather, ...
-void RegisterResizeOps(OpRegistry& registry);        // resize.cc: Resize
-void RegisterRecurrentOps(OpRegistry& registry);     // recurrent.cc: LSTM
+void RegisterShapeOps(OpRegistry& registry);         // shape_ops.cc: Reshape, Flatten, Squeeze, Unsqueeze, Shape, Size, Constant, ConstantOfShape, Range
+void RegisterSliceOps(OpRegistry& registry);         // slice_ops.cc: Slice, Split, Concat
+void RegisterGatherOps(OpRegistry& registry);        // gather_ops.cc: Gather, GatherElements, OneHot
+void RegisterLayoutOps(OpRegistry& registry);        // layout_ops.cc: Transpose, Expand, Tile, Pad, Trilu
+void RegisterResizeOps(OpRegistry& registry);        // resize.cc: Resize, Upsample
+void RegisterRecurrentOps(OpRegistry& registry);     // recurrent.cc: LSTM, GRU, RNN
 
 }  // namespace collage
