@@ -1,7 +1,276 @@
+// ConvTranspose (1-D, 2-D, 3-D, any spatial rank really): the adjoint of Conv. Each input
+// pixel scatters a kernel-sized patch into the output, which is computed as one GEMM per
+// image and group (col = W_g^T · X_g, rows = output channel × kernel offset, columns = input
+// pixels) followed by col2im, which adds every column entry into its output pixel.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <omp.h>
+
+#include "ops/kernels/gemm_kernel.h"
+#include "ops/op_helpers.h"
 #include "ops/op_registry.h"
 
 namespace collage {
+namespace {
 
-void RegisterConvTransposeOps(OpRegistry& registry) { (void)registry; }
+// Below this many multiply-adds the thread fork costs more than it saves.
+constexpr int64_t kParallelMinWork = 1 << 16;
+
+// Division rounding towards -inf / +inf (pads and offsets can be negative).
+int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+int64_t CeilDiv(int64_t a, int64_t b) { return -FloorDiv(-a, b); }
+
+// Everything the kernel needs, resolved from the attributes and the input shapes.
+struct Geometry {
+  int64_t batch = 0;
+  int64_t in_channels = 0;
+  int64_t out_channels = 0;
+  int64_t group = 1;
+  Shape in_spatial;
+  Shape kernel;
+  Shape out_spatial;
+  std::vector<int64_t> strides;
+  std::vector<int64_t> dilations;
+  std::vector<int64_t> pads_begin;  // may be negative when output_shape asks for a larger output
+};
+
+// Reads an ints attribute of `n` entries, or fills it with `fill` when absent.
+StatusOr<std::vector<int64_t>> SpatialAttr(const Node& node, const char* name, size_t n,
+                                           int64_t fill, int64_t min_value) {
+  std::vector<int64_t> v = node.attributes.GetInts(name);
+  if (!node.attributes.Has(name)) return std::vector<int64_t>(n, fill);
+  if (v.size() != n) {
+    return OpError(node, StatusCode::kInvalidModel, "attribute {} has {} values, expected {}", name,
+                   v.size(), n);
+  }
+  for (int64_t x : v) {
+    if (x < min_value) {
+      return OpError(node, StatusCode::kInvalidModel, "attribute {} has value {} (must be >= {})",
+                     name, x, min_value);
+    }
+  }
+  return v;
+}
+
+StatusOr<Geometry> ResolveGeometry(const Node& node, const Shape& x, const Shape& w) {
+  if (x.size() < 3) {
+    return OpError(node, StatusCode::kInvalidModel, "input X has rank {}, expected at least 3",
+                   x.size());
+  }
+  if (w.size() != x.size()) {
+    return OpError(node, StatusCode::kInvalidModel, "weight W has rank {}, X has rank {}",
+                   w.size(), x.size());
+  }
+  const size_t nd = x.size() - 2;
+  const Attributes& attrs = node.attributes;
+  Geometry g;
+  g.batch = x[0];
+  g.in_channels = x[1];
+  g.group = attrs.GetInt("group", 1);
+  if (g.group < 1 || g.in_channels % g.group != 0) {
+    return OpError(node, StatusCode::kInvalidModel,
+                   "group {} does not divide the {} input channels", g.group, g.in_channels);
+  }
+  if (w[0] != g.in_channels) {
+    return OpError(node, StatusCode::kInvalidModel,
+                   "weight W has {} input channels (dim 0), X has {}", w[0], g.in_channels);
+  }
+  g.out_channels = w[1] * g.group;
+  g.in_spatial.assign(x.begin() + 2, x.end());
+  g.kernel.assign(w.begin() + 2, w.end());
+  if (attrs.Has("kernel_shape") && attrs.GetInts("kernel_shape") != g.kernel) {
+    return OpError(node, StatusCode::kInvalidModel, "kernel_shape {} does not match W's shape {}",
+                   ShapeToString(attrs.GetInts("kernel_shape")), ShapeToString(w));
+  }
+  COLLAGE_ASSIGN_OR_RETURN(g.strides, SpatialAttr(node, "strides", nd, 1, 1));
+  COLLAGE_ASSIGN_OR_RETURN(g.dilations, SpatialAttr(node, "dilations", nd, 1, 1));
+  COLLAGE_ASSIGN_OR_RETURN(std::vector<int64_t> output_padding,
+                           SpatialAttr(node, "output_padding", nd, 0, 0));
+  COLLAGE_ASSIGN_OR_RETURN(std::vector<int64_t> pads, SpatialAttr(node, "pads", 2 * nd, 0, 0));
+
+  const std::string auto_pad = attrs.GetString("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" &&
+      auto_pad != "SAME_LOWER") {
+    return OpError(node, StatusCode::kInvalidModel, "auto_pad '{}' is not a valid value",
+                   auto_pad);
+  }
+  // The extent the scatter covers with no padding at all.
+  std::vector<int64_t> full(nd);
+  for (size_t i = 0; i < nd; ++i) {
+    full[i] = g.strides[i] * (g.in_spatial[i] - 1) + output_padding[i] +
+              (g.kernel[i] - 1) * g.dilations[i] + 1;
+  }
+
+  std::vector<int64_t> target;  // the requested output size, when pads are derived from it
+  if (attrs.Has("output_shape")) {
+    target = attrs.GetInts("output_shape");
+    // Exporters write either the spatial dims or the full N, C, spatial shape.
+    if (target.size() == nd + 2) target.erase(target.begin(), target.begin() + 2);
+    if (target.size() != nd) {
+      return OpError(node, StatusCode::kInvalidModel,
+                     "output_shape has {} values, expected {} spatial dims", target.size(), nd);
+    }
+  } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    target.resize(nd);
+    for (size_t i = 0; i < nd; ++i) target[i] = g.in_spatial[i] * g.strides[i];
+  }
+
+  g.pads_begin.assign(nd, 0);
+  g.out_spatial.assign(nd, 0);
+  for (size_t i = 0; i < nd; ++i) {
+    if (!target.empty()) {
+      // The spec's formula: the total padding is split in halves, the odd one going to the
+      // end for SAME_UPPER and to the start otherwise. Floor division keeps this right for a
+      // negative total (an output larger than the scatter covers: the extra is zeros).
+      const int64_t total = full[i] - target[i];
+      g.pads_begin[i] = auto_pad == "SAME_UPPER" ? FloorDiv(total, 2) : total - FloorDiv(total, 2);
+      g.out_spatial[i] = target[i];
+    } else if (auto_pad == "VALID") {
+      g.out_spatial[i] = full[i];
+    } else {
+      g.pads_begin[i] = pads[i];
+      g.out_spatial[i] = full[i] - pads[i] - pads[i + nd];
+    }
+    if (g.out_spatial[i] <= 0) {
+      return OpError(node, StatusCode::kInvalidModel,
+                     "output spatial dim {} would be {} (input {}, kernel {}, stride {})", i,
+                     g.out_spatial[i], g.in_spatial[i], g.kernel[i], g.strides[i]);
+    }
+  }
+  return g;
+}
+
+Status InferConvTranspose(InferContext& ctx) {
+  COLLAGE_RETURN_IF_ERROR(RequireDType(ctx, 0, {DType::kFloat32, DType::kFloat64}));
+  COLLAGE_RETURN_IF_ERROR(RequireSameDType(ctx, 0, 1));
+  const Shape& x = ctx.input_type(0).shape;
+  COLLAGE_ASSIGN_OR_RETURN(Geometry g, ResolveGeometry(ctx.node, x, ctx.input_type(1).shape));
+  if (ctx.has_input(2)) {
+    COLLAGE_RETURN_IF_ERROR(RequireSameDType(ctx, 0, 2));
+    if (ctx.input_type(2).shape != Shape{g.out_channels}) {
+      return OpError(ctx.node, StatusCode::kInvalidModel, "bias B has shape {}, expected {}",
+                     ShapeToString(ctx.input_type(2).shape), g.out_channels);
+    }
+  }
+  Shape out = {g.batch, g.out_channels};
+  out.insert(out.end(), g.out_spatial.begin(), g.out_spatial.end());
+  ctx.output_types[0] = TensorType{ctx.input_type(0).dtype, out};
+  return Status::Ok();
+}
+
+// Adds `col` (rows: out_channels_per_group × kernel offsets, columns: input pixels) into the
+// output planes `dst` (out_channels_per_group × output pixels).
+template <typename T>
+void Col2Im(const Geometry& g, int64_t channels, const T* col, T* dst) {
+  const size_t nd = g.in_spatial.size();
+  const std::vector<int64_t> in_strides = StridesOf(g.in_spatial);
+  const std::vector<int64_t> out_strides = StridesOf(g.out_spatial);
+  const std::vector<int64_t> k_strides = StridesOf(g.kernel);
+  const int64_t kernel_size = NumElements(g.kernel);
+  const int64_t in_size = NumElements(g.in_spatial);
+  const int64_t out_size = NumElements(g.out_spatial);
+  // Channels write disjoint output planes, so they run in parallel.
+  const bool parallel =
+      !omp_in_parallel() && channels > 1 && channels * kernel_size * in_size >= kParallelMinWork;
+#pragma omp parallel for schedule(static) if (parallel)
+  for (int64_t channel = 0; channel < channels; ++channel) {
+    std::vector<int64_t> lo(nd), hi(nd), offset(nd), idx(nd);
+    T* out = dst + channel * out_size;
+    for (int64_t k_index = 0; k_index < kernel_size; ++k_index) {
+      int64_t k_flat = k_index;
+      bool empty = false;
+      for (size_t d = 0; d < nd; ++d) {
+        const int64_t k = k_flat / k_strides[d];
+        k_flat %= k_strides[d];
+        // Output coordinate of input i is i * stride + offset; keep the i that land inside.
+        offset[d] = k * g.dilations[d] - g.pads_begin[d];
+        lo[d] = std::max<int64_t>(0, CeilDiv(-offset[d], g.strides[d]));
+        hi[d] = std::min(g.in_spatial[d],
+                         FloorDiv(g.out_spatial[d] - 1 - offset[d], g.strides[d]) + 1);
+        empty = empty || lo[d] >= hi[d];
+      }
+      if (empty) continue;
+      const T* src = col + (channel * kernel_size + k_index) * in_size;
+      const size_t last = nd - 1;
+      const int64_t stride_last = g.strides[last];
+      idx = lo;
+      // Odometer over all dims but the last, which is the contiguous inner loop.
+      while (true) {
+        int64_t in_base = 0;
+        int64_t out_base = offset[last];
+        for (size_t d = 0; d < last; ++d) {
+          in_base += idx[d] * in_strides[d];
+          out_base += (idx[d] * g.strides[d] + offset[d]) * out_strides[d];
+        }
+        for (int64_t i = lo[last]; i < hi[last]; ++i) {
+          out[out_base + i * stride_last] += src[in_base + i];
+        }
+        bool done = true;
+        for (size_t d = last; d-- > 0;) {
+          if (++idx[d] < hi[d]) {
+            done = false;
+            break;
+          }
+          idx[d] = lo[d];
+        }
+        if (done) break;
+      }
+    }
+  }
+}
+
+template <typename T>
+void ConvTransposeKernel(const Geometry& g, const T* xd, const T* wd, const T* bias, T* yd) {
+  const int64_t cg = g.in_channels / g.group;
+  const int64_t mg = g.out_channels / g.group;
+  const int64_t kernel_size = NumElements(g.kernel);
+  const int64_t in_size = NumElements(g.in_spatial);
+  const int64_t out_size = NumElements(g.out_spatial);
+  // Start from the bias (or zero), then accumulate the scatter.
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t m = 0; m < g.out_channels; ++m) {
+      std::fill_n(yd + (n * g.out_channels + m) * out_size, out_size,
+                  bias != nullptr ? bias[m] : T(0));
+    }
+  }
+  std::vector<T> col(static_cast<size_t>(mg * kernel_size * in_size));
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t grp = 0; grp < g.group; ++grp) {
+      // W_g is (cg) × (mg · kernel_size), X_g is (cg) × in_size.
+      const T* w_g = wd + grp * cg * mg * kernel_size;
+      const T* x_g = xd + (n * g.in_channels + grp * cg) * in_size;
+      Gemm<T>(/*trans_a=*/true, /*trans_b=*/false, mg * kernel_size, in_size, cg, T(1), w_g,
+              mg * kernel_size, x_g, in_size, T(0), col.data(), in_size);
+      Col2Im<T>(g, mg, col.data(), yd + (n * g.out_channels + grp * mg) * out_size);
+    }
+  }
+}
+
+Status RunConvTranspose(KernelContext& ctx) {
+  const Tensor& x = ctx.inputs[0];
+  COLLAGE_ASSIGN_OR_RETURN(Geometry g, ResolveGeometry(ctx.node, x.shape(), ctx.inputs[1].shape()));
+  return DispatchFloat(ctx.node, x.dtype(), [&](auto t) {
+    using T = decltype(t);
+    ConvTransposeKernel<T>(g, x.data_as<T>(), ctx.inputs[1].data_as<T>(),
+                           ctx.has_input(2) ? ctx.inputs[2].data_as<T>() : nullptr,
+                           ctx.outputs[0].data_as<T>());
+  });
+}
+
+}  // namespace
+
+void RegisterConvTransposeOps(OpRegistry& registry) {
+  registry.Register(OpDef{.op_type = "ConvTranspose",
+                          .domain = "",
+                          .kind = OpKind::kOutEWiseFusable,
+                          .min_inputs = 2,
+                          .max_inputs = 3,
+                          .min_outputs = 1,
+                          .max_outputs = 1,
+                          .infer = InferConvTranspose,
+                          .run = RunConvTranspose});
+}
 
 }  // namespace collage
