@@ -1,0 +1,23 @@
+// ONNX AttributeProto ↔ collage Attribute. Graph-, sparse- and type-valued attributes have no
+// counterpart in the IR and are refused as unsupported.
+#pragma once
+
+#include <string>
+
+#include "collage/status.h"
+#include "ir/attribute.h"
+
+namespace onnx {
+class AttributeProto;
+}
+
+namespace collage {
+
+// Tensor attributes with external data are read relative to `base_dir`. Messages name the
+// attribute; callers add the node.
+StatusOr<Attribute> AttributeFromProto(const onnx::AttributeProto& proto,
+                                       const std::string& base_dir);
+Status AttributeToProto(const std::string& name, const Attribute& attribute,
+                        onnx::AttributeProto& proto);
+
+}  // namespace collage

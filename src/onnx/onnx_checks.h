@@ -1,0 +1,44 @@
+// libonnx's own validation: the ONNX checker and ONNX shape inference. libonnx 1.12 knows
+// opsets up to 17; newer models skip both and rely on collage's own checks and type
+// inference.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+
+#include "collage/status.h"
+#include "collage/tensor.h"
+#include "ir/graph.h"
+
+namespace onnx {
+class ModelProto;
+}
+
+namespace collage {
+
+// Whether libonnx can judge a model of this default-domain opset.
+bool OnnxCheckerKnows(int64_t opset);
+
+// onnx::checker on the whole model; external data is looked up under `base_dir`.
+// kInvalidModel with the checker's message on failure.
+Status RunOnnxChecker(const onnx::ModelProto& model, const std::string& base_dir);
+
+// Whether default-domain op `op_type` has the same definition (schema version) at opset
+// `from` as at opset `to`, by libonnx's schemas; false when either does not define it.
+bool OnnxOpUnchanged(const std::string& op_type, int64_t from, int64_t to);
+
+// Types ONNX shape inference derives, by value name; only fully static ones are kept.
+using OnnxInferredTypes = std::unordered_map<std::string, TensorType>;
+
+// ONNX shape inference (lenient mode: per-node failures are not errors) on a light copy of
+// the model: weights without data, value_info and declared output shapes dropped,
+// `input_shapes` applied, so that stale exporter annotations or user-fixed shapes do not
+// cause spurious conflicts. collage's own inference decides every type; these serve as an
+// independent cross-check of it. kInvalidModel if libonnx throws anyway.
+Status RunOnnxShapeInference(const onnx::ModelProto& model,
+                             const std::map<std::string, Shape>& input_shapes,
+                             OnnxInferredTypes& types);
+
+}  // namespace collage

@@ -1,0 +1,568 @@
+#include "onnx/onnx_import.h"
+
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <climits>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "onnx/constant_folding.h"
+#include "onnx/file_bytes.h"
+#include "onnx/onnx_attributes.h"
+#include "onnx/onnx_checks.h"
+#include "onnx/onnx_pb.h"
+#include "onnx/onnx_types.h"
+#include "onnx/tensor_proto.h"
+#include "ops/op_registry.h"
+#include "util/errors.h"
+
+namespace collage {
+
+namespace {
+
+// Opsets whose ops collage implements (the target is 11..21; older ones work op by op).
+constexpr int64_t kMinOpset = 7;
+constexpr int64_t kMaxOpset = 21;
+
+std::string NormalizeDomain(const std::string& domain) {
+  return domain == "ai.onnx" ? std::string() : domain;
+}
+
+std::string OpDisplayName(const std::string& domain, const std::string& op_type) {
+  return domain.empty() ? op_type : domain + "::" + op_type;
+}
+
+const char* NonTensorKind(const onnx::TypeProto& type) {
+  switch (type.value_case()) {
+    case onnx::TypeProto::kSequenceType: return "a sequence";
+    case onnx::TypeProto::kMapType: return "a map";
+    case onnx::TypeProto::kOptionalType: return "an optional";
+    case onnx::TypeProto::kSparseTensorType: return "a sparse tensor";
+    case onnx::TypeProto::kOpaqueType: return "an opaque value";
+    default: return "not a tensor";
+  }
+}
+
+// "Add (node 'add_1'), TopK (node 'topk')" from op → example node.
+std::string OpsWithNodes(const std::map<std::string, std::string>& ops) {
+  std::string text;
+  for (const auto& [op, node] : ops) {
+    if (!text.empty()) text += ", ";
+    text += fmt::format("{} (node '{}')", op, node);
+  }
+  return text;
+}
+
+// Builds the Graph from a parsed model. Messages do not name the source; the caller adds it.
+class Importer {
+ public:
+  Importer(const onnx::ModelProto& model, const ImportOptions& options, std::string base_dir)
+      : model_(model),
+        graph_proto_(model.graph()),
+        options_(options),
+        base_dir_(std::move(base_dir)) {}
+
+  StatusOr<Graph> Run() {
+    COLLAGE_RETURN_IF_ERROR(CheckModelStructure());
+    if (!graph_proto_.name().empty()) graph_.set_name(graph_proto_.name());
+    if (OnnxCheckerKnows(model_opset_)) {
+      COLLAGE_RETURN_IF_ERROR(RunOnnxChecker(model_, base_dir_));
+    }
+    NameNodes();
+    COLLAGE_RETURN_IF_ERROR(CheckDomains());
+    COLLAGE_RETURN_IF_ERROR(ResolveLegacyOpset());
+    graph_.set_opset(opset_);
+    COLLAGE_RETURN_IF_ERROR(CheckSupportedOps());
+    COLLAGE_RETURN_IF_ERROR(AddInputs());
+    COLLAGE_RETURN_IF_ERROR(AddInitializers());
+    for (int i = 0; i < graph_proto_.node_size(); ++i) COLLAGE_RETURN_IF_ERROR(AddNode(i));
+    COLLAGE_RETURN_IF_ERROR(AddOutputs());
+    // Only now: libonnx 1.12's inference functions crash on some malformed attributes (a
+    // zero stride divides by zero) that collage's own inference has refused by this point.
+    if (OnnxCheckerKnows(model_opset_)) COLLAGE_RETURN_IF_ERROR(CrossCheckWithOnnxInference());
+    graph_.RemoveDeadCode();
+    COLLAGE_RETURN_IF_ERROR(graph_.Validate());
+    return std::move(graph_);
+  }
+
+ private:
+  // What libonnx's checker would refuse first, checked here for every model because the
+  // checker does not run on opsets above 17. Also reads the default-domain opset.
+  Status CheckModelStructure() {
+    if (!model_.has_graph()) return InvalidModel("not a valid ONNX model (it has no graph)");
+    if (model_.ir_version() <= 0) {
+      return InvalidModel("not a valid ONNX model (it has no ir_version)");
+    }
+    int64_t opset = -1;
+    for (const auto& import : model_.opset_import()) {
+      const std::string domain = NormalizeDomain(import.domain());
+      if (domain.empty()) {
+        if (opset != -1 && opset != import.version()) {
+          return InvalidModel("the model imports the default ONNX domain twice (opsets {} and {})",
+                              opset, import.version());
+        }
+        opset = import.version();
+      }
+      imported_domains_.insert(domain);
+    }
+    if (opset == -1 && model_.opset_import_size() == 0 && model_.ir_version() < 3) {
+      opset = 1;  // IR version 1 and 2 models have no opset_import and mean opset 1
+      imported_domains_.insert("");
+    }
+    if (opset == -1) {
+      // Only other domains: fine as long as no node needs the default one (CheckDomains).
+      // The graph still needs an opset for export; the newest is as good as any.
+      opset = kMaxOpset;
+    } else if (opset < 1 || opset > kMaxOpset) {
+      return Unsupported("opset {} is not supported (collage supports opsets {} to {})", opset,
+                         kMinOpset, kMaxOpset);
+    }
+    model_opset_ = opset;
+    opset_ = opset;
+    if (graph_proto_.output_size() == 0) return InvalidModel("the graph has no outputs");
+    return Status::Ok();
+  }
+
+  // Every node gets a unique name so errors and plans can name it: unnamed nodes become
+  // "<op>_<index>", repeated names get the index appended.
+  void NameNodes() {
+    std::unordered_set<std::string> used;
+    for (const auto& node : graph_proto_.node()) {
+      if (!node.name().empty()) used.insert(node.name());
+    }
+    std::unordered_set<std::string> taken;
+    for (int i = 0; i < graph_proto_.node_size(); ++i) {
+      const auto& node = graph_proto_.node(i);
+      std::string name = node.name();
+      if (name.empty() || taken.count(name)) {
+        const std::string base =
+            (name.empty() ? (node.op_type().empty() ? std::string("node") : node.op_type())
+                          : name) +
+            "_" + std::to_string(i);
+        name = base;
+        for (int k = 1; used.count(name) || taken.count(name); ++k) {
+          name = base + "_" + std::to_string(k);
+        }
+      }
+      taken.insert(name);
+      node_names_.push_back(std::move(name));
+    }
+  }
+
+  Status CheckDomains() const {
+    for (int i = 0; i < graph_proto_.node_size(); ++i) {
+      const auto& node = graph_proto_.node(i);
+      const std::string domain = NormalizeDomain(node.domain());
+      if (!imported_domains_.count(domain)) {
+        return InvalidModel(
+            "{} node '{}' uses domain '{}', which the model does not import "
+            "(opset_import)",
+            node.op_type(), node_names_[static_cast<size_t>(i)], node.domain());
+      }
+    }
+    return Status::Ok();
+  }
+
+  // Opsets below kMinOpset are accepted op by op: when every default-domain op of the model is
+  // defined the same at kMinOpset (libonnx's schemas tell), the model means what it would at
+  // kMinOpset, and the ops run with those semantics. Ops that changed since are listed.
+  Status ResolveLegacyOpset() {
+    if (opset_ >= kMinOpset) return Status::Ok();
+    std::map<std::string, std::string> changed;  // op → first node
+    for (int i = 0; i < graph_proto_.node_size(); ++i) {
+      const auto& node = graph_proto_.node(i);
+      if (!NormalizeDomain(node.domain()).empty()) continue;
+      if (!OnnxOpUnchanged(node.op_type(), opset_, kMinOpset)) {
+        changed.emplace(node.op_type(), node_names_[static_cast<size_t>(i)]);
+      }
+    }
+    if (!changed.empty()) {
+      return Unsupported(
+          "opset {} is not supported (collage supports opsets {} to {}); older "
+          "models are accepted when their ops did not change until opset {}, "
+          "but these did: {}",
+          opset_, kMinOpset, kMaxOpset, kMinOpset, OpsWithNodes(changed));
+    }
+    opset_ = kMinOpset;
+    return Status::Ok();
+  }
+
+  // One error listing every op type collage cannot run, each with one example node.
+  Status CheckSupportedOps() const {
+    std::map<std::string, std::string> unsupported;  // display name → first node
+    for (int i = 0; i < graph_proto_.node_size(); ++i) {
+      const auto& node = graph_proto_.node(i);
+      const std::string domain = NormalizeDomain(node.domain());
+      if (domain.empty() && node.op_type() == "Constant") continue;  // the frontend's own
+      if (OpRegistry::Global().Find(domain, node.op_type()) != nullptr) continue;
+      unsupported.emplace(OpDisplayName(domain, node.op_type()),
+                          node_names_[static_cast<size_t>(i)]);
+    }
+    if (unsupported.empty()) return Status::Ok();
+    return Unsupported("{} unsupported op type{}: {}", unsupported.size(),
+                       unsupported.size() == 1 ? "" : "s", OpsWithNodes(unsupported));
+  }
+
+  Status AddInputs() {
+    std::unordered_set<std::string> initializers;
+    for (const auto& init : graph_proto_.initializer()) initializers.insert(init.name());
+    // Old exporters list weights as inputs too; those are constants, not inputs.
+    std::vector<const onnx::ValueInfoProto*> inputs;
+    std::vector<std::string> input_names;
+    for (const auto& input : graph_proto_.input()) {
+      if (initializers.count(input.name())) continue;
+      inputs.push_back(&input);
+      input_names.push_back(input.name());
+    }
+    for (const auto& [name, shape] : options_.input_shapes) {
+      if (std::find(input_names.begin(), input_names.end(), name) != input_names.end()) continue;
+      const std::string what =
+          initializers.count(name) ? "a weight (initializer), not an input" : "not a graph input";
+      return InvalidArgument("--shape names '{}', which is {} (inputs: {})", name, what,
+                             input_names.empty() ? std::string("none")
+                                                 : fmt::format("{}", fmt::join(input_names, ", ")));
+    }
+    std::vector<std::string> dynamic;  // every input still dynamic, reported together
+    for (const onnx::ValueInfoProto* input : inputs) {
+      const std::string& name = input->name();
+      if (name.empty()) return InvalidModel("a graph input has no name");
+      if (ids_.count(name)) return InvalidModel("graph input '{}' is listed twice", name);
+      const onnx::TypeProto& type = input->type();
+      if (!type.has_tensor_type()) {
+        return Unsupported("input '{}' is {}; only tensor inputs are supported", name,
+                           NonTensorKind(type));
+      }
+      auto dtype = DTypeFromOnnx(type.tensor_type().elem_type());
+      if (!dtype.ok()) return dtype.status().WithContext("input '" + name + "'");
+      const bool has_shape = type.tensor_type().has_shape();
+      const onnx::TensorShapeProto& declared = type.tensor_type().shape();
+      Shape shape;
+      bool is_dynamic = !has_shape;
+      if (has_shape) {
+        for (const auto& dim : declared.dim()) {
+          const bool known = dim.has_dim_value() && dim.dim_value() >= 0;
+          shape.push_back(known ? dim.dim_value() : 1);  // 1: the suggestion in the message
+          is_dynamic |= !known;
+        }
+      }
+      auto override_it = options_.input_shapes.find(name);
+      if (override_it != options_.input_shapes.end()) {
+        const Shape& given = override_it->second;
+        if (has_shape && static_cast<int>(given.size()) != declared.dim_size()) {
+          return InvalidArgument("--shape {}={} has rank {}, but input '{}' has rank {} ({})", name,
+                                 ShapeToString(given), given.size(), name, declared.dim_size(),
+                                 OnnxShapeToString(declared));
+        }
+        if (!is_dynamic && given != shape) shapes_overridden_ = true;
+        shape = given;
+      } else if (is_dynamic) {
+        if (!has_shape) {
+          dynamic.push_back(
+              fmt::format("input '{}' has no shape; fix it with --shape {}=DIMS", name, name));
+        } else {
+          dynamic.push_back(
+              fmt::format("input '{}' has dynamic dims ({}); fix them with --shape "
+                          "{}={}",
+                          name, OnnxShapeToString(declared), name, ShapeToString(shape)));
+        }
+        continue;
+      }
+      if (!CheckedNumElements(shape)) {
+        return InvalidModel("input '{}' has invalid dims {}", name, ShapeToString(shape));
+      }
+      ValueId id = graph_.AddValue(name, TensorType{*dtype, shape});
+      graph_.AddInput(id);
+      ids_[name] = id;
+    }
+    if (!dynamic.empty()) return InvalidArgument("{}", fmt::join(dynamic, "; "));
+    return Status::Ok();
+  }
+
+  Status AddInitializers() {
+    if (graph_proto_.sparse_initializer_size() > 0) {
+      return Unsupported("sparse initializers are not supported ('{}')",
+                         graph_proto_.sparse_initializer(0).values().name());
+    }
+    for (const auto& init : graph_proto_.initializer()) {
+      if (init.name().empty()) return InvalidModel("an initializer has no name");
+      if (ids_.count(init.name())) {
+        return InvalidModel("initializer '{}' is defined twice (or is also a graph input)",
+                            init.name());
+      }
+      COLLAGE_ASSIGN_OR_RETURN(Tensor tensor, TensorFromProto(init, base_dir_));
+      ids_[init.name()] = graph_.AddConstant(init.name(), std::move(tensor));
+    }
+    return Status::Ok();
+  }
+
+  Status Define(const onnx::NodeProto& proto, const std::string& node_name,
+                const std::string& value_name, ValueId id) {
+    if (!ids_.emplace(value_name, id).second) {
+      return InvalidModel(
+          "{} node '{}': output '{}' is already defined (by an earlier node, an "
+          "initializer or a graph input)",
+          proto.op_type(), node_name, value_name);
+    }
+    return Status::Ok();
+  }
+
+  // Constant nodes always become constants, whatever fold_constants says.
+  Status AddConstantNode(const onnx::NodeProto& proto, const std::string& name) {
+    if (proto.output_size() != 1 || proto.output(0).empty()) {
+      return InvalidModel("Constant node '{}' must have exactly one output", name);
+    }
+    if (proto.attribute_size() != 1) {
+      return InvalidModel("Constant node '{}' must have exactly one attribute, has {}", name,
+                          proto.attribute_size());
+    }
+    const onnx::AttributeProto& attr = proto.attribute(0);
+    Tensor tensor;
+    if (attr.name() == "value") {
+      auto t = TensorFromProto(attr.t(), base_dir_);
+      if (!t.ok()) return t.status().WithContext(fmt::format("Constant node '{}'", name));
+      tensor = std::move(t).value();
+    } else if (attr.name() == "value_float") {
+      tensor = Tensor::Scalar<float>(attr.f());
+    } else if (attr.name() == "value_floats") {
+      tensor = Tensor::FromVector<float>(
+          {attr.floats_size()}, std::vector<float>(attr.floats().begin(), attr.floats().end()));
+    } else if (attr.name() == "value_int") {
+      tensor = Tensor::Scalar<int64_t>(attr.i());
+    } else if (attr.name() == "value_ints") {
+      tensor = Tensor::FromVector<int64_t>(
+          {attr.ints_size()}, std::vector<int64_t>(attr.ints().begin(), attr.ints().end()));
+    } else if (attr.name() == "value_string" || attr.name() == "value_strings" ||
+               attr.name() == "sparse_value") {
+      return Unsupported(
+          "Constant node '{}': attribute '{}' is not supported (string and sparse "
+          "constants)",
+          name, attr.name());
+    } else {
+      return InvalidModel("Constant node '{}' has an unknown attribute '{}'", name, attr.name());
+    }
+    ValueId id = graph_.AddConstant(proto.output(0), std::move(tensor));
+    return Define(proto, name, proto.output(0), id);
+  }
+
+  Status AddNode(int index) {
+    const onnx::NodeProto& proto = graph_proto_.node(index);
+    const std::string& name = node_names_[static_cast<size_t>(index)];
+    Node node;
+    node.name = name;
+    node.op_type = proto.op_type();
+    node.domain = NormalizeDomain(proto.domain());
+    if (node.domain.empty() && node.op_type == "Constant") return AddConstantNode(proto, name);
+    const OpDef* def = OpRegistry::Global().Find(node.domain, node.op_type);
+    if (def == nullptr) {  // CheckSupportedOps reported it already; kept as a guard
+      return Unsupported("{} node '{}': op is not supported", node.op_type, name);
+    }
+    const std::string where = fmt::format("{} node '{}'", node.op_type, name);
+    for (const auto& attr : proto.attribute()) {
+      if (attr.name().empty()) return InvalidModel("{}: an attribute has no name", where);
+      if (node.attributes.Has(attr.name())) {
+        return InvalidModel("{}: attribute '{}' is given twice", where, attr.name());
+      }
+      auto value = AttributeFromProto(attr, base_dir_);
+      if (!value.ok()) return value.status().WithContext(where);
+      node.attributes.Set(attr.name(), std::move(value).value());
+    }
+    for (const std::string& input : proto.input()) {
+      if (input.empty()) {
+        node.inputs.push_back(kNoValue);
+        continue;
+      }
+      auto it = ids_.find(input);
+      if (it == ids_.end()) {
+        return InvalidModel(
+            "{}: input '{}' is not produced by any earlier node, initializer or "
+            "graph input",
+            where, input);
+      }
+      node.inputs.push_back(it->second);
+    }
+    // Output values exist (untyped) before inference, so ops see which optional outputs are
+    // used and pointers into the value table stay valid during inference.
+    for (const std::string& output : proto.output()) {
+      if (output.empty()) {
+        node.outputs.push_back(kNoValue);
+        continue;
+      }
+      ValueId id = graph_.AddValue(output, TensorType{});
+      COLLAGE_RETURN_IF_ERROR(Define(proto, name, output, id));
+      node.outputs.push_back(id);
+    }
+
+    // Required inputs come first in every ONNX op; an empty name there is malformed (the
+    // checker says so up to opset 17; ops must not see a missing required input).
+    for (int i = 0; i < def->min_inputs && i < static_cast<int>(node.inputs.size()); ++i) {
+      if (node.inputs[static_cast<size_t>(i)] == kNoValue) {
+        return InvalidModel("{}: input {} is required but missing (empty name)", where, i);
+      }
+    }
+    InferContext ctx{node, opset_, {}, {}, {}};
+    for (ValueId in : node.inputs) {
+      if (in == kNoValue) {
+        ctx.input_types.push_back(nullptr);
+        ctx.input_values.push_back(nullptr);
+        continue;
+      }
+      const Value& v = graph_.value(in);
+      ctx.input_types.push_back(&v.type);
+      ctx.input_values.push_back(v.is_constant() ? &*v.constant : nullptr);
+    }
+    COLLAGE_RETURN_IF_ERROR(InferNodeTypes(*def, ctx));
+    for (size_t i = 0; i < node.outputs.size(); ++i) {
+      if (node.outputs[i] == kNoValue) continue;
+      const std::string& output = graph_.value(node.outputs[i]).name;
+      if (!CheckedNumBytes(ctx.output_types[i])) {
+        return Unsupported("{}: output '{}' would be {}, which is too large", where, output,
+                           ctx.output_types[i].ToString());
+      }
+      producers_[output] = where;
+    }
+
+    if (options_.fold_constants && ShouldFold(ctx, graph_)) {
+      COLLAGE_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, FoldNode(ctx, graph_));
+      for (size_t i = 0; i < node.outputs.size(); ++i) {
+        if (node.outputs[i] == kNoValue) continue;
+        Value& v = graph_.mutable_value(node.outputs[i]);
+        v.type = ctx.output_types[i];
+        v.constant = std::move(outputs[i]);
+      }
+      return Status::Ok();
+    }
+    for (size_t i = 0; i < node.outputs.size(); ++i) {
+      if (node.outputs[i] != kNoValue)
+        graph_.mutable_value(node.outputs[i]).type = ctx.output_types[i];
+    }
+    return graph_.AddNode(std::move(node)).status();
+  }
+
+  // Two independent inferences disagreeing means one of them is wrong; running a kernel on
+  // a wrong shape would corrupt memory, so this is an error, not a warning.
+  Status CrossCheckWithOnnxInference() {
+    OnnxInferredTypes onnx_types;
+    COLLAGE_RETURN_IF_ERROR(RunOnnxShapeInference(model_, options_.input_shapes, onnx_types));
+    for (const auto& [name, where] : producers_) {
+      auto theirs = onnx_types.find(name);
+      if (theirs == onnx_types.end()) continue;
+      const TensorType& ours = graph_.value(ids_.at(name)).type;
+      if (theirs->second != ours) {
+        return Internal("{}: output '{}' is inferred as {}, but ONNX shape inference says {}",
+                        where, name, ours.ToString(), theirs->second.ToString());
+      }
+    }
+    return Status::Ok();
+  }
+
+  Status AddOutputs() {
+    for (const auto& output : graph_proto_.output()) {
+      const std::string& name = output.name();
+      if (name.empty()) return InvalidModel("a graph output has no name");
+      auto it = ids_.find(name);
+      if (it == ids_.end()) {
+        return InvalidModel("graph output '{}' is not produced by any node, initializer or input",
+                            name);
+      }
+      const TensorType& computed = graph_.value(it->second).type;
+      COLLAGE_RETURN_IF_ERROR(CheckDeclaredOutput(output, computed));
+      graph_.AddOutput(it->second);
+    }
+    return Status::Ok();
+  }
+
+  // A static declaration must match what the graph computes. Declared shapes are not
+  // compared once --shape changed a static input dim: they describe the original shapes.
+  Status CheckDeclaredOutput(const onnx::ValueInfoProto& output, const TensorType& computed) const {
+    const onnx::TypeProto& type = output.type();
+    if (type.value_case() == onnx::TypeProto::VALUE_NOT_SET) return Status::Ok();
+    if (!type.has_tensor_type()) {
+      return Unsupported("graph output '{}' is {}; only tensor outputs are supported",
+                         output.name(), NonTensorKind(type));
+    }
+    const int32_t elem_type = type.tensor_type().elem_type();
+    if (elem_type != 0 && elem_type != static_cast<int32_t>(computed.dtype)) {
+      return InvalidModel("graph output '{}' is declared {}, but the graph computes {}",
+                          output.name(), OnnxElemTypeName(elem_type), computed.ToString());
+    }
+    if (!type.tensor_type().has_shape() || shapes_overridden_) return Status::Ok();
+    const onnx::TensorShapeProto& shape = type.tensor_type().shape();
+    bool matches = shape.dim_size() == static_cast<int>(computed.shape.size());
+    for (int i = 0; matches && i < shape.dim_size(); ++i) {
+      const auto& dim = shape.dim(i);
+      if (dim.has_dim_value() && dim.dim_value() >= 0 &&
+          dim.dim_value() != computed.shape[static_cast<size_t>(i)]) {
+        matches = false;
+      }
+    }
+    if (!matches) {
+      return InvalidModel(
+          "graph output '{}' is declared with shape ({}), but the graph computes {}", output.name(),
+          OnnxShapeToString(shape), computed.ToString());
+    }
+    return Status::Ok();
+  }
+
+  const onnx::ModelProto& model_;
+  const onnx::GraphProto& graph_proto_;
+  const ImportOptions& options_;
+  const std::string base_dir_;
+  Graph graph_;
+  int64_t model_opset_ = 0;  // the default-domain opset the model imports
+  int64_t opset_ = 0;        // the opset whose semantics the graph has (see ResolveLegacyOpset)
+  std::set<std::string> imported_domains_;
+  std::vector<std::string> node_names_;
+  std::unordered_map<std::string, ValueId> ids_;  // ONNX value name → IR value
+  bool shapes_overridden_ = false;
+  std::map<std::string, std::string> producers_;  // node output → "<op> node '<name>'"
+};
+
+StatusOr<Graph> ImportBytes(const std::string& bytes, const ImportOptions& options,
+                            const std::string& source_name, const std::string& base_dir) {
+  if (bytes.empty()) {
+    return InvalidModel("{} is not a valid ONNX model (it is empty)", source_name);
+  }
+  if (bytes.size() > static_cast<size_t>(INT_MAX)) {
+    return Unsupported(
+        "{} is larger than 2 GiB, which protobuf cannot parse; store the weights "
+        "as external data",
+        source_name);
+  }
+  onnx::ModelProto model;
+  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return InvalidModel("{} is not a valid ONNX model (protobuf parse failed)", source_name);
+  }
+  return ImportOnnxModel(model, options, source_name, base_dir);
+}
+
+}  // namespace
+
+StatusOr<Graph> ImportOnnxFile(const std::string& path, const ImportOptions& options) {
+  COLLAGE_ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(path));
+  return ImportBytes(bytes, options, path, std::filesystem::path(path).parent_path().string());
+}
+
+StatusOr<Graph> ImportOnnxBytes(const std::string& bytes, const ImportOptions& options,
+                                const std::string& source_name) {
+  return ImportBytes(bytes, options, source_name, "");
+}
+
+StatusOr<Graph> ImportOnnxModel(const onnx::ModelProto& model, const ImportOptions& options,
+                                const std::string& source_name, const std::string& base_dir) {
+  // No exception may leave the frontend; the ones libonnx throws are caught where it is
+  // called, so anything reaching here is a bug (or memory exhaustion) inside collage.
+  try {
+    Importer importer(model, options, base_dir);
+    auto graph = importer.Run();
+    if (!graph.ok()) return graph.status().WithContext(source_name);
+    return graph;
+  } catch (const std::exception& e) {
+    return Internal("{}: exception while importing: {}", source_name, e.what());
+  }
+}
+
+}  // namespace collage

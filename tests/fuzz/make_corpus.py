@@ -1,0 +1,96 @@
+#!/usr/bin/python3
+"""Writes the fuzzer's seed corpus: a few tiny valid ONNX models covering the frontend's paths
+(initializers, Constant nodes, constant folding, optional inputs, attributes of each kind,
+opset 18+ without the checker). Run with Debian's python3 (it has onnx 1.12):
+
+    /usr/bin/python3 tests/fuzz/make_corpus.py tests/fuzz/corpus
+
+The files have no .onnx extension because .gitignore ignores *.onnx.
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def model(nodes, inputs, outputs, inits=(), opset=13, ir_version=8):
+    graph = helper.make_graph(nodes, "seed", inputs, outputs, list(inits))
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                          producer_name="collage-fuzz-seed")
+    m.ir_version = ir_version
+    return m
+
+
+def vi(name, shape, elem=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def seeds():
+    yield "relu", model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                        [vi("x", [2, 3])], [vi("y", [2, 3])])
+
+    w = numpy_helper.from_array(np.arange(8, dtype=np.float32).reshape(2, 1, 2, 2), "w")
+    b = helper.make_tensor("b", TensorProto.FLOAT, [2], [0.5, -0.5])  # typed field
+    yield "conv_pool", model([
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", kernel_shape=[2, 2],
+                         pads=[0, 0, 1, 1], strides=[1, 1]),
+        helper.make_node("LeakyRelu", ["c"], ["l"], name="leaky", alpha=0.1),
+        helper.make_node("MaxPool", ["l"], ["y"], name="pool", kernel_shape=[2, 2], strides=[2, 2]),
+    ], [vi("x", [1, 1, 4, 4])], [vi("y", [1, 2, 2, 2])], [w, b])
+
+    yield "shape_chain", model([
+        helper.make_node("Shape", ["x"], ["s"], name="shape"),
+        helper.make_node("Gather", ["s", "zero"], ["n"], name="gather", axis=0),
+        helper.make_node("Unsqueeze", ["n", "axes"], ["n1"], name="unsqueeze"),
+        helper.make_node("Concat", ["n1", "minus_one"], ["shape2"], name="concat", axis=0),
+        helper.make_node("Reshape", ["x", "shape2"], ["y"], name="reshape"),
+    ], [vi("x", [2, 3, 4])], [vi("y", [2, 12])], [
+        numpy_helper.from_array(np.array(0, dtype=np.int64), "zero"),
+        numpy_helper.from_array(np.array([0], dtype=np.int64), "axes"),
+        numpy_helper.from_array(np.array([-1], dtype=np.int64), "minus_one"),
+    ])
+
+    yield "constants", model([
+        helper.make_node("Constant", [], ["c"], name="c", value=numpy_helper.from_array(
+            np.array([1.0, 2.0, 3.0], dtype=np.float32))),
+        helper.make_node("Constant", [], ["k"], name="k", value_float=0.5),
+        helper.make_node("Mul", ["c", "k"], ["ck"], name="mul"),
+        helper.make_node("Add", ["x", "ck"], ["y"], name="add"),
+    ], [vi("x", [3])], [vi("y", [3])])
+
+    yield "clip_optional", model([
+        helper.make_node("Clip", ["x", "", "hi"], ["y"], name="clip"),
+    ], [vi("x", [4])], [vi("y", [4])], [numpy_helper.from_array(np.array(1.0, dtype=np.float32), "hi")])
+
+    yield "dynamic_batch", model([
+        helper.make_node("Transpose", ["x"], ["t"], name="transpose", perm=[1, 0]),
+        helper.make_node("Softmax", ["t"], ["y"], name="softmax", axis=-1),
+    ], [vi("x", ["batch", 3])], [vi("y", [3, "batch"])])
+
+    yield "opset18_reduce", model([
+        helper.make_node("ReduceMean", ["x", "axes"], ["y"], name="mean", keepdims=1),
+    ], [vi("x", [2, 3])], [vi("y", [2, 1])],
+        [numpy_helper.from_array(np.array([1], dtype=np.int64), "axes")], opset=18, ir_version=8)
+
+    yield "int_ops", model([
+        helper.make_node("Cast", ["x"], ["xi"], name="cast", to=TensorProto.INT32),
+        helper.make_node("Equal", ["xi", "xi"], ["eq"], name="eq"),
+        helper.make_node("Where", ["eq", "x", "x"], ["y"], name="where"),
+    ], [vi("x", [2, 2])], [vi("y", [2, 2])])
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "corpus")
+    os.makedirs(out, exist_ok=True)
+    for name, m in seeds():
+        if m.opset_import[0].version <= 17:
+            onnx.checker.check_model(m)
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(m.SerializeToString())
+        print(name)
+
+
+if __name__ == "__main__":
+    main()
