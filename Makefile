@@ -6,7 +6,7 @@ BUILD_DIR ?= build
 ASAN_DIR  ?= build-asan
 JOBS      ?= $(shell nproc)
 
-.PHONY: demo test deps test-deps build build-asan unit conformance sanitize fuzz clean
+.PHONY: demo test deps test-deps build sanitize fuzz tidy clean
 
 demo: build
 	./$(BUILD_DIR)/collage demo
@@ -36,6 +36,10 @@ sanitize: deps
 # A short libFuzzer run of the model loader (seconds); any crash fails.
 fuzz: test-deps
 	./scripts/fuzz_smoke.sh
+
+# Static analysis with the checks in .clang-tidy (not part of `make test`: slow on 2 cores).
+tidy: build
+	run-clang-tidy -quiet -p $(BUILD_DIR) 'src/|tools/' 2>/dev/null | grep -E "warning:|error:" | sort -u || true
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR) build-fuzz

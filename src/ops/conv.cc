@@ -315,7 +315,10 @@ void ConvTyped(const ConvGeometry& g, const T* x, const T* w, const T* bias, T* 
   }
   // The im2col matrix is built for blocks of output pixels so that it stays within
   // kColBudget elements (a 3-D conv's full matrix can be gigabytes).
-  const int64_t block = pointwise ? out_size : std::clamp(kColBudget / kdim, int64_t{1}, out_size);
+  // kdim is 0 for zero input channels: the output is then just the bias (or zeros).
+  const int64_t block = pointwise || kdim == 0
+                            ? out_size
+                            : std::clamp(kColBudget / kdim, int64_t{1}, out_size);
   thread_local std::vector<T> col;
   if (!pointwise) col.resize(static_cast<size_t>(kdim * block));
   for (int64_t n = 0; n < g.batch; ++n) {

@@ -1,5 +1,7 @@
 #include "ops/op_registry.h"
 
+#include <algorithm>
+
 #include "util/errors.h"
 
 namespace collage {
@@ -67,6 +69,20 @@ std::vector<std::string> OpRegistry::OpTypes() const {
   return names;
 }
 
+namespace {
+
+// A tensor must be addressable: its byte size fits in int64 with room to spare (2^48 bytes,
+// far beyond any memory), so later size arithmetic cannot overflow.
+bool FitsInMemoryModel(const Shape& shape, DType dtype) {
+  int64_t bytes = static_cast<int64_t>(std::max<size_t>(DTypeSize(dtype), 1));
+  for (int64_t d : shape) {
+    if (d < 0 || __builtin_mul_overflow(bytes, d, &bytes)) return false;
+  }
+  return bytes <= (int64_t{1} << 48);
+}
+
+}  // namespace
+
 Status InferNodeTypes(const OpDef& def, InferContext& ctx) {
   const Node& node = ctx.node;
   // Trailing absent optional inputs do not count towards arity.
@@ -83,6 +99,11 @@ Status InferNodeTypes(const OpDef& def, InferContext& ctx) {
     return OpError(node, StatusCode::kInvalidModel, "has {} outputs, expected {} to {}",
                    num_outputs, def.min_outputs, def.max_outputs);
   }
+  for (int i = 0; i < def.min_inputs && i < num_inputs; ++i) {
+    if (ctx.input_types[static_cast<size_t>(i)] == nullptr) {
+      return OpError(node, StatusCode::kInvalidModel, "required input {} is missing", i);
+    }
+  }
   for (size_t i = 0; i < ctx.input_types.size(); ++i) {
     const TensorType* t = ctx.input_types[i];
     if (t != nullptr && !t->is_static()) {
@@ -98,6 +119,11 @@ Status InferNodeTypes(const OpDef& def, InferContext& ctx) {
   }
   for (size_t i = 0; i < node.outputs.size(); ++i) {
     if (node.outputs[i] == kNoValue) continue;
+    if (ctx.output_types[i].is_static() && !FitsInMemoryModel(ctx.output_types[i].shape,
+                                                              ctx.output_types[i].dtype)) {
+      return OpError(node, StatusCode::kInvalidModel, "output {} would have shape {}: too large",
+                     i, ShapeToString(ctx.output_types[i].shape));
+    }
     if (!ctx.output_types[i].is_static()) {
       return OpError(node, StatusCode::kUnsupported,
                      "output {} has no static type ({}); its shape depends on data that is not "

@@ -66,7 +66,10 @@ StatusOr<Shape> ReshapeOutputShape(const Node& node, int64_t opset, const Shape&
                      target[i]);
     }
     out[i] = d;
-    known *= d;
+    if (__builtin_mul_overflow(known, d, &known)) {
+      return OpError(node, StatusCode::kInvalidModel, "shape [{}] has more elements than int64 holds",
+                     fmt::join(target, ","));
+    }
   }
   const int64_t count = NumElements(in);
   if (inferred >= 0) {

@@ -31,6 +31,13 @@ StatusOr<std::map<std::string, Tensor>> LoadInputs(const Session& session,
       return InvalidArgument("--input '{}': expected NAME=FILE", flag);
     }
     std::string name = flag.substr(0, eq);
+    bool known = false;
+    std::string names;
+    for (const TensorInfo& info : session.inputs()) {
+      known = known || info.name == name;
+      names += (names.empty() ? "" : ", ") + info.name;
+    }
+    if (!known) return InvalidArgument("--input {}: the model has no input '{}' (its inputs: {})", flag, name, names);
     COLLAGE_ASSIGN_OR_RETURN(Tensor t, ReadTensorFile(flag.substr(eq + 1)));
     inputs[name] = std::move(t);
   }
