@@ -13,7 +13,6 @@ demo: build
 
 test: test-deps build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
-	$(MAKE) sanitize
 	$(MAKE) fuzz
 
 deps:
@@ -26,20 +25,22 @@ build: deps
 	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
-# Unit tests once more under AddressSanitizer + UndefinedBehaviorSanitizer; any report fails.
-sanitize: deps
-	cmake -S . -B $(ASAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLLAGE_SANITIZE=ON >/dev/null
-	cmake --build $(ASAN_DIR) -j $(JOBS) --target collage_unit_tests collage
+# One clang build with AddressSanitizer + UndefinedBehaviorSanitizer serves two checks:
+# the unit tests run once more under the sanitizers (any report fails), and the libFuzzer
+# target of the model loader runs for a short while (any crash fails).
+sanitize: test-deps
+	CXX=clang++ cmake -S . -B $(ASAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCOLLAGE_SANITIZE=ON -DCOLLAGE_FUZZ=ON >/dev/null
+	cmake --build $(ASAN_DIR) -j $(JOBS) --target collage_unit_tests collage model_loader_fuzzer
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ./$(ASAN_DIR)/tests/collage_unit_tests --gtest_brief=1
 
-# A short libFuzzer run of the model loader (seconds); any crash fails.
-fuzz: test-deps
-	./scripts/fuzz_smoke.sh
+fuzz: sanitize
+	COLLAGE_FUZZ_BUILD_DIR=$(ASAN_DIR) ./scripts/fuzz_smoke.sh 20
 
 # Static analysis with the checks in .clang-tidy (not part of `make test`: slow on 2 cores).
 tidy: build
 	run-clang-tidy -quiet -p $(BUILD_DIR) 'src/|tools/' 2>/dev/null | grep -E "warning:|error:" | sort -u || true
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_DIR) build-fuzz
+	rm -rf $(BUILD_DIR) $(ASAN_DIR)

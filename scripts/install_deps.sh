@@ -13,7 +13,7 @@ BUILD_PACKAGES=(
 # PyTorch + torchvision (export models through another exporter), clang + libFuzzer.
 TEST_PACKAGES=(
   python3-onnx python3-numpy python3-torch python3-torchvision
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev libomp-dev
 )
 
 want=("${BUILD_PACKAGES[@]}")
