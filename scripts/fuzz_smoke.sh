@@ -12,7 +12,7 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=${COLLAGE_FUZZ_BUILD_DIR:-$root/build-fuzz}
+build=$(realpath -m "${COLLAGE_FUZZ_BUILD_DIR:-$root/build-fuzz}")
 seconds=${1:-20}
 
 if ! command -v clang++ >/dev/null; then

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "ir/graph.h"
+#include "../onnx/onnx_test_util.h"
 #include "onnx/onnx_export.h"
 #include "onnx/tensor_proto.h"
 #include "util/npy.h"
@@ -163,6 +164,39 @@ TEST_F(CliTest, RunRefusesWrongInputShapeDtypeAndMissingInputs) {
   r = RunCli("run " + model + " --input nosuch=" + (dir_ / "bad_shape.npy").string());
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("nosuch"), std::string::npos) << r.output;
+}
+
+TEST_F(CliTest, DynamicDimsNeedShapeAndUnsupportedOpsAreAllNamed) {
+  testing::ModelBuilder dynamic(13);
+  dynamic.Input("x", onnx::TensorProto::FLOAT, {std::string("batch"), int64_t{4}})
+      .Output("y", onnx::TensorProto::FLOAT, {std::string("batch"), int64_t{4}});
+  dynamic.Node("Relu", {"x"}, {"y"}, "relu");
+  std::string path = WriteBytes("dynamic.onnx", dynamic.Bytes());
+
+  CommandResult r = RunCli("run " + path + " --random-inputs");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("--shape"), std::string::npos) << r.output;
+  r = RunCli("run " + path + " --random-inputs --shape x=3x4");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("3x4"), std::string::npos) << r.output;
+  r = RunCli("info " + path + " --shape nosuch=3x4");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("nosuch"), std::string::npos) << r.output;
+  r = RunCli("info " + path + " --shape x=3xq");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+
+  testing::ModelBuilder unsupported(13);
+  unsupported.Input("x", onnx::TensorProto::FLOAT, {int64_t{4}})
+      .Output("z", onnx::TensorProto::FLOAT, {int64_t{4}});
+  unsupported.Node("Relu", {"x"}, {"a"}, "fine");
+  unsupported.Node("CumSum", {"a", "axis"}, {"b"}, "cumsum_1");
+  unsupported.Node("NonZero", {"b"}, {"c"}, "nonzero_1");
+  unsupported.Node("Identity", {"c"}, {"z"}, "id");
+  unsupported.Int64Init("axis", {}, {0});
+  r = RunCli("info " + WriteBytes("unsupported.onnx", unsupported.Bytes()));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("CumSum (node 'cumsum_1')"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("NonZero (node 'nonzero_1')"), std::string::npos) << r.output;
 }
 
 TEST_F(CliTest, ZooListsAndExportsModels) {

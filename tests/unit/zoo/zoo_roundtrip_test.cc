@@ -49,7 +49,10 @@ void ExpectSameWeights(const Graph& original, const Graph& imported) {
 // Attribute values are compared by type and value; the zoo uses no tensor attributes.
 void ExpectSameAttributes(const Attributes& a, const Attributes& b, const std::string& node) {
   ASSERT_EQ(a.all().size(), b.all().size()) << node;
-  for (const auto& [name, value] : a.all()) {
+  for (const auto& entry : a.all()) {
+    // Named copies: clang 14 cannot capture structured bindings in the lambda below.
+    const std::string& name = entry.first;
+    const Attribute& value = entry.second;
     const Attribute* other = b.Find(name);
     ASSERT_NE(other, nullptr) << node << ": attribute " << name << " lost";
     ASSERT_EQ(value.index(), other->index()) << node << "." << name;
