@@ -21,6 +21,16 @@ struct SessionOptions {
   int num_threads = 0;
 };
 
+// Time spent in each node of one run, in execution order (filled by Run when requested).
+struct NodeTiming {
+  std::string node_name;
+  std::string op_type;
+  double milliseconds = 0;
+};
+struct RunProfile {
+  std::vector<NodeTiming> nodes;
+};
+
 struct TensorInfo {
   std::string name;
   DType dtype = DType::kUndefined;
@@ -46,7 +56,9 @@ class Session {
 
   // Every input must be given with exactly its declared dtype and shape. Returns every graph
   // output by name (owned tensors).
-  StatusOr<std::map<std::string, Tensor>> Run(const std::map<std::string, Tensor>& inputs);
+  // With `profile`, also records the time of every node (adds a clock read per node).
+  StatusOr<std::map<std::string, Tensor>> Run(const std::map<std::string, Tensor>& inputs,
+                                              RunProfile* profile = nullptr);
 
  private:
   struct Impl;

@@ -1,5 +1,6 @@
 #include "runtime/executable.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -100,7 +101,8 @@ std::unique_ptr<Executable::RunContext> Executable::NewContext() const {
   return ctx;
 }
 
-StatusOr<std::vector<Tensor>> Executable::Run(const std::vector<Tensor>& inputs) const {
+StatusOr<std::vector<Tensor>> Executable::Run(const std::vector<Tensor>& inputs,
+                                              RunProfile* profile) const {
   if (inputs.size() != graph_.inputs().size()) {
     return InvalidArgument("expected {} inputs, got {}", graph_.inputs().size(), inputs.size());
   }
@@ -119,9 +121,18 @@ StatusOr<std::vector<Tensor>> Executable::Run(const std::vector<Tensor>& inputs)
     ctx->step_inputs[use.step][use.slot] = inputs[use.graph_input];
   }
   Status status;
+  if (profile != nullptr) profile->nodes.clear();
   for (size_t s = 0; s < steps_.size() && status.ok(); ++s) {
-    KernelContext kernel{*steps_[s].node, graph_.opset(), ctx->step_inputs[s], ctx->step_outputs[s]};
+    const Node& node = *steps_[s].node;
+    KernelContext kernel{node, graph_.opset(), ctx->step_inputs[s], ctx->step_outputs[s]};
+    if (profile == nullptr) {
+      status = steps_[s].def->run(kernel);
+      continue;
+    }
+    auto start = std::chrono::steady_clock::now();
     status = steps_[s].def->run(kernel);
+    std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start;
+    profile->nodes.push_back(NodeTiming{node.name, node.op_type, elapsed.count()});
   }
   std::vector<Tensor> outputs;
   if (status.ok()) {

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <vector>
 
+#include "collage/session.h"
 #include "collage/status.h"
 #include "ir/graph.h"
 #include "ops/op_registry.h"
@@ -22,7 +23,9 @@ class Executable {
 
   // `inputs` are in graph-input order and must match their declared types (the Session
   // checks). Returns the graph outputs in order, as owned tensors.
-  StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs) const;
+  // With `profile`, records each step's wall time.
+  StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs,
+                                    RunProfile* profile = nullptr) const;
 
   const MemoryPlan& memory_plan() const { return plan_; }
   // Liveness requests behind the plan, one per arena value (for tests and reports).

@@ -62,7 +62,8 @@ const std::vector<TensorInfo>& Session::inputs() const { return impl_->inputs; }
 const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs; }
 const Graph& Session::graph() const { return impl_->graph; }
 
-StatusOr<std::map<std::string, Tensor>> Session::Run(const std::map<std::string, Tensor>& inputs) {
+StatusOr<std::map<std::string, Tensor>> Session::Run(const std::map<std::string, Tensor>& inputs,
+                                                     RunProfile* profile) {
   std::vector<Tensor> ordered;
   std::string missing;
   for (const TensorInfo& info : impl_->inputs) {
@@ -95,7 +96,7 @@ StatusOr<std::map<std::string, Tensor>> Session::Run(const std::map<std::string,
       return InvalidArgument("the model has no input named '{}' (its inputs: {})", name, names);
     }
   }
-  COLLAGE_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, impl_->executable->Run(ordered));
+  COLLAGE_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, impl_->executable->Run(ordered, profile));
   std::map<std::string, Tensor> named;
   for (size_t i = 0; i < outputs.size(); ++i) named[impl_->outputs[i].name] = std::move(outputs[i]);
   return named;

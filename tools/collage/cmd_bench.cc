@@ -1,6 +1,8 @@
 // `collage bench MODEL`: latency percentiles over repeated runs (after warm-up).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
 
 #include "commands.h"
 #include "util/latency_stats.h"
@@ -16,7 +18,29 @@ struct BenchFlags {
   int warmup = 3;
   int iterations = 20;
   int threads = 0;
+  bool profile = false;
 };
+
+// Per op type: total time over the timed runs divided by their number, share of the run.
+void PrintProfile(const std::vector<RunProfile>& runs) {
+  std::map<std::string, std::pair<double, int>> by_op;  // op → (total ms, nodes per run)
+  double total = 0;
+  for (const RunProfile& run : runs) {
+    for (const NodeTiming& t : run.nodes) {
+      by_op[t.op_type].first += t.milliseconds;
+      total += t.milliseconds;
+    }
+  }
+  for (const NodeTiming& t : runs.front().nodes) by_op[t.op_type].second++;
+  std::vector<std::pair<std::string, std::pair<double, int>>> rows(by_op.begin(), by_op.end());
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  const double n = static_cast<double>(runs.size());
+  std::printf("time per op type (mean per run):\n");
+  for (const auto& [op, stat] : rows) {
+    std::printf("  %-22s %4d nodes  %10s  %5.1f%%\n", op.c_str(), stat.second,
+                FormatMillis(stat.first / n).c_str(), total > 0 ? 100.0 * stat.first / total : 0.0);
+  }
+}
 
 int RunBench(const BenchFlags& flags) {
   if (flags.warmup < 0 || flags.iterations < 1) {
@@ -32,12 +56,16 @@ int RunBench(const BenchFlags& flags) {
   if (!inputs.ok()) return ReportError(inputs.status());
 
   std::vector<double> samples;
+  std::vector<RunProfile> profiles;
   for (int i = 0; i < flags.warmup + flags.iterations; ++i) {
+    RunProfile profile;
     auto start = std::chrono::steady_clock::now();
-    auto outputs = (*session)->Run(*inputs);
+    auto outputs = (*session)->Run(*inputs, flags.profile ? &profile : nullptr);
     auto end = std::chrono::steady_clock::now();
     if (!outputs.ok()) return ReportError(outputs.status());
-    if (i >= flags.warmup) samples.push_back(std::chrono::duration<double, std::milli>(end - start).count());
+    if (i < flags.warmup) continue;
+    samples.push_back(std::chrono::duration<double, std::milli>(end - start).count());
+    if (flags.profile) profiles.push_back(std::move(profile));
   }
   LatencyStats s = ComputeLatencyStats(samples);
   std::printf("model: %s  threads: %d  iterations: %d (after %d warm-up)\n", flags.model.c_str(),
@@ -45,6 +73,7 @@ int RunBench(const BenchFlags& flags) {
   std::printf("latency: p50 %s  p90 %s  p99 %s  min %s  mean %s\n", FormatMillis(s.p50_ms).c_str(),
               FormatMillis(s.p90_ms).c_str(), FormatMillis(s.p99_ms).c_str(),
               FormatMillis(s.min_ms).c_str(), FormatMillis(s.mean_ms).c_str());
+  if (flags.profile) PrintProfile(profiles);
   return 0;
 }
 
@@ -59,6 +88,7 @@ void AddBenchCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--warmup", flags->warmup, "Untimed runs first")->capture_default_str();
   cmd->add_option("--iterations", flags->iterations, "Timed runs")->capture_default_str();
   cmd->add_option("--threads", flags->threads, "Threads (0 = one per core)");
+  cmd->add_flag("--profile", flags->profile, "Also print the time spent per op type");
   cmd->callback([flags, &exit_code] { exit_code = RunBench(*flags); });
 }
 

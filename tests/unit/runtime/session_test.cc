@@ -62,6 +62,19 @@ TEST(SessionTest, RunsAGraphAndReportsItsSignature) {
   EXPECT_EQ(out->at("x").ToVector<float>(), x);
 }
 
+TEST(SessionTest, ProfileRecordsEveryNodeInOrder) {
+  auto session = Session::FromGraph(SmallGraph());
+  ASSERT_TRUE(session.ok());
+  RunProfile profile;
+  auto out = (*session)->Run({{"x", Tensor(DType::kFloat32, {2, 3})}}, &profile);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_EQ(profile.nodes.size(), 3u);
+  EXPECT_EQ(profile.nodes[0].node_name, "relu");
+  EXPECT_EQ(profile.nodes[1].op_type, "Add");
+  EXPECT_EQ(profile.nodes[2].node_name, "square");
+  for (const NodeTiming& t : profile.nodes) EXPECT_GE(t.milliseconds, 0.0);
+}
+
 TEST(SessionTest, RefusesWrongInputs) {
   auto session = Session::FromGraph(SmallGraph());
   ASSERT_TRUE(session.ok());
