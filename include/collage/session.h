@@ -63,6 +63,8 @@ class Session {
  private:
   struct Impl;
   explicit Session(std::unique_ptr<Impl> impl);
+  StatusOr<std::map<std::string, Tensor>> RunUnguarded(const std::map<std::string, Tensor>& inputs,
+                                                       RunProfile* profile);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -232,8 +232,9 @@ std::vector<ValueId> GraphBuilder::NodeMulti(const std::string& op_type,
     ctx.input_types.push_back(&v.type);
     ctx.input_values.push_back(v.is_constant() ? &*v.constant : nullptr);
   }
-  // InferNodeTypes reads the output count from the node.
-  node.outputs.assign(static_cast<size_t>(num_outputs), kNoValue);
+  // InferNodeTypes reads the output count from the node, and treats kNoValue as "output not
+  // wanted": every output here is wanted, so placeholders (real ids are assigned below).
+  node.outputs.assign(static_cast<size_t>(num_outputs), 0);
   Status inferred = InferNodeTypes(*def, ctx);
   if (!inferred.ok()) return fail(inferred);
   std::vector<TensorType> types = std::move(ctx.output_types);

@@ -114,6 +114,15 @@ class GraphBuilder {
   const Status& status() const { return status_; }
   const TensorType& type(ValueId value) const { return graph_.value(value).type; }
   const Shape& shape(ValueId value) const { return graph_.value(value).type.shape; }
+  // Dim `axis` (negative counts from the back) of a value; 0 once the builder has failed
+  // (the value may then be kNoValue), so model code can go on until Build() reports.
+  int64_t dim(ValueId value, int64_t axis) const {
+    if (value < 0 || value >= graph_.num_values()) return 0;
+    const Shape& s = shape(value);
+    const int64_t rank = static_cast<int64_t>(s.size());
+    const int64_t a = axis < 0 ? axis + rank : axis;
+    return a >= 0 && a < rank ? s[static_cast<size_t>(a)] : 0;
+  }
   const Graph& graph() const { return graph_; }
 
   // Validates and returns the graph, or the first error any call met.

@@ -543,7 +543,8 @@ StatusOr<Graph> ImportBytes(const std::string& bytes, const ImportOptions& optio
 
 StatusOr<Graph> ImportOnnxFile(const std::string& path, const ImportOptions& options) {
   COLLAGE_ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(path));
-  return ImportBytes(bytes, options, path, std::filesystem::path(path).parent_path().string());
+  std::string base_dir = std::filesystem::path(path).parent_path().string();
+  return ImportBytes(bytes, options, path, base_dir.empty() ? "." : base_dir);
 }
 
 StatusOr<Graph> ImportOnnxBytes(const std::string& bytes, const ImportOptions& options,

@@ -152,8 +152,13 @@ StatusOr<Tensor> ReadExternalData(const onnx::TensorProto& proto, const std::str
     return InvalidModel("{}: external data length {} does not match shape {} of {} ({} bytes)",
                         TensorLabel(proto), length, ShapeToString(shape), DTypeName(dtype), nbytes);
   }
-  const std::string path =
-      base_dir.empty() ? location : (std::filesystem::path(base_dir) / relative).string();
+  // Without the model's own directory (a model given as bytes) there is no place external
+  // data may safely come from.
+  if (base_dir.empty()) {
+    return Unsupported("{}: external data '{}' can only be read for a model loaded from a file",
+                       TensorLabel(proto), location);
+  }
+  const std::string path = (std::filesystem::path(base_dir) / relative).string();
   const std::string context = TensorLabel(proto) + ": external data";
   // The file must hold the whole range before anything is allocated: dims are untrusted.
   auto size = FileSize(path);
@@ -233,7 +238,8 @@ StatusOr<Tensor> ReadTensorProtoFile(const std::string& path, std::string* name)
       !proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return InvalidArgument("'{}' is not a TensorProto file (protobuf parse failed)", path);
   }
-  const std::string base_dir = std::filesystem::path(path).parent_path().string();
+  std::string base_dir = std::filesystem::path(path).parent_path().string();
+  if (base_dir.empty()) base_dir = ".";
   auto tensor = TensorFromProto(proto, base_dir);
   if (!tensor.ok()) return tensor.status().WithContext(path);
   if (name != nullptr) *name = proto.name();

@@ -103,7 +103,12 @@ Status InferTile(InferContext& ctx) {
   COLLAGE_RETURN_IF_ERROR(RequireFixedSizeDType(ctx.node, in.dtype, 0));
   COLLAGE_ASSIGN_OR_RETURN(auto repeats, TileRepeats(ctx.node, in.shape, IntInputs(ctx)));
   Shape out = in.shape;
-  for (size_t i = 0; i < out.size(); ++i) out[i] *= repeats[i];
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (__builtin_mul_overflow(out[i], repeats[i], &out[i])) {
+      return OpError(ctx.node, StatusCode::kInvalidModel, "repeats [{}] overflow dim {}",
+                     fmt::join(repeats, ","), i);
+    }
+  }
   ctx.output_types[0] = {in.dtype, std::move(out)};
   return Status::Ok();
 }

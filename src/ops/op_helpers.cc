@@ -7,7 +7,8 @@ namespace collage {
 
 StatusOr<int64_t> NormalizeAxis(const Node& node, int64_t axis, int64_t rank) {
   int64_t a = axis < 0 ? axis + rank : axis;
-  if (a < 0 || a >= std::max<int64_t>(rank, 1)) {
+  // The spec's range is [-rank, rank - 1]: a scalar has no axis at all.
+  if (a < 0 || a >= rank) {
     return OpError(node, StatusCode::kInvalidModel, "axis {} is out of range for rank {}", axis,
                    rank);
   }

@@ -10,7 +10,7 @@
 
 namespace collage {
 
-// Maps a possibly negative axis into [0, rank); error when out of range.
+// Maps a possibly negative axis into [0, rank); error when out of range (always for rank 0).
 StatusOr<int64_t> NormalizeAxis(const Node& node, int64_t axis, int64_t rank);
 
 // Numpy-style broadcast of two or more shapes; error naming the node when incompatible.

@@ -111,6 +111,11 @@ Status InferNodeTypes(const OpDef& def, InferContext& ctx) {
                      "input {} has a dynamic shape {}; fix it with --shape", i, t->ToString());
     }
   }
+  for (int i = 0; i < def.min_outputs && i < num_outputs; ++i) {
+    if (node.outputs[static_cast<size_t>(i)] == kNoValue) {
+      return OpError(node, StatusCode::kInvalidModel, "required output {} has no name", i);
+    }
+  }
   ctx.output_types.assign(node.outputs.size(), TensorType{});
   COLLAGE_RETURN_IF_ERROR(def.infer(ctx));
   if (ctx.output_types.size() != node.outputs.size()) {

@@ -435,6 +435,8 @@ Status InferResize(InferContext& ctx) {
     if (slots.roi < 0 || !ctx.has_input(static_cast<size_t>(slots.roi))) {
       return OpError(ctx.node, StatusCode::kInvalidModel, "tf_crop_and_resize needs input roi");
     }
+    COLLAGE_RETURN_IF_ERROR(
+        RequireDType(ctx, static_cast<size_t>(slots.roi), {DType::kFloat32, DType::kFloat64}));
     const int64_t n = ctx.input_type(static_cast<size_t>(slots.roi)).num_elements();
     if (n != 2 * static_cast<int64_t>(g.axes.size())) {
       return OpError(ctx.node, StatusCode::kInvalidModel, "roi has {} values, expected {}", n,

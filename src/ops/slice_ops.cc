@@ -131,7 +131,11 @@ StatusOr<SplitPlan> ComputeSplit(const Node& node, int64_t opset, const Shape& i
         return OpError(node, StatusCode::kInvalidModel, "split [{}] has a negative size",
                        fmt::join(*split, ","));
       }
-      sum += s;
+      if (s > dim || __builtin_add_overflow(sum, s, &sum)) {
+        return OpError(node, StatusCode::kInvalidModel,
+                       "split [{}] does not fit axis {} of size {}", fmt::join(*split, ","),
+                       plan.axis, dim);
+      }
     }
     if (sum != dim) {
       return OpError(node, StatusCode::kInvalidModel,

@@ -2,6 +2,8 @@
 
 #include <omp.h>
 
+#include <new>
+
 #include "ir/graph.h"
 #include "onnx/onnx_import.h"
 #include "runtime/executable.h"
@@ -10,6 +12,7 @@
 namespace collage {
 
 struct Session::Impl {
+  int num_threads = 0;  // 0: the OpenMP default (one per core)
   Graph graph;
   std::unique_ptr<Executable> executable;
   std::vector<TensorInfo> inputs;
@@ -20,6 +23,21 @@ Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Session::~Session() = default;
 
 namespace {
+
+constexpr int kMaxThreads = 1024;
+
+// No exception may cross the public API: library code below (protobuf, the standard
+// library's allocations) can throw, most likely std::bad_alloc for a huge model or input.
+template <typename F>
+auto GuardExceptions(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    return Status(StatusCode::kInvalidArgument, "out of memory");
+  } catch (const std::exception& e) {
+    return Status(StatusCode::kInternal, std::string("unexpected exception: ") + e.what());
+  }
+}
 
 ImportOptions ToImportOptions(const SessionOptions& options) {
   ImportOptions import;
@@ -33,24 +51,27 @@ TensorInfo InfoOf(const Value& value) { return TensorInfo{value.name, value.type
 
 StatusOr<std::unique_ptr<Session>> Session::LoadFile(const std::string& path,
                                                      const SessionOptions& options) {
-  COLLAGE_ASSIGN_OR_RETURN(Graph graph, ImportOnnxFile(path, ToImportOptions(options)));
-  return FromGraph(std::move(graph), options);
+  return GuardExceptions([&]() -> StatusOr<std::unique_ptr<Session>> {
+    COLLAGE_ASSIGN_OR_RETURN(Graph graph, ImportOnnxFile(path, ToImportOptions(options)));
+    return FromGraph(std::move(graph), options);
+  });
 }
 
 StatusOr<std::unique_ptr<Session>> Session::LoadBytes(const std::string& onnx_bytes,
                                                       const SessionOptions& options) {
-  COLLAGE_ASSIGN_OR_RETURN(Graph graph, ImportOnnxBytes(onnx_bytes, ToImportOptions(options)));
-  return FromGraph(std::move(graph), options);
+  return GuardExceptions([&]() -> StatusOr<std::unique_ptr<Session>> {
+    COLLAGE_ASSIGN_OR_RETURN(Graph graph, ImportOnnxBytes(onnx_bytes, ToImportOptions(options)));
+    return FromGraph(std::move(graph), options);
+  });
 }
 
 StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph, const SessionOptions& options) {
-  if (options.num_threads < 0) {
-    return InvalidArgument("thread count must be positive (or 0 for one per core), got {}",
-                           options.num_threads);
+  if (options.num_threads < 0 || options.num_threads > kMaxThreads) {
+    return InvalidArgument("thread count must be 1 to {} (or 0 for one per core), got {}",
+                           kMaxThreads, options.num_threads);
   }
-  // The reference kernels parallelise with OpenMP; one setting for the whole process.
-  if (options.num_threads > 0) omp_set_num_threads(options.num_threads);
   auto impl = std::make_unique<Impl>();
+  impl->num_threads = options.num_threads;
   impl->graph = std::move(graph);
   for (ValueId id : impl->graph.inputs()) impl->inputs.push_back(InfoOf(impl->graph.value(id)));
   for (ValueId id : impl->graph.outputs()) impl->outputs.push_back(InfoOf(impl->graph.value(id)));
@@ -64,6 +85,11 @@ const Graph& Session::graph() const { return impl_->graph; }
 
 StatusOr<std::map<std::string, Tensor>> Session::Run(const std::map<std::string, Tensor>& inputs,
                                                      RunProfile* profile) {
+  return GuardExceptions([&] { return RunUnguarded(inputs, profile); });
+}
+
+StatusOr<std::map<std::string, Tensor>> Session::RunUnguarded(
+    const std::map<std::string, Tensor>& inputs, RunProfile* profile) {
   std::vector<Tensor> ordered;
   std::string missing;
   for (const TensorInfo& info : impl_->inputs) {
@@ -96,6 +122,8 @@ StatusOr<std::map<std::string, Tensor>> Session::Run(const std::map<std::string,
       return InvalidArgument("the model has no input named '{}' (its inputs: {})", name, names);
     }
   }
+  // The OpenMP team size is a per-thread setting: apply it on the thread that runs.
+  if (impl_->num_threads > 0) omp_set_num_threads(impl_->num_threads);
   COLLAGE_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, impl_->executable->Run(ordered, profile));
   std::map<std::string, Tensor> named;
   for (size_t i = 0; i < outputs.size(); ++i) named[impl_->outputs[i].name] = std::move(outputs[i]);

@@ -27,7 +27,7 @@ struct Relu6 {
 
 ValueId InvertedResidual(GraphBuilder& b, const Relu6& relu6, ValueId x, int64_t out_channels,
                          int64_t stride, int64_t expand_ratio) {
-  const int64_t in_channels = b.shape(x)[1];
+  const int64_t in_channels = b.dim(x, 1);
   const int64_t hidden = in_channels * expand_ratio;
   ValueId y = x;
   if (expand_ratio != 1) {

@@ -1,5 +1,6 @@
 // collage: the command line. Subcommands live in cmd_*.cc, one file each.
 #include <cstdio>
+#include <new>
 
 #include "commands.h"
 
@@ -16,6 +17,12 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "error: out of memory\n");
+    return 1;
+  } catch (const std::exception& e) {  // e.g. std::filesystem errors: never an abort
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
   }
   return exit_code;
 }

@@ -1,0 +1,64 @@
+// Nodes a malformed model can contain: each must be refused with a clear error, never crash
+// or compute out of bounds.
+#include <gtest/gtest.h>
+
+#include <climits>
+
+#include "ops/op_registry.h"
+
+namespace collage {
+namespace {
+
+Node MakeNode(const std::string& op, int num_outputs, Attributes attributes = {}) {
+  Node node;
+  node.name = "bad_" + op;
+  node.op_type = op;
+  node.attributes = std::move(attributes);
+  for (int i = 0; i < num_outputs; ++i) node.outputs.push_back(i);
+  return node;
+}
+
+TEST(MalformedNodesTest, TileRepeatsThatOverflowAreRefused) {
+  Node tile = MakeNode("Tile", 1);
+  auto out = RunReferenceNode(tile, 13,
+                              {Tensor(DType::kUInt8, {1000}),
+                               Tensor::FromVector<int64_t>({1}, {2066035336255469781})});
+  EXPECT_EQ(out.status().code(), StatusCode::kInvalidModel) << out.status().ToString();
+  EXPECT_NE(out.status().message().find("bad_Tile"), std::string::npos);
+}
+
+TEST(MalformedNodesTest, SplitSizesThatOverflowAreRefused) {
+  Node split = MakeNode("Split", 3);
+  auto out = RunReferenceNode(
+      split, 13,
+      {Tensor(DType::kUInt8, {4}), Tensor::FromVector<int64_t>({3}, {INT64_MAX, INT64_MAX, 6})});
+  EXPECT_EQ(out.status().code(), StatusCode::kInvalidModel) << out.status().ToString();
+}
+
+TEST(MalformedNodesTest, ScalarsHaveNoAxis) {
+  Node split = MakeNode("Split", 2);
+  auto out = RunReferenceNode(split, 13, {Tensor::Scalar<float>(1.f)});
+  EXPECT_EQ(out.status().code(), StatusCode::kInvalidModel) << out.status().ToString();
+  Node softmax = MakeNode("Softmax", 1);
+  out = RunReferenceNode(softmax, 13, {Tensor::Scalar<float>(1.f)});
+  EXPECT_FALSE(out.ok());
+}
+
+TEST(MalformedNodesTest, UnnamedRequiredOutputIsRefused) {
+  Attributes attributes;
+  attributes.Set("kernel_shape", std::vector<int64_t>{2, 2});
+  Node pool = MakeNode("MaxPool", 2, attributes);
+  pool.outputs[0] = kNoValue;  // Y missing, Indices wanted
+  auto out = RunReferenceNode(pool, 13, {Tensor(DType::kFloat32, {1, 1, 4, 4})});
+  EXPECT_EQ(out.status().code(), StatusCode::kInvalidModel) << out.status().ToString();
+  EXPECT_NE(out.status().message().find("required output 0"), std::string::npos);
+}
+
+TEST(MalformedNodesTest, MissingRequiredInputIsRefused) {
+  Node add = MakeNode("Add", 1);
+  auto out = RunReferenceNode(add, 13, {Tensor(), Tensor(DType::kFloat32, {2})});
+  EXPECT_EQ(out.status().code(), StatusCode::kInvalidModel) << out.status().ToString();
+}
+
+}  // namespace
+}  // namespace collage
