@@ -66,6 +66,21 @@ bool OnnxOpUnchanged(const std::string& op_type, int64_t from, int64_t to) {
   return a != nullptr && b != nullptr && a->SinceVersion() == b->SinceVersion();
 }
 
+Status CheckAttributeTypes(const onnx::NodeProto& node, const std::string& where) {
+  const auto* registry = onnx::OpSchemaRegistry::Instance();
+  const onnx::OpSchema* schema = registry->GetSchema(node.op_type(), 17, node.domain());
+  if (schema == nullptr) return Status::Ok();
+  for (const auto& attr : node.attribute()) {
+    auto it = schema->attributes().find(attr.name());
+    if (it == schema->attributes().end()) continue;
+    if (attr.type() == onnx::AttributeProto::UNDEFINED || attr.type() == it->second.type) continue;
+    return InvalidModel("{}: attribute '{}' is {}, the op defines it as {}", where, attr.name(),
+                        onnx::AttributeProto::AttributeType_Name(attr.type()),
+                        onnx::AttributeProto::AttributeType_Name(it->second.type));
+  }
+  return Status::Ok();
+}
+
 Status RunOnnxChecker(const onnx::ModelProto& model, const std::string& base_dir) {
   if (UsesAiOnnxAlias(model)) {  // rare: worth a copy rather than a false rejection
     onnx::ModelProto copy = model;

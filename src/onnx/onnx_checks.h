@@ -14,6 +14,7 @@
 
 namespace onnx {
 class ModelProto;
+class NodeProto;
 }
 
 namespace collage {
@@ -28,6 +29,11 @@ Status RunOnnxChecker(const onnx::ModelProto& model, const std::string& base_dir
 // Whether default-domain op `op_type` has the same definition (schema version) at opset
 // `from` as at opset `to`, by libonnx's schemas; false when either does not define it.
 bool OnnxOpUnchanged(const std::string& op_type, int64_t from, int64_t to);
+
+// For models the checker cannot check (opset > 17): refuses an attribute whose type differs
+// from the one in the newest schema libonnx knows (a FLOAT `axis` would otherwise be read as
+// absent and silently replaced by its default). Attributes the schema does not know pass.
+Status CheckAttributeTypes(const onnx::NodeProto& node, const std::string& where);
 
 // Types ONNX shape inference derives, by value name; only fully static ones are kept.
 using OnnxInferredTypes = std::unordered_map<std::string, TensorType>;

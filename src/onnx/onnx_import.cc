@@ -361,6 +361,7 @@ class Importer {
       return Unsupported("{} node '{}': op is not supported", node.op_type, name);
     }
     const std::string where = fmt::format("{} node '{}'", node.op_type, name);
+    if (!OnnxCheckerKnows(model_opset_)) COLLAGE_RETURN_IF_ERROR(CheckAttributeTypes(proto, where));
     for (const auto& attr : proto.attribute()) {
       if (attr.name().empty()) return InvalidModel("{}: an attribute has no name", where);
       if (node.attributes.Has(attr.name())) {

@@ -708,3 +708,29 @@ TEST(OnnxImport, ParseShapeOverride) {
 
 }  // namespace
 }  // namespace collage
+
+namespace collage {
+namespace {
+
+// Above opset 17 libonnx's checker does not run; attribute types are still checked, so a
+// FLOAT `axis` is refused instead of being read as absent (axis 0: a silent wrong answer).
+TEST(OnnxImport, WrongAttributeTypeIsRefusedWithoutTheChecker) {
+  testing::ModelBuilder b(18);
+  b.Input("a", onnx::TensorProto::FLOAT, {int64_t{2}, int64_t{3}})
+      .Input("b", onnx::TensorProto::FLOAT, {int64_t{2}, int64_t{3}})
+      .Output("y", onnx::TensorProto::FLOAT, {int64_t{2}, int64_t{6}});
+  onnx::NodeProto& concat = b.Node("Concat", {"a", "b"}, {"y"}, "cat");
+  auto* axis = concat.add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::FLOAT);
+  axis->set_f(1.0f);
+  auto g = ImportOnnxBytes(b.Bytes());
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), StatusCode::kInvalidModel);
+  EXPECT_NE(g.status().message().find("attribute 'axis' is FLOAT"), std::string::npos)
+      << g.status().message();
+  EXPECT_NE(g.status().message().find("cat"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace collage
