@@ -151,6 +151,9 @@ StatusOr<int64_t> OneHotDepth(const Node& node, const Tensor* depth) {
     return OpError(node, StatusCode::kUnsupported, "depth of dtype {} is not supported",
                    DTypeName(depth->dtype()));
   }
+  if (!(v[0] >= 1 && v[0] <= 0x1p62)) {  // also refuses NaN before the cast
+    return OpError(node, StatusCode::kInvalidModel, "depth is {}, must be in [1, 2^62]", v[0]);
+  }
   const int64_t d = static_cast<int64_t>(v[0]);
   if (d < 1) return OpError(node, StatusCode::kInvalidModel, "depth is {}, must be >= 1", d);
   return d;

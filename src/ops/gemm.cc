@@ -1,6 +1,7 @@
 // MatMul (numpy matmul semantics) and Gemm. Both run on the shared GEMM kernel
 // (ops/kernels/gemm_kernel.h): float32 on the fast packed Sgemm, float64 and 32/64-bit
 // integers on plain loops.
+#include <cmath>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -211,8 +212,9 @@ Status RunGemm(KernelContext& ctx) {
   const float alpha = ctx.attributes().GetFloat("alpha", 1.0f);
   const float beta = ctx.attributes().GetFloat("beta", 1.0f);
   const bool integer = a.dtype() != DType::kFloat32 && a.dtype() != DType::kFloat64;
-  if (integer && (alpha != static_cast<float>(static_cast<int64_t>(alpha)) ||
-                  beta != static_cast<float>(static_cast<int64_t>(beta)))) {
+  // std::trunc instead of a cast to int64: a cast of NaN or 1e30 is undefined behaviour.
+  if (integer && (alpha != std::trunc(alpha) || beta != std::trunc(beta) ||
+                  std::fabs(alpha) > 0x1p31f || std::fabs(beta) > 0x1p31f)) {
     return OpError(ctx.node, StatusCode::kUnsupported,
                    "non-integer alpha {} / beta {} with integer dtype {}", alpha, beta,
                    DTypeName(a.dtype()));

@@ -364,7 +364,7 @@ Status InferTrilu(InferContext& ctx) {
 Status RunTrilu(KernelContext& ctx) {
   const Tensor& in = ctx.inputs[0];
   Tensor& out = ctx.outputs[0];
-  const int64_t k = ctx.has_input(1) ? ctx.inputs[1].data_as<int64_t>()[0] : 0;
+  int64_t k = ctx.has_input(1) ? ctx.inputs[1].data_as<int64_t>()[0] : 0;
   const bool upper = ctx.attributes().GetInt("upper", 1) != 0;
   const int64_t rows = in.dim(in.rank() - 2);
   const int64_t cols = in.dim(in.rank() - 1);
@@ -372,6 +372,8 @@ Status RunTrilu(KernelContext& ctx) {
   if (out.data() != in.data() && in.nbytes() > 0) std::memcpy(out.data(), in.data(), in.nbytes());
   // Zero what is dropped: upper keeps j - i >= k, lower keeps j - i <= k. All-zero bytes
   // are zero in every dtype.
+  // Beyond ±(rows + cols) every k means the same; clamping keeps i + k from overflowing.
+  k = std::clamp<int64_t>(k, -(rows + cols + 1), rows + cols + 1);
   auto* dst = static_cast<uint8_t*>(out.data());
   const int64_t matrices = rows * cols == 0 ? 0 : in.num_elements() / (rows * cols);
   for (int64_t m = 0; m < matrices; ++m) {

@@ -345,7 +345,9 @@ StatusOr<int64_t> RangeCount(const Node& node, const Tensor& start, const Tensor
     if constexpr (std::is_floating_point_v<T>) {
       double n =
           std::ceil((static_cast<double>(l) - static_cast<double>(s0)) / static_cast<double>(d));
-      count = n > 0 ? static_cast<int64_t>(n) : 0;
+      // NaN or a count beyond int64 (Range(0, 1e30, 1)) cannot be a tensor; 2^62 keeps the
+      // conversion defined and is refused as too large by the size check after inference.
+      count = n > 0 ? static_cast<int64_t>(std::min(n, 0x1p62)) : 0;
     } else {
       const int64_t diff = static_cast<int64_t>(l) - static_cast<int64_t>(s0);
       const int64_t step = static_cast<int64_t>(d);
