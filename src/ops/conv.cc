@@ -46,24 +46,6 @@ struct ConvGeometry {
   std::vector<int64_t> pads_end;
 };
 
-// An ints attribute of n values >= min_value, or n copies of `fill` when absent.
-StatusOr<std::vector<int64_t>> SpatialInts(const Node& node, const char* name, size_t n,
-                                           int64_t fill, int64_t min_value) {
-  if (!node.attributes.Has(name)) return std::vector<int64_t>(n, fill);
-  std::vector<int64_t> v = node.attributes.GetInts(name);
-  if (v.size() != n) {
-    return OpError(node, StatusCode::kInvalidModel, "attribute {} has {} values, expected {}", name,
-                   v.size(), n);
-  }
-  for (int64_t x : v) {
-    if (x < min_value) {
-      return OpError(node, StatusCode::kInvalidModel, "attribute {} has value {} (must be >= {})",
-                     name, x, min_value);
-    }
-  }
-  return v;
-}
-
 StatusOr<ConvGeometry> ResolveConv(const Node& node, const Shape& x, const Shape& w,
                                    const Shape* bias) {
   if (x.size() < 3) {

@@ -36,24 +36,6 @@ struct Geometry {
   std::vector<int64_t> pads_begin;  // may be negative when output_shape asks for a larger output
 };
 
-// Reads an ints attribute of `n` entries, or fills it with `fill` when absent.
-StatusOr<std::vector<int64_t>> SpatialAttr(const Node& node, const char* name, size_t n,
-                                           int64_t fill, int64_t min_value) {
-  std::vector<int64_t> v = node.attributes.GetInts(name);
-  if (!node.attributes.Has(name)) return std::vector<int64_t>(n, fill);
-  if (v.size() != n) {
-    return OpError(node, StatusCode::kInvalidModel, "attribute {} has {} values, expected {}", name,
-                   v.size(), n);
-  }
-  for (int64_t x : v) {
-    if (x < min_value) {
-      return OpError(node, StatusCode::kInvalidModel, "attribute {} has value {} (must be >= {})",
-                     name, x, min_value);
-    }
-  }
-  return v;
-}
-
 StatusOr<Geometry> ResolveGeometry(const Node& node, const Shape& x, const Shape& w) {
   if (x.size() < 3) {
     return OpError(node, StatusCode::kInvalidModel, "input X has rank {}, expected at least 3",
@@ -84,11 +66,11 @@ StatusOr<Geometry> ResolveGeometry(const Node& node, const Shape& x, const Shape
     return OpError(node, StatusCode::kInvalidModel, "kernel_shape {} does not match W's shape {}",
                    ShapeToString(attrs.GetInts("kernel_shape")), ShapeToString(w));
   }
-  COLLAGE_ASSIGN_OR_RETURN(g.strides, SpatialAttr(node, "strides", nd, 1, 1));
-  COLLAGE_ASSIGN_OR_RETURN(g.dilations, SpatialAttr(node, "dilations", nd, 1, 1));
+  COLLAGE_ASSIGN_OR_RETURN(g.strides, SpatialInts(node, "strides", nd, 1, 1));
+  COLLAGE_ASSIGN_OR_RETURN(g.dilations, SpatialInts(node, "dilations", nd, 1, 1));
   COLLAGE_ASSIGN_OR_RETURN(std::vector<int64_t> output_padding,
-                           SpatialAttr(node, "output_padding", nd, 0, 0));
-  COLLAGE_ASSIGN_OR_RETURN(std::vector<int64_t> pads, SpatialAttr(node, "pads", 2 * nd, 0, 0));
+                           SpatialInts(node, "output_padding", nd, 0, 0));
+  COLLAGE_ASSIGN_OR_RETURN(std::vector<int64_t> pads, SpatialInts(node, "pads", 2 * nd, 0, 0));
 
   const std::string auto_pad = attrs.GetString("auto_pad", "NOTSET");
   if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" &&

@@ -15,6 +15,23 @@ StatusOr<int64_t> NormalizeAxis(const Node& node, int64_t axis, int64_t rank) {
   return a;
 }
 
+StatusOr<std::vector<int64_t>> SpatialInts(const Node& node, const char* name, size_t n,
+                                           int64_t fill, int64_t min_value) {
+  if (!node.attributes.Has(name)) return std::vector<int64_t>(n, fill);
+  std::vector<int64_t> v = node.attributes.GetInts(name);
+  if (v.size() != n) {
+    return OpError(node, StatusCode::kInvalidModel, "attribute {} has {} values, expected {}", name,
+                   v.size(), n);
+  }
+  for (int64_t x : v) {
+    if (x < min_value || x > kMaxGeometryValue) {
+      return OpError(node, StatusCode::kInvalidModel,
+                     "attribute {} has value {} (must be in [{}, 2^31])", name, x, min_value);
+    }
+  }
+  return v;
+}
+
 StatusOr<Shape> BroadcastShapes(const Node& node, const std::vector<Shape>& shapes) {
   size_t rank = 0;
   for (const Shape& s : shapes) rank = std::max(rank, s.size());

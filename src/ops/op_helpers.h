@@ -13,6 +13,15 @@ namespace collage {
 // Maps a possibly negative axis into [0, rank); error when out of range (always for rank 0).
 StatusOr<int64_t> NormalizeAxis(const Node& node, int64_t axis, int64_t rank);
 
+// Geometry attributes (kernel_shape, strides, dilations, pads, output_padding) are bounded
+// so that the geometry arithmetic ((k - 1) * dilation + 1, in + pads, ...) cannot overflow.
+inline constexpr int64_t kMaxGeometryValue = int64_t{1} << 31;
+
+// An ints attribute of exactly n values in [min_value, kMaxGeometryValue], or n copies of
+// `fill` when absent. Errors name the node and the attribute.
+StatusOr<std::vector<int64_t>> SpatialInts(const Node& node, const char* name, size_t n,
+                                           int64_t fill, int64_t min_value);
+
 // Numpy-style broadcast of two or more shapes; error naming the node when incompatible.
 StatusOr<Shape> BroadcastShapes(const Node& node, const std::vector<Shape>& shapes);
 

@@ -43,23 +43,6 @@ struct PoolGeometry {
   Shape out_shape;  // N x C x the real output spatial dims
 };
 
-StatusOr<std::vector<int64_t>> SpatialInts(const Node& node, const char* name, size_t n,
-                                           int64_t fill, int64_t min_value) {
-  if (!node.attributes.Has(name)) return std::vector<int64_t>(n, fill);
-  std::vector<int64_t> v = node.attributes.GetInts(name);
-  if (v.size() != n) {
-    return OpError(node, StatusCode::kInvalidModel, "attribute {} has {} values, expected {}", name,
-                   v.size(), n);
-  }
-  for (int64_t x : v) {
-    if (x < min_value) {
-      return OpError(node, StatusCode::kInvalidModel, "attribute {} has value {} (must be >= {})",
-                     name, x, min_value);
-    }
-  }
-  return v;
-}
-
 Status CheckPoolInput(const Node& node, const Shape& x) {
   if (x.size() < 3) {
     return OpError(node, StatusCode::kInvalidModel,

@@ -44,6 +44,16 @@ TEST(MalformedNodesTest, ScalarsHaveNoAxis) {
   EXPECT_FALSE(out.ok());
 }
 
+TEST(MalformedNodesTest, HugeConvGeometryIsRefusedNotWrapped) {
+  Attributes attributes;
+  attributes.Set("dilations", std::vector<int64_t>{int64_t{1} << 62});
+  Node conv = MakeNode("Conv", 1, attributes);
+  auto out = RunReferenceNode(conv, 13, {Tensor(DType::kFloat32, {1, 1, 10}),
+                                         Tensor(DType::kFloat32, {1, 1, 5})});
+  EXPECT_EQ(out.status().code(), StatusCode::kInvalidModel) << out.status().ToString();
+  EXPECT_NE(out.status().message().find("dilations"), std::string::npos);
+}
+
 TEST(MalformedNodesTest, UnnamedRequiredOutputIsRefused) {
   Attributes attributes;
   attributes.Set("kernel_shape", std::vector<int64_t>{2, 2});
