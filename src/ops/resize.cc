@@ -465,6 +465,11 @@ Status RunResize(KernelContext& ctx) {
   std::vector<double> roi_start(rank, 0.0), roi_end(rank, 1.0);
   if (attrs.transform == "tf_crop_and_resize") {
     const std::vector<double> roi = input(slots.roi)->ToVector<double>();
+    for (double r : roi) {
+      if (!std::isfinite(r)) {  // would make every sampling coordinate NaN
+        return OpError(ctx.node, StatusCode::kInvalidArgument, "roi holds {}", r);
+      }
+    }
     for (size_t i = 0; i < g.axes.size(); ++i) {
       roi_start[static_cast<size_t>(g.axes[i])] = roi[i];
       roi_end[static_cast<size_t>(g.axes[i])] = roi[g.axes.size() + i];

@@ -129,11 +129,12 @@ template <typename T>
 struct Shrink {
   explicit Shrink(const Attributes& a)
       : lambd(a.GetFloat("lambd", 0.5f)), bias(a.GetFloat("bias", 0.0f)) {}
-  // In double, then back to T: the thresholds are floats even for integer inputs.
+  // In double, then back to T: the thresholds are floats even for integer inputs, and an
+  // integer result out of T's range saturates (a plain cast would be undefined).
   T operator()(T x) const {
     const double v = static_cast<double>(x);
-    if (v < -lambd) return static_cast<T>(v + bias);
-    if (v > lambd) return static_cast<T>(v - bias);
+    if (v < -lambd) return SaturatingCast<T>(v + bias);
+    if (v > lambd) return SaturatingCast<T>(v - bias);
     return T(0);
   }
   double lambd, bias;
