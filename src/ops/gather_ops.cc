@@ -24,15 +24,20 @@ StatusOr<int64_t> NormalizeIndex(const Node& node, int64_t i, int64_t dim, int64
 
 // ---- Gather ----
 
-Status InferGather(InferContext& ctx) {
+// What Gather and GatherElements both require of (data, indices); returns the data axis.
+StatusOr<int64_t> CheckGatherInputs(const InferContext& ctx) {
   const TensorType& data = ctx.input_type(0);
-  const TensorType& indices = ctx.input_type(1);
   COLLAGE_RETURN_IF_ERROR(RequireFixedSizeDType(ctx.node, data.dtype, 0));
   COLLAGE_RETURN_IF_ERROR(RequireIndexDType(ctx, 1));
   const int64_t rank = static_cast<int64_t>(data.shape.size());
   if (rank == 0) return OpError(ctx.node, StatusCode::kInvalidModel, "data must not be a scalar");
-  COLLAGE_ASSIGN_OR_RETURN(int64_t axis,
-                           NormalizeAxis(ctx.node, ctx.attributes().GetInt("axis", 0), rank));
+  return NormalizeAxis(ctx.node, ctx.attributes().GetInt("axis", 0), rank);
+}
+
+Status InferGather(InferContext& ctx) {
+  const TensorType& data = ctx.input_type(0);
+  const TensorType& indices = ctx.input_type(1);
+  COLLAGE_ASSIGN_OR_RETURN(int64_t axis, CheckGatherInputs(ctx));
   // data.shape[:axis] + indices.shape + data.shape[axis+1:]
   Shape out(data.shape.begin(), data.shape.begin() + axis);
   out.insert(out.end(), indices.shape.begin(), indices.shape.end());
@@ -75,12 +80,8 @@ Status RunGather(KernelContext& ctx) {
 Status InferGatherElements(InferContext& ctx) {
   const TensorType& data = ctx.input_type(0);
   const TensorType& indices = ctx.input_type(1);
-  COLLAGE_RETURN_IF_ERROR(RequireFixedSizeDType(ctx.node, data.dtype, 0));
-  COLLAGE_RETURN_IF_ERROR(RequireIndexDType(ctx, 1));
   const int64_t rank = static_cast<int64_t>(data.shape.size());
-  if (rank == 0) return OpError(ctx.node, StatusCode::kInvalidModel, "data must not be a scalar");
-  COLLAGE_ASSIGN_OR_RETURN(int64_t axis,
-                           NormalizeAxis(ctx.node, ctx.attributes().GetInt("axis", 0), rank));
+  COLLAGE_ASSIGN_OR_RETURN(int64_t axis, CheckGatherInputs(ctx));
   bool ok = static_cast<int64_t>(indices.shape.size()) == rank;
   // Off the axis, an index position must exist in data too (the kernel reads there).
   for (int64_t d = 0; ok && d < rank; ++d) {

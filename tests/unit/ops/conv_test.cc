@@ -10,10 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "elementwise_test_util.h"
 #include "ops/op_registry.h"
 
 namespace collage {
 namespace {
+
+using testing::Unravel;
 
 struct ConvCase {
   Shape x;       // N x C x spatial...
@@ -52,15 +55,6 @@ Tensor Random(DType dtype, const Shape& shape, std::mt19937& rng) {
   return t;
 }
 
-// Row-major unravel of `index` over `dims`.
-std::vector<int64_t> Unravel(int64_t index, const Shape& dims) {
-  std::vector<int64_t> out(dims.size());
-  for (size_t d = dims.size(); d-- > 0;) {
-    out[d] = index % dims[d];
-    index /= dims[d];
-  }
-  return out;
-}
 
 struct Reference {
   Shape shape;

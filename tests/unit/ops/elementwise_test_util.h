@@ -16,6 +16,16 @@
 
 namespace collage::testing {
 
+// Row-major unravel of `index` over `dims` (the naive reference loops of conv and pool).
+inline std::vector<int64_t> Unravel(int64_t index, const Shape& dims) {
+  std::vector<int64_t> out(dims.size());
+  for (size_t d = dims.size(); d-- > 0;) {
+    out[d] = index % dims[d];
+    index /= dims[d];
+  }
+  return out;
+}
+
 // A node with `num_inputs` inputs and the given outputs (false = an unused optional output).
 inline Node MakeNode(const std::string& op_type, size_t num_inputs,
                      std::vector<bool> outputs = {true}, Attributes attributes = {}) {

@@ -12,10 +12,13 @@
 #include <type_traits>
 #include <vector>
 
+#include "elementwise_test_util.h"
 #include "ops/op_registry.h"
 
 namespace collage {
 namespace {
+
+using testing::Unravel;
 
 struct PoolCase {
   Shape x;
@@ -41,14 +44,6 @@ std::string Describe(const PoolCase& c) {
          " order=" + std::to_string(c.storage_order);
 }
 
-std::vector<int64_t> Unravel(int64_t index, const Shape& dims) {
-  std::vector<int64_t> out(dims.size());
-  for (size_t d = dims.size(); d-- > 0;) {
-    out[d] = index % dims[d];
-    index /= dims[d];
-  }
-  return out;
-}
 
 struct Reference {
   Shape shape;
