@@ -8,6 +8,9 @@ BUILD_PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev
+  # the backend libraries (backends/*); OpenBLAS's OpenMP build shares one thread pool with
+  # oneDNN and our own kernels
+  libdnnl-dev libxnnpack-dev libpthreadpool-dev libopenblas-openmp-dev libeigen3-dev
 )
 # Tests also need: the ONNX Python package (generates the ONNX node conformance cases),
 # PyTorch + torchvision (export models through another exporter), clang + libFuzzer.

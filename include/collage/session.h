@@ -17,15 +17,21 @@ class Graph;
 struct SessionOptions {
   // Fixes dims of graph inputs (dynamic ones must be fixed): name → shape.
   std::map<std::string, Shape> input_shapes;
-  // Threads used by the kernels; 0 = one per core.
+  // Threads used by the kernels of every backend; 0 = one per core.
   int num_threads = 0;
+  // Runs every node on this backend where one of its rules matches, and on "native"
+  // elsewhere (`collage backends` lists them).
+  std::string backend = "native";
 };
 
-// Time spent in each node of one run, in execution order (filled by Run when requested).
+// Time spent in each step of one run, in execution order (filled by Run when requested).
+// A step is one kernel: a group of nodes on one backend, or a layout conversion.
 struct NodeTiming {
-  std::string node_name;
-  std::string op_type;
+  std::string node_name;  // the group's first node (the converted value for a conversion)
+  std::string op_type;    // the group's op types joined by '+', or "LayoutConversion"
   double milliseconds = 0;
+  std::string backend;
+  std::string rule;       // for a conversion: "from->to"
 };
 struct RunProfile {
   std::vector<NodeTiming> nodes;
@@ -53,6 +59,10 @@ class Session {
   const std::vector<TensorInfo>& inputs() const;
   const std::vector<TensorInfo>& outputs() const;
   const Graph& graph() const;
+  // How the nodes are grouped and which backend runs each group, with the layout
+  // conversions between them.
+  std::string DescribePlacement() const;
+  int num_layout_conversions() const;
 
   // Every input must be given with exactly its declared dtype and shape. Returns every graph
   // output by name (owned tensors).

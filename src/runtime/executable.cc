@@ -3,17 +3,21 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 
+#include "runtime/kernel_runner.h"
+#include "runtime/layout_conversion.h"
 #include "util/errors.h"
 
 namespace collage {
 
-// Everything one run needs, built once and reused: the arena and, per step, tensor views
-// of its inputs and outputs. Graph inputs change each run, so their uses are patched.
+// Everything one run needs, built once and reused: the arena and, per step, the pointers of
+// its buffers. Graph inputs change each run, so their uses are patched.
 struct Executable::RunContext {
   std::shared_ptr<void> arena;
-  std::vector<std::vector<Tensor>> step_inputs;
-  std::vector<std::vector<Tensor>> step_outputs;
+  std::vector<std::vector<const void*>> step_inputs;
+  std::vector<std::vector<void*>> step_outputs;
+  std::vector<void*> step_workspaces;
   struct InputUse {
     size_t step;
     size_t slot;
@@ -22,81 +26,195 @@ struct Executable::RunContext {
   std::vector<InputUse> input_uses;
 };
 
+// Turns a placement into steps and buffers, one group at a time.
+class Executable::Builder {
+ public:
+  Builder(Executable& exe, const BackendRegistry& registry, int num_threads)
+      : exe_(exe), graph_(exe.graph_), registry_(registry), num_threads_(num_threads) {}
+
+  Status Build() {
+    for (size_t i = 0; i < graph_.inputs().size(); ++i) {
+      size_t id = exe_.buffers_.size();
+      exe_.buffers_.push_back(BufferSlot{true, i});
+      buffer_of_[{graph_.inputs()[i], Layout::Plain().name()}] = id;
+      home_[graph_.inputs()[i]] = Layout::Plain();
+    }
+    for (const PlacedGroup& group : exe_.placement_.groups) COLLAGE_RETURN_IF_ERROR(AddGroup(group));
+    for (ValueId out : graph_.outputs()) {
+      if (graph_.value(out).is_constant()) {
+        exe_.output_buffers_.push_back(-1);
+        continue;
+      }
+      COLLAGE_ASSIGN_OR_RETURN(size_t buffer, BufferIn(out, Layout::Plain()));
+      exe_.output_buffers_.push_back(static_cast<long>(buffer));
+    }
+    // Graph outputs stay alive to the end of the run.
+    const int end = static_cast<int>(exe_.steps_.size());
+    for (long buffer : exe_.output_buffers_) {
+      if (buffer < 0 || exe_.buffers_[static_cast<size_t>(buffer)].graph_input) continue;
+      exe_.requests_[exe_.buffers_[static_cast<size_t>(buffer)].index].last_step = end;
+    }
+    exe_.plan_ = PlanMemory(exe_.requests_);
+    return Status();
+  }
+
+ private:
+  Status AddGroup(const PlacedGroup& group) {
+    const Backend* backend = registry_.Find(group.backend);
+    CompileRequest request = CompileRequest::For(graph_, group.nodes, group.rule, num_threads_);
+    auto fail = [&](const Status& status) {
+      return Status(status.code(), DescribeGroup(group.backend, request) + ": " + status.message());
+    };
+    auto compiled = backend->Compile(request);
+    if (!compiled.ok()) return fail(compiled.status());
+    std::unique_ptr<Kernel> kernel = std::move(*compiled);
+    if (kernel->input_layouts().size() != request.inputs.size() ||
+        kernel->output_layouts().size() != request.outputs.size()) {
+      return fail(Internal("the kernel declares {} input and {} output layouts for {} inputs and "
+                           "{} outputs",
+                           kernel->input_layouts().size(), kernel->output_layouts().size(),
+                           request.inputs.size(), request.outputs.size()));
+    }
+    Step step;
+    for (size_t i = 0; i < request.inputs.size(); ++i) {
+      auto buffer = BufferIn(request.inputs[i], kernel->input_layouts()[i]);
+      if (!buffer.ok()) return fail(buffer.status());
+      step.inputs.push_back(*buffer);
+    }
+    for (size_t i = 0; i < request.outputs.size(); ++i) {
+      ValueId out = request.outputs[i];
+      const Layout& layout = kernel->output_layouts()[i];
+      size_t buffer = NewArenaBuffer(layout.BufferBytes(graph_.value(out).type));
+      buffer_of_[{out, layout.name()}] = buffer;
+      home_[out] = layout;
+      step.outputs.push_back(buffer);
+    }
+    step.label.backend = group.backend;
+    step.label.rule = group.rule;
+    std::vector<NodeId> nodes = group.nodes.Nodes();
+    step.label.node_name = graph_.node(nodes.front()).name;
+    for (NodeId n : nodes) {
+      if (!step.label.op_type.empty()) step.label.op_type += "+";
+      step.label.op_type += graph_.node(n).op_type;
+    }
+    step.kernel = std::move(kernel);
+    AddStep(std::move(step));
+    return Status();
+  }
+
+  // The buffer holding `value` in `layout`, adding a conversion from the layout its
+  // producer wrote when needed (once per value and layout).
+  StatusOr<size_t> BufferIn(ValueId value, const Layout& layout) {
+    auto found = buffer_of_.find({value, layout.name()});
+    if (found != buffer_of_.end()) {
+      MarkRead(found->second);
+      return found->second;
+    }
+    auto home = home_.find(value);
+    if (home == home_.end()) {
+      return Internal("value '{}' is read before any group computes it", graph_.value(value).name);
+    }
+    const TensorType& type = graph_.value(value).type;
+    COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> conversion,
+                             CompileLayoutConversion(type, home->second, layout, registry_));
+    Step step;
+    size_t source = buffer_of_.at({value, home->second.name()});
+    MarkRead(source);
+    step.inputs.push_back(source);
+    size_t target = NewArenaBuffer(layout.BufferBytes(type));
+    step.outputs.push_back(target);
+    step.label.node_name = graph_.value(value).name;
+    step.label.op_type = "LayoutConversion";
+    std::string owner = LayoutOwner(home->second.kind() == LayoutKind::kOpaque ? home->second : layout);
+    step.label.backend = owner.empty() ? "native" : owner;
+    step.label.rule = home->second.name() + "->" + layout.name();
+    step.kernel = std::move(conversion);
+    AddStep(std::move(step));
+    buffer_of_[{value, layout.name()}] = target;
+    MarkRead(target);
+    return target;
+  }
+
+  size_t NewArenaBuffer(size_t bytes) {
+    const int next_step = static_cast<int>(exe_.steps_.size());
+    exe_.requests_.push_back(BufferRequest{bytes, next_step, next_step});
+    exe_.buffers_.push_back(BufferSlot{false, exe_.requests_.size() - 1});
+    return exe_.buffers_.size() - 1;
+  }
+
+  // The buffer is read by the step about to be added.
+  void MarkRead(size_t buffer) {
+    const BufferSlot& slot = exe_.buffers_[buffer];
+    if (slot.graph_input) return;
+    BufferRequest& request = exe_.requests_[slot.index];
+    request.last_step = std::max(request.last_step, static_cast<int>(exe_.steps_.size()));
+  }
+
+  void AddStep(Step step) {
+    const int index = static_cast<int>(exe_.steps_.size());
+    if (step.kernel->workspace_bytes() > 0) {
+      exe_.requests_.push_back(BufferRequest{step.kernel->workspace_bytes(), index, index});
+      step.workspace_request = static_cast<int>(exe_.requests_.size() - 1);
+    }
+    exe_.steps_.push_back(std::move(step));
+  }
+
+  Executable& exe_;
+  const Graph& graph_;
+  const BackendRegistry& registry_;
+  const int num_threads_;
+  std::map<std::pair<ValueId, std::string>, size_t> buffer_of_;  // (value, layout) → buffer
+  std::map<ValueId, Layout> home_;  // the layout the producer wrote
+};
+
 Executable::Executable(const Graph& graph) : graph_(graph) {}
 Executable::~Executable() = default;
 
-StatusOr<std::unique_ptr<Executable>> Executable::Create(const Graph& graph) {
+StatusOr<std::unique_ptr<Executable>> Executable::Create(const Graph& graph,
+                                                         const Placement& placement,
+                                                         const BackendRegistry& registry,
+                                                         int num_threads) {
   COLLAGE_RETURN_IF_ERROR(graph.Validate());
+  COLLAGE_RETURN_IF_ERROR(ValidatePlacement(graph, placement, registry));
   std::unique_ptr<Executable> exe(new Executable(graph));
-  exe->slots_.resize(static_cast<size_t>(graph.num_values()));
-  for (size_t i = 0; i < graph.inputs().size(); ++i) {
-    exe->slots_[static_cast<size_t>(graph.inputs()[i])] = Slot{Place::kGraphInput, i};
-  }
-  for (ValueId v = 0; v < graph.num_values(); ++v) {
-    if (graph.value(v).is_constant()) exe->slots_[static_cast<size_t>(v)] = Slot{Place::kConstant, 0};
-  }
-
-  const int num_steps = graph.num_nodes();
-  std::vector<int> last_use(static_cast<size_t>(graph.num_values()), -1);
-  for (NodeId n = 0; n < num_steps; ++n) {
-    for (ValueId in : graph.node(n).inputs) {
-      if (in != kNoValue) last_use[static_cast<size_t>(in)] = n;
-    }
-  }
-  for (ValueId out : graph.outputs()) last_use[static_cast<size_t>(out)] = num_steps;
-
-  for (NodeId n = 0; n < num_steps; ++n) {
-    const Node& node = graph.node(n);
-    const OpDef* def = OpRegistry::Global().Find(node.domain, node.op_type);
-    if (def == nullptr) {
-      return Unsupported("{} node '{}': op is not supported", node.op_type, node.name);
-    }
-    exe->steps_.push_back(Step{&node, def});
-    for (ValueId out : node.outputs) {
-      if (out == kNoValue) continue;
-      const Value& value = graph.value(out);
-      BufferRequest request{value.type.nbytes(), n, std::max(n, last_use[static_cast<size_t>(out)])};
-      exe->slots_[static_cast<size_t>(out)] = Slot{Place::kArena, exe->requests_.size()};
-      exe->requests_.push_back(request);
-    }
-  }
-  exe->plan_ = PlanMemory(exe->requests_);
+  exe->placement_ = placement;
+  Builder builder(*exe, registry, num_threads);
+  COLLAGE_RETURN_IF_ERROR(builder.Build());
   return exe;
 }
 
-Tensor Executable::ViewOf(ValueId id, RunContext& ctx) const {
-  if (id == kNoValue) return Tensor();
-  const Value& value = graph_.value(id);
-  const Slot& slot = slots_[static_cast<size_t>(id)];
-  switch (slot.place) {
-    case Place::kConstant: return *value.constant;
-    case Place::kArena:
-      return Tensor::View(value.type.dtype, value.type.shape,
-                          static_cast<char*>(ctx.arena.get()) + plan_.offsets[slot.index]);
-    case Place::kGraphInput:
-    case Place::kNone: break;
-  }
-  return Tensor();
+int Executable::num_conversions() const {
+  int count = 0;
+  for (const Step& step : steps_) count += step.label.op_type == "LayoutConversion";
+  return count;
 }
 
 std::unique_ptr<Executable::RunContext> Executable::NewContext() const {
   auto ctx = std::make_unique<RunContext>();
   size_t bytes = std::max<size_t>(plan_.arena_bytes, kArenaAlignment);
-  void* arena = std::aligned_alloc(kArenaAlignment, bytes);
+  void* arena = std::aligned_alloc(kArenaAlignment, (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment);
   if (arena == nullptr) return nullptr;
   ctx->arena = std::shared_ptr<void>(arena, [](void* p) { std::free(p); });
-  ctx->step_inputs.resize(steps_.size());
-  ctx->step_outputs.resize(steps_.size());
+  char* base = static_cast<char*>(arena);
+  auto address = [&](size_t buffer) -> void* {
+    const BufferSlot& slot = buffers_[buffer];
+    return slot.graph_input ? nullptr : base + plan_.offsets[slot.index];
+  };
   for (size_t s = 0; s < steps_.size(); ++s) {
-    const Node& node = *steps_[s].node;
-    for (size_t i = 0; i < node.inputs.size(); ++i) {
-      ValueId in = node.inputs[i];
-      ctx->step_inputs[s].push_back(ViewOf(in, *ctx));
-      if (in != kNoValue && slots_[static_cast<size_t>(in)].place == Place::kGraphInput) {
-        ctx->input_uses.push_back({s, i, slots_[static_cast<size_t>(in)].index});
-      }
+    const Step& step = steps_[s];
+    std::vector<const void*> inputs;
+    for (size_t i = 0; i < step.inputs.size(); ++i) {
+      inputs.push_back(address(step.inputs[i]));
+      const BufferSlot& slot = buffers_[step.inputs[i]];
+      if (slot.graph_input) ctx->input_uses.push_back({s, i, slot.index});
     }
-    for (ValueId out : node.outputs) ctx->step_outputs[s].push_back(ViewOf(out, *ctx));
+    std::vector<void*> outputs;
+    for (size_t buffer : step.outputs) outputs.push_back(address(buffer));
+    ctx->step_inputs.push_back(std::move(inputs));
+    ctx->step_outputs.push_back(std::move(outputs));
+    ctx->step_workspaces.push_back(
+        step.workspace_request < 0 ? nullptr
+                                   : base + plan_.offsets[static_cast<size_t>(step.workspace_request)]);
   }
   return ctx;
 }
@@ -118,36 +236,46 @@ StatusOr<std::vector<Tensor>> Executable::Run(const std::vector<Tensor>& inputs,
   if (!ctx) return Internal("cannot allocate an arena of {} bytes", plan_.arena_bytes);
 
   for (const RunContext::InputUse& use : ctx->input_uses) {
-    ctx->step_inputs[use.step][use.slot] = inputs[use.graph_input];
+    ctx->step_inputs[use.step][use.slot] = inputs[use.graph_input].data();
   }
   Status status;
   if (profile != nullptr) profile->nodes.clear();
   for (size_t s = 0; s < steps_.size() && status.ok(); ++s) {
-    const Node& node = *steps_[s].node;
-    KernelContext kernel{node, graph_.opset(), ctx->step_inputs[s], ctx->step_outputs[s]};
-    if (profile == nullptr) {
-      status = steps_[s].def->run(kernel);
-      continue;
-    }
+    KernelBuffers buffers{ctx->step_inputs[s], ctx->step_outputs[s], ctx->step_workspaces[s]};
     auto start = std::chrono::steady_clock::now();
-    status = steps_[s].def->run(kernel);
-    std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start;
-    profile->nodes.push_back(NodeTiming{node.name, node.op_type, elapsed.count()});
+    status = steps_[s].kernel->Run(buffers);
+    if (!status.ok()) {
+      const NodeTiming& step = steps_[s].label;
+      status = Status(status.code(), fmt::format("{} '{}' on backend '{}' (rule '{}'): {}",
+                                                 step.op_type, step.node_name, step.backend,
+                                                 step.rule, status.message()));
+    }
+    if (profile != nullptr) {
+      std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start;
+      NodeTiming timing = steps_[s].label;
+      timing.milliseconds = elapsed.count();
+      profile->nodes.push_back(std::move(timing));
+    }
   }
   std::vector<Tensor> outputs;
   if (status.ok()) {
-    for (ValueId out : graph_.outputs()) {
-      const Slot& slot = slots_[static_cast<size_t>(out)];
-      if (slot.place == Place::kGraphInput) {
-        outputs.push_back(inputs[slot.index].Clone());
-      } else {
-        outputs.push_back(ViewOf(out, *ctx).Clone());
+    const char* base = static_cast<const char*>(ctx->arena.get());
+    for (size_t o = 0; o < graph_.outputs().size(); ++o) {
+      const Value& value = graph_.value(graph_.outputs()[o]);
+      long buffer = output_buffers_[o];
+      if (buffer < 0) {
+        outputs.push_back(value.constant->Clone());
+        continue;
       }
+      const BufferSlot& slot = buffers_[static_cast<size_t>(buffer)];
+      if (slot.graph_input) {
+        outputs.push_back(inputs[slot.index].Clone());
+        continue;
+      }
+      Tensor out(value.type.dtype, value.type.shape);
+      std::memcpy(out.data(), base + plan_.offsets[slot.index], out.nbytes());
+      outputs.push_back(std::move(out));
     }
-  }
-  // Drop the per-run input handles before the context goes back to the pool.
-  for (const RunContext::InputUse& use : ctx->input_uses) {
-    ctx->step_inputs[use.step][use.slot] = Tensor();
   }
   {
     std::lock_guard<std::mutex> lock(pool_mutex_);

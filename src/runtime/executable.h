@@ -1,24 +1,30 @@
-// Executable: a Graph compiled for running — every node resolved to its kernel, every
-// intermediate tensor given a place in one arena (runtime/memory_planner.h). Run() may be
-// called from several threads: each concurrent run takes its own arena from a pool.
+// Executable: a placement compiled for running — every group compiled by its backend into a
+// kernel, a layout conversion wherever a producer's layout differs from what a consumer
+// wants, and every intermediate buffer and kernel workspace given a place in one arena
+// (runtime/memory_planner.h). Run() may be called from several threads: each concurrent run
+// takes its own arena from a pool.
 #pragma once
 
 #include <memory>
 #include <mutex>
 #include <vector>
 
+#include "collage/backend.h"
 #include "collage/session.h"
 #include "collage/status.h"
 #include "ir/graph.h"
-#include "ops/op_registry.h"
 #include "runtime/memory_planner.h"
+#include "runtime/placement.h"
 
 namespace collage {
 
 class Executable {
  public:
-  // `graph` must outlive the Executable.
-  static StatusOr<std::unique_ptr<Executable>> Create(const Graph& graph);
+  // `graph` must outlive the Executable. `num_threads` is passed to the backends' Compile.
+  static StatusOr<std::unique_ptr<Executable>> Create(const Graph& graph,
+                                                      const Placement& placement,
+                                                      const BackendRegistry& registry,
+                                                      int num_threads);
   ~Executable();
 
   // `inputs` are in graph-input order and must match their declared types (the Session
@@ -27,30 +33,38 @@ class Executable {
   StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs,
                                     RunProfile* profile = nullptr) const;
 
+  const Placement& placement() const { return placement_; }
   const MemoryPlan& memory_plan() const { return plan_; }
-  // Liveness requests behind the plan, one per arena value (for tests and reports).
+  // Liveness requests behind the plan: one per arena buffer and per kernel workspace.
   const std::vector<BufferRequest>& buffer_requests() const { return requests_; }
   int num_steps() const { return static_cast<int>(steps_.size()); }
+  int num_conversions() const;
 
  private:
-  struct Step {
-    const Node* node;
-    const OpDef* def;
+  // Where a buffer lives: in the arena (request index) or in a caller's input tensor.
+  struct BufferSlot {
+    bool graph_input = false;
+    size_t index = 0;
   };
-  enum class Place { kNone, kConstant, kGraphInput, kArena };
-  struct Slot {
-    Place place = Place::kNone;
-    size_t index = 0;  // graph-input index, or request index for arena values
+  struct Step {
+    std::unique_ptr<Kernel> kernel;
+    std::vector<size_t> inputs;   // buffer ids
+    std::vector<size_t> outputs;  // buffer ids
+    int workspace_request = -1;   // request index, -1 when the kernel needs none
+    NodeTiming label;             // names for profiles (milliseconds unused)
   };
   struct RunContext;
+  class Builder;
 
   explicit Executable(const Graph& graph);
   std::unique_ptr<RunContext> NewContext() const;
-  Tensor ViewOf(ValueId id, RunContext& ctx) const;
 
   const Graph& graph_;
+  Placement placement_;
   std::vector<Step> steps_;
-  std::vector<Slot> slots_;  // per value
+  std::vector<BufferSlot> buffers_;
+  // Per graph output: the buffer holding it in plain layout, or -1 when it is a constant.
+  std::vector<long> output_buffers_;
   std::vector<BufferRequest> requests_;
   MemoryPlan plan_;
 

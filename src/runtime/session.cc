@@ -1,18 +1,18 @@
 #include "collage/session.h"
 
-#include <omp.h>
-
 #include <new>
 
 #include "ir/graph.h"
 #include "onnx/onnx_import.h"
 #include "runtime/executable.h"
+#include "runtime/placement.h"
+#include "runtime/threading.h"
 #include "util/errors.h"
 
 namespace collage {
 
 struct Session::Impl {
-  int num_threads = 0;  // 0: the OpenMP default (one per core)
+  int num_threads = 1;
   Graph graph;
   std::unique_ptr<Executable> executable;
   std::vector<TensorInfo> inputs;
@@ -70,18 +70,34 @@ StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph, const Session
     return InvalidArgument("thread count must be 1 to {} (or 0 for one per core), got {}",
                            kMaxThreads, options.num_threads);
   }
+  BackendRegistry& registry = BackendRegistry::Global();
+  const Backend* backend = registry.Find(options.backend);
+  if (backend == nullptr) {
+    std::string names;
+    for (const Backend* b : registry.backends()) names += (names.empty() ? "" : ", ") + b->name();
+    return NotFound("no backend named '{}' (registered: {})", options.backend, names);
+  }
   auto impl = std::make_unique<Impl>();
-  impl->num_threads = options.num_threads;
+  impl->num_threads = ResolveThreadCount(options.num_threads);
   impl->graph = std::move(graph);
   for (ValueId id : impl->graph.inputs()) impl->inputs.push_back(InfoOf(impl->graph.value(id)));
   for (ValueId id : impl->graph.outputs()) impl->outputs.push_back(InfoOf(impl->graph.value(id)));
-  COLLAGE_ASSIGN_OR_RETURN(impl->executable, Executable::Create(impl->graph));
+  // Backends may pick their algorithms for the thread count at compile time.
+  ApplyThreadPolicy(impl->num_threads, registry);
+  COLLAGE_ASSIGN_OR_RETURN(Placement placement,
+                           PlaceOnSingleBackend(impl->graph, *backend, registry));
+  COLLAGE_ASSIGN_OR_RETURN(impl->executable, Executable::Create(impl->graph, placement, registry,
+                                                                impl->num_threads));
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
 
 const std::vector<TensorInfo>& Session::inputs() const { return impl_->inputs; }
 const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs; }
 const Graph& Session::graph() const { return impl_->graph; }
+std::string Session::DescribePlacement() const {
+  return collage::DescribePlacement(impl_->graph, impl_->executable->placement());
+}
+int Session::num_layout_conversions() const { return impl_->executable->num_conversions(); }
 
 StatusOr<std::map<std::string, Tensor>> Session::Run(const std::map<std::string, Tensor>& inputs,
                                                      RunProfile* profile) {
@@ -123,7 +139,7 @@ StatusOr<std::map<std::string, Tensor>> Session::RunUnguarded(
     }
   }
   // The OpenMP team size is a per-thread setting: apply it on the thread that runs.
-  if (impl_->num_threads > 0) omp_set_num_threads(impl_->num_threads);
+  ApplyThreadPolicy(impl_->num_threads, BackendRegistry::Global());
   COLLAGE_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, impl_->executable->Run(ordered, profile));
   std::map<std::string, Tensor> named;
   for (size_t i = 0; i < outputs.size(); ++i) named[impl_->outputs[i].name] = std::move(outputs[i]);

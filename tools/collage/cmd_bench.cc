@@ -18,26 +18,30 @@ struct BenchFlags {
   int warmup = 3;
   int iterations = 20;
   int threads = 0;
+  std::string backend = "native";
+  std::vector<std::string> plugin_dirs;
   bool profile = false;
 };
 
 // Per op type: total time over the timed runs divided by their number, share of the run.
 void PrintProfile(const std::vector<RunProfile>& runs) {
-  std::map<std::string, std::pair<double, int>> by_op;  // op → (total ms, nodes per run)
+  // "backend op+op" → (total ms, steps per run)
+  std::map<std::string, std::pair<double, int>> by_op;
+  auto key = [](const NodeTiming& t) { return t.backend + " " + t.op_type; };
   double total = 0;
   for (const RunProfile& run : runs) {
     for (const NodeTiming& t : run.nodes) {
-      by_op[t.op_type].first += t.milliseconds;
+      by_op[key(t)].first += t.milliseconds;
       total += t.milliseconds;
     }
   }
-  for (const NodeTiming& t : runs.front().nodes) by_op[t.op_type].second++;
+  for (const NodeTiming& t : runs.front().nodes) by_op[key(t)].second++;
   std::vector<std::pair<std::string, std::pair<double, int>>> rows(by_op.begin(), by_op.end());
   std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
   const double n = static_cast<double>(runs.size());
-  std::printf("time per op type (mean per run):\n");
+  std::printf("time per backend and kernel (mean per run):\n");
   for (const auto& [op, stat] : rows) {
-    std::printf("  %-22s %4d nodes  %10s  %5.1f%%\n", op.c_str(), stat.second,
+    std::printf("  %-34s %4d steps  %10s  %5.1f%%\n", op.c_str(), stat.second,
                 FormatMillis(stat.first / n).c_str(), total > 0 ? 100.0 * stat.first / total : 0.0);
   }
 }
@@ -47,8 +51,10 @@ int RunBench(const BenchFlags& flags) {
     return ReportError(Status(StatusCode::kInvalidArgument,
                               "--warmup must be >= 0 and --iterations >= 1"));
   }
+  if (Status s = LoadPlugins(flags.plugin_dirs); !s.ok()) return ReportError(s);
   SessionOptions options;
   options.num_threads = flags.threads;
+  options.backend = flags.backend;
   if (Status s = ParseShapeFlags(flags.shapes, options); !s.ok()) return ReportError(s);
   auto session = Session::LoadFile(flags.model, options);
   if (!session.ok()) return ReportError(session.status());
@@ -70,6 +76,8 @@ int RunBench(const BenchFlags& flags) {
   LatencyStats s = ComputeLatencyStats(samples);
   std::printf("model: %s  threads: %d  iterations: %d (after %d warm-up)\n", flags.model.c_str(),
               flags.threads, s.count, flags.warmup);
+  std::printf("placement: %s; %d layout conversions\n", (*session)->DescribePlacement().c_str(),
+              (*session)->num_layout_conversions());
   std::printf("latency: p50 %s  p90 %s  p99 %s  min %s  mean %s\n", FormatMillis(s.p50_ms).c_str(),
               FormatMillis(s.p90_ms).c_str(), FormatMillis(s.p99_ms).c_str(),
               FormatMillis(s.min_ms).c_str(), FormatMillis(s.mean_ms).c_str());
@@ -88,7 +96,11 @@ void AddBenchCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--warmup", flags->warmup, "Untimed runs first")->capture_default_str();
   cmd->add_option("--iterations", flags->iterations, "Timed runs")->capture_default_str();
   cmd->add_option("--threads", flags->threads, "Threads (0 = one per core)");
-  cmd->add_flag("--profile", flags->profile, "Also print the time spent per op type");
+  cmd->add_option("--backend", flags->backend,
+                  "Run every node this backend has a rule for on it, the rest on native")
+      ->capture_default_str();
+  AddPluginOption(cmd, flags->plugin_dirs);
+  cmd->add_flag("--profile", flags->profile, "Also print the time spent per backend and kernel");
   cmd->callback([flags, &exit_code] { exit_code = RunBench(*flags); });
 }
 

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "commands.h"
 #include "util/errors.h"
 #include "util/tensor_file.h"
@@ -20,6 +22,10 @@ struct RunFlags {
   bool random_inputs = false;
   unsigned seed = 0;
   int threads = 0;
+  std::string backend = "native";
+  std::vector<std::string> plugin_dirs;
+  bool check = false;
+  double tolerance = 1e-3;
 };
 
 // File-name-safe version of a tensor name ("output:0" → "output_0").
@@ -46,9 +52,54 @@ void PrintSummary(const std::string& name, const Tensor& t) {
   std::printf("\n");
 }
 
+// max|a - b| / max(1, max|reference|): an error relative to the output's scale, so that
+// large-magnitude outputs and near-zero elements are judged alike.
+double NormalizedError(const Tensor& actual, const Tensor& reference) {
+  std::vector<double> a = actual.ToVector<double>();
+  std::vector<double> r = reference.ToVector<double>();
+  if (a.size() != r.size()) return INFINITY;
+  double max_diff = 0, scale = 1;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::isnan(a[i]) != std::isnan(r[i])) return INFINITY;
+    if (std::isnan(r[i])) continue;
+    max_diff = std::max(max_diff, std::fabs(a[i] - r[i]));
+    scale = std::max(scale, std::fabs(r[i]));
+  }
+  return max_diff / scale;
+}
+
+// Runs the model again on the reference kernels (the native backend alone) and compares.
+int CheckAgainstReference(const RunFlags& flags, const SessionOptions& options,
+                          const std::map<std::string, Tensor>& inputs,
+                          const std::map<std::string, Tensor>& outputs) {
+  SessionOptions reference_options = options;
+  reference_options.backend = "native";
+  auto reference = Session::LoadFile(flags.model, reference_options);
+  if (!reference.ok()) return ReportError(reference.status());
+  auto expected = (*reference)->Run(inputs);
+  if (!expected.ok()) return ReportError(expected.status());
+  bool ok = true;
+  std::printf("check against the reference kernels (tolerance %.1e, normalized error):\n",
+              flags.tolerance);
+  for (const auto& [name, tensor] : *expected) {
+    double error = NormalizedError(outputs.at(name), tensor);
+    bool pass = error <= flags.tolerance;
+    ok = ok && pass;
+    std::printf("  %-24s %s  error %.3g\n", name.c_str(), pass ? "ok  " : "FAIL", error);
+  }
+  if (!ok) {
+    return ReportError(Status(StatusCode::kInternal,
+                              fmt::format("outputs on backend '{}' differ from the reference",
+                                          options.backend)));
+  }
+  return 0;
+}
+
 int RunRun(const RunFlags& flags) {
+  if (Status s = LoadPlugins(flags.plugin_dirs); !s.ok()) return ReportError(s);
   SessionOptions options;
   options.num_threads = flags.threads;
+  options.backend = flags.backend;
   if (Status s = ParseShapeFlags(flags.shapes, options); !s.ok()) return ReportError(s);
   auto session = Session::LoadFile(flags.model, options);
   if (!session.ok()) return ReportError(session.status());
@@ -62,6 +113,8 @@ int RunRun(const RunFlags& flags) {
     std::filesystem::create_directories(flags.output_dir, ec);
     if (ec) return ReportError(IoError("cannot create {}: {}", flags.output_dir, ec.message()));
   }
+  std::printf("placement: %s; %d layout conversions\n", (*session)->DescribePlacement().c_str(),
+              (*session)->num_layout_conversions());
   std::printf("outputs:\n");
   for (const auto& [name, tensor] : *outputs) {
     PrintSummary(name, tensor);
@@ -70,6 +123,7 @@ int RunRun(const RunFlags& flags) {
     if (Status s = WriteTensorFiles(tensor, name, stem); !s.ok()) return ReportError(s);
   }
   if (!flags.output_dir.empty()) std::printf("written to %s (.npy and .pb)\n", flags.output_dir.c_str());
+  if (flags.check) return CheckAgainstReference(flags, options, *inputs, *outputs);
   return 0;
 }
 
@@ -85,6 +139,15 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--shape", flags->shapes, "Fix an input's shape: NAME=1x3x224x224 (repeatable)");
   cmd->add_option("--output-dir", flags->output_dir, "Write every output as NAME.npy and NAME.pb here");
   cmd->add_option("--threads", flags->threads, "Threads (0 = one per core)");
+  cmd->add_option("--backend", flags->backend,
+                  "Run every node this backend has a rule for on it, the rest on native")
+      ->capture_default_str();
+  AddPluginOption(cmd, flags->plugin_dirs);
+  cmd->add_flag("--check", flags->check,
+                "Also run on the reference kernels and compare the outputs (exit 1 if they differ)");
+  cmd->add_option("--tolerance", flags->tolerance,
+                  "Largest normalized error --check accepts: max|a-b| / max(1, max|reference|)")
+      ->capture_default_str();
   cmd->callback([flags, &exit_code] { exit_code = RunRun(*flags); });
 }
 

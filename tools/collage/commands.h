@@ -18,6 +18,11 @@ void AddRunCommand(CLI::App& app, int& exit_code);
 void AddBenchCommand(CLI::App& app, int& exit_code);
 void AddZooCommand(CLI::App& app, int& exit_code);
 void AddDemoCommand(CLI::App& app, int& exit_code);
+void AddBackendsCommand(CLI::App& app, int& exit_code);
+
+// --backend-path DIR (repeatable): plug-in folders, loaded before the command runs.
+void AddPluginOption(CLI::App* cmd, std::vector<std::string>& plugin_dirs);
+Status LoadPlugins(const std::vector<std::string>& plugin_dirs);
 
 // Prints "error: <message>" to stderr and returns 1.
 int ReportError(const Status& status);

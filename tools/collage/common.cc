@@ -2,6 +2,8 @@
 #include <random>
 
 #include "commands.h"
+
+#include "collage/backend.h"
 #include "onnx/onnx_import.h"
 #include "util/errors.h"
 #include "util/random_tensor.h"
@@ -62,6 +64,18 @@ StatusOr<std::map<std::string, Tensor>> LoadInputs(const Session& session,
 std::string FormatMillis(double ms) {
   if (ms < 1.0) return fmt::format("{:.0f} us", ms * 1000.0);
   return fmt::format("{:.2f} ms", ms);
+}
+
+void AddPluginOption(CLI::App* cmd, std::vector<std::string>& plugin_dirs) {
+  cmd->add_option("--backend-path", plugin_dirs,
+                  "Load the backend plug-ins (lib*.so) in this folder first (repeatable)");
+}
+
+Status LoadPlugins(const std::vector<std::string>& plugin_dirs) {
+  for (const std::string& dir : plugin_dirs) {
+    COLLAGE_RETURN_IF_ERROR(BackendRegistry::Global().LoadPluginsFrom(dir));
+  }
+  return Status();
 }
 
 }  // namespace collage::cli

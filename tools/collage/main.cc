@@ -3,8 +3,11 @@
 #include <new>
 
 #include "commands.h"
+#include "runtime/threading.h"
 
 int main(int argc, char** argv) {
+  // Before anything starts the OpenMP runtime: its wait policy is read once.
+  collage::InitThreadPolicyEnvironment();
   CLI::App app{"collage: run ONNX models on the best mix of backend libraries"};
   app.require_subcommand(1);
   int exit_code = 0;
@@ -13,6 +16,7 @@ int main(int argc, char** argv) {
   collage::cli::AddRunCommand(app, exit_code);
   collage::cli::AddBenchCommand(app, exit_code);
   collage::cli::AddZooCommand(app, exit_code);
+  collage::cli::AddBackendsCommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

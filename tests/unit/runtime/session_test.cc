@@ -3,14 +3,16 @@
 #include <random>
 #include <thread>
 
+#include "collage/backend.h"
 #include "collage/session.h"
 #include "ir/graph.h"
 #include "runtime/executable.h"
+#include "runtime/placement.h"
 
 namespace collage {
 namespace {
 
-Node MakeNode(std::string name, std::string op, std::vector<ValueId> in, std::vector<ValueId> out) {
+Node NodeOf(std::string name, std::string op, std::vector<ValueId> in, std::vector<ValueId> out) {
   Node n;
   n.name = std::move(name);
   n.op_type = std::move(op);
@@ -29,9 +31,9 @@ Graph SmallGraph() {
   ValueId y = g.AddValue("y", t);
   ValueId z = g.AddValue("z", t);
   ValueId w = g.AddValue("w", t);
-  EXPECT_TRUE(g.AddNode(MakeNode("relu", "Relu", {x}, {y})).ok());
-  EXPECT_TRUE(g.AddNode(MakeNode("add", "Add", {y, bias}, {z})).ok());
-  EXPECT_TRUE(g.AddNode(MakeNode("square", "Mul", {z, z}, {w})).ok());
+  EXPECT_TRUE(g.AddNode(NodeOf("relu", "Relu", {x}, {y})).ok());
+  EXPECT_TRUE(g.AddNode(NodeOf("add", "Add", {y, bias}, {z})).ok());
+  EXPECT_TRUE(g.AddNode(NodeOf("square", "Mul", {z, z}, {w})).ok());
   g.AddOutput(z);
   g.AddOutput(w);
   g.AddOutput(x);
@@ -62,17 +64,24 @@ TEST(SessionTest, RunsAGraphAndReportsItsSignature) {
   EXPECT_EQ(out->at("x").ToVector<float>(), x);
 }
 
-TEST(SessionTest, ProfileRecordsEveryNodeInOrder) {
+TEST(SessionTest, ProfileRecordsEveryStepInOrder) {
   auto session = Session::FromGraph(SmallGraph());
   ASSERT_TRUE(session.ok());
   RunProfile profile;
   auto out = (*session)->Run({{"x", Tensor(DType::kFloat32, {2, 3})}}, &profile);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
-  ASSERT_EQ(profile.nodes.size(), 3u);
+  // The native backend may fuse the elementwise nodes into one step; together the steps
+  // name every node once, in order.
+  ASSERT_FALSE(profile.nodes.empty());
   EXPECT_EQ(profile.nodes[0].node_name, "relu");
-  EXPECT_EQ(profile.nodes[1].op_type, "Add");
-  EXPECT_EQ(profile.nodes[2].node_name, "square");
-  for (const NodeTiming& t : profile.nodes) EXPECT_GE(t.milliseconds, 0.0);
+  std::string ops;
+  for (const NodeTiming& t : profile.nodes) {
+    ops += (ops.empty() ? "" : "+") + t.op_type;
+    EXPECT_EQ(t.backend, "native");
+    EXPECT_FALSE(t.rule.empty());
+    EXPECT_GE(t.milliseconds, 0.0);
+  }
+  EXPECT_EQ(ops, "Relu+Add+Mul");
 }
 
 TEST(SessionTest, RefusesWrongInputs) {
@@ -122,13 +131,20 @@ TEST(SessionTest, ConcurrentRunsGiveIdenticalResults) {
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[static_cast<size_t>(t)], 0) << "thread " << t;
 }
 
+StatusOr<std::unique_ptr<Executable>> NativeExecutable(const Graph& g) {
+  BackendRegistry& registry = BackendRegistry::Global();
+  COLLAGE_ASSIGN_OR_RETURN(Placement placement,
+                           PlaceOnSingleBackend(g, *registry.Find("native"), registry));
+  return Executable::Create(g, placement, registry, 1);
+}
+
 TEST(ExecutableTest, LiveBuffersNeverShareMemory) {
   Graph g = SmallGraph();
-  auto exe = Executable::Create(g);
+  auto exe = NativeExecutable(g);
   ASSERT_TRUE(exe.ok()) << exe.status().ToString();
   const auto& requests = (*exe)->buffer_requests();
   const auto& plan = (*exe)->memory_plan();
-  ASSERT_EQ(requests.size(), 3u);  // y, z, w live in the arena
+  ASSERT_GE(requests.size(), 3u);  // y, z, w (and any kernel workspace) live in the arena
   for (size_t i = 0; i < requests.size(); ++i) {
     for (size_t j = i + 1; j < requests.size(); ++j) {
       if (!LifetimesOverlap(requests[i], requests[j])) continue;
@@ -145,9 +161,9 @@ TEST(ExecutableTest, RefusesUnknownOps) {
   ValueId x = g.AddValue("x", t);
   ValueId y = g.AddValue("y", t);
   g.AddInput(x);
-  ASSERT_TRUE(g.AddNode(MakeNode("mystery", "NoSuchOp", {x}, {y})).ok());
+  ASSERT_TRUE(g.AddNode(NodeOf("mystery", "NoSuchOp", {x}, {y})).ok());
   g.AddOutput(y);
-  auto exe = Executable::Create(g);
+  auto exe = NativeExecutable(g);
   EXPECT_EQ(exe.status().code(), StatusCode::kUnsupported);
   EXPECT_NE(exe.status().message().find("mystery"), std::string::npos);
 }

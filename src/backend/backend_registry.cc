@@ -1,0 +1,121 @@
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <mutex>
+
+#include "collage/backend.h"
+#include "util/errors.h"
+
+namespace collage {
+
+// Defined in the generated builtin_backends.cc (cmake/CollageBackend.cmake).
+Status RegisterBuiltinBackends(BackendRegistry& registry);
+
+BackendRegistry& BackendRegistry::Global() {
+  static BackendRegistry* registry = [] {
+    auto* r = new BackendRegistry();
+    Status status = RegisterBuiltinBackends(*r);
+    if (!status.ok()) {
+      // A built-in backend failing to register is a build defect, not a user error.
+      fmt::print(stderr, "collage: a built-in backend failed to register: {}\n", status.message());
+      std::abort();
+    }
+    return r;
+  }();
+  return *registry;
+}
+
+Status BackendRegistry::Register(std::unique_ptr<Backend> backend) {
+  if (backend == nullptr) return InvalidArgument("cannot register a null backend");
+  std::string name = backend->name();
+  if (name.empty() || name.find_first_of(":, ") != std::string::npos) {
+    return InvalidArgument("backend name '{}' must be non-empty without ':', ',' or spaces", name);
+  }
+  if (Find(name) != nullptr) return InvalidArgument("a backend named '{}' is already registered", name);
+  backends_.push_back(std::move(backend));
+  return Status();
+}
+
+const Backend* BackendRegistry::Find(const std::string& name) const {
+  for (const auto& backend : backends_) {
+    if (backend->name() == name) return backend.get();
+  }
+  return nullptr;
+}
+
+Backend* BackendRegistry::FindMutable(const std::string& name) {
+  for (const auto& backend : backends_) {
+    if (backend->name() == name) return backend.get();
+  }
+  return nullptr;
+}
+
+std::vector<const Backend*> BackendRegistry::backends() const {
+  std::vector<const Backend*> list;
+  for (const auto& backend : backends_) list.push_back(backend.get());
+  return list;
+}
+
+Status BackendRegistry::LoadPlugin(const std::string& path) {
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = dlerror();
+    return NotFound("cannot load backend plug-in '{}': {}", path, why ? why : "unknown error");
+  }
+  using AbiFn = int (*)();
+  using RegisterFn = void (*)(BackendRegistry*, Status*);
+  auto abi = reinterpret_cast<AbiFn>(dlsym(handle, "collage_plugin_abi_version"));
+  auto reg = reinterpret_cast<RegisterFn>(dlsym(handle, "collage_plugin_register"));
+  if (abi == nullptr || reg == nullptr) {
+    dlclose(handle);
+    return InvalidArgument(
+        "'{}' is not a collage backend plug-in: it does not export collage_plugin_abi_version "
+        "and collage_plugin_register (define them with COLLAGE_PLUGIN)",
+        path);
+  }
+  int version = abi();
+  if (version != kBackendAbiVersion) {
+    dlclose(handle);
+    return InvalidArgument(
+        "backend plug-in '{}' was built for backend ABI version {}, this collage has version {}: "
+        "rebuild the plug-in against this collage's headers",
+        path, version, kBackendAbiVersion);
+  }
+  size_t before = backends_.size();
+  Status status;
+  reg(this, &status);
+  if (!status.ok()) {
+    // Backends it registered may point into its code: keep the library loaded, drop them.
+    backends_.resize(before);
+    plugin_handles_.push_back(handle);
+    return Status(status.code(), fmt::format("backend plug-in '{}': {}", path, status.message()));
+  }
+  if (backends_.size() == before) {
+    plugin_handles_.push_back(handle);
+    return InvalidArgument("backend plug-in '{}' registered no backend", path);
+  }
+  plugin_handles_.push_back(handle);
+  return Status();
+}
+
+Status BackendRegistry::LoadPluginsFrom(const std::string& dir) {
+  std::error_code error;
+  if (!std::filesystem::is_directory(dir, error)) {
+    return NotFound("backend plug-in folder '{}' does not exist", dir);
+  }
+  std::vector<std::string> paths;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    std::string file = entry.path().filename().string();
+    if (file.rfind("lib", 0) == 0 && entry.path().extension() == ".so") {
+      paths.push_back(entry.path().string());
+    }
+  }
+  if (error) return IoError("cannot list backend plug-in folder '{}': {}", dir, error.message());
+  if (paths.empty()) return NotFound("no backend plug-in (lib*.so) in '{}'", dir);
+  std::sort(paths.begin(), paths.end());
+  for (const std::string& path : paths) COLLAGE_RETURN_IF_ERROR(LoadPlugin(path));
+  return Status();
+}
+
+}  // namespace collage

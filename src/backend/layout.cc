@@ -1,0 +1,32 @@
+#include "collage/layout.h"
+
+#include "ir/graph.h"
+
+namespace collage {
+
+Layout Layout::ChannelsLast() {
+  Layout layout;
+  layout.kind_ = LayoutKind::kChannelsLast;
+  layout.name_ = "channels_last";
+  return layout;
+}
+
+Layout Layout::Opaque(std::string name, size_t bytes) {
+  Layout layout;
+  layout.kind_ = LayoutKind::kOpaque;
+  layout.name_ = std::move(name);
+  layout.opaque_bytes_ = bytes;
+  return layout;
+}
+
+size_t Layout::BufferBytes(const TensorType& type) const {
+  if (kind_ == LayoutKind::kOpaque) return std::max(opaque_bytes_, type.nbytes());
+  return type.nbytes();
+}
+
+bool Layout::AppliesTo(const TensorType& type) const {
+  if (kind_ != LayoutKind::kChannelsLast) return true;
+  return type.shape.size() >= 3 && type.shape.size() <= 5;
+}
+
+}  // namespace collage

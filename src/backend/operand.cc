@@ -1,0 +1,28 @@
+#include "backend/operand.h"
+
+#include <algorithm>
+
+#include "util/errors.h"
+
+namespace collage {
+
+StatusOr<Operand> Operand::Resolve(const CompileRequest& request, ValueId value) {
+  const Value& v = request.graph->value(value);
+  if (v.type.dtype != DType::kFloat32) {
+    return Unsupported("value '{}' is {}, only float32 is supported", v.name, v.type.ToString());
+  }
+  Operand operand;
+  if (v.is_constant()) {
+    const float* data = v.constant->data_as<float>();
+    operand.constant_.assign(data, data + v.constant->num_elements());
+    return operand;
+  }
+  auto it = std::find(request.inputs.begin(), request.inputs.end(), value);
+  if (it == request.inputs.end()) {
+    return Internal("value '{}' is neither a constant nor an input of the group", v.name);
+  }
+  operand.input_ = static_cast<int>(it - request.inputs.begin());
+  return operand;
+}
+
+}  // namespace collage

@@ -1,0 +1,61 @@
+// Rules and fusions as text, for `collage backends -v` and reports.
+#include <fmt/format.h>
+
+#include "pattern/rule.h"
+
+namespace collage {
+namespace {
+
+std::string DescribePattern(const Pattern& pattern) {
+  const Pattern::Data& data = pattern.data();
+  std::string text;
+  switch (data.kind) {
+    case Pattern::Kind::kAny: text = "any"; break;
+    case Pattern::Kind::kConst: text = "const"; break;
+    case Pattern::Kind::kOptional: return DescribePattern(data.children.front()) + "?";
+    case Pattern::Kind::kAlt: {
+      for (const Pattern& alternative : data.children) {
+        text += (text.empty() ? "" : " | ") + DescribePattern(alternative);
+      }
+      return "(" + text + ")";
+    }
+    case Pattern::Kind::kOp: {
+      text = data.op_types.size() == 1 ? data.op_types.front()
+                                       : fmt::format("{}", fmt::join(data.op_types, "|"));
+      if (data.op_types.size() > 6) {
+        text = fmt::format("{}|...({} op types)", data.op_types.front(), data.op_types.size());
+      }
+      if (data.inputs_given) {
+        std::string inputs;
+        for (const Pattern& input : data.children) {
+          inputs += (inputs.empty() ? "" : ", ") + DescribePattern(input);
+        }
+        text += "(" + inputs + ")";
+      }
+      break;
+    }
+  }
+  size_t predicates = data.node_predicates.size() + data.value_predicates.size();
+  if (predicates > 0) text += "[if]";
+  return text;
+}
+
+}  // namespace
+
+std::string Rule::Describe() const {
+  std::string text = DescribePattern(pattern_);
+  if (!constraints_.empty()) text += fmt::format(" where {} constraint(s)", constraints_.size());
+  return text;
+}
+
+std::string Fusion::Describe() const {
+  auto kinds = [](const std::vector<OpKind>& list) {
+    std::string text;
+    for (OpKind kind : list) text += (text.empty() ? "" : ", ") + std::string(OpKindName(kind));
+    return "{" + text + "}";
+  };
+  return fmt::format("fusion: seed {} grow {}, {}..{} ops{}", kinds(seed_kinds_), kinds(grow_kinds_),
+                     min_ops_, max_ops_, predicates_.empty() ? "" : " [if]");
+}
+
+}  // namespace collage

@@ -1,0 +1,102 @@
+// Rules and fusion generators: how a backend declares which groups of nodes it can run.
+//
+//   Rule("conv_relu", Op("Relu")(Op("Conv")(Any(), Const(), Optional(Const()))))
+//       .Where([](const Match& m) { return m.capture_type(0).shape.size() == 4; });
+//   Fusion("elementwise_chain").Seed({OpKind::kElementwise}).Grow({OpKind::kElementwise})
+//       .MaxOps(8);
+//
+// A Rule matches a fixed pattern. A Fusion is a generator (the paper's pattern generators,
+// TVM's fusion-by-kind): from every seed node of an allowed kind it grows along the
+// post-dominator path through nodes of the allowed kinds, emitting one candidate per size.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/op_kind.h"
+#include "ir/subgraph.h"
+#include "pattern/pattern.h"
+
+namespace collage {
+
+using MatchConstraint = std::function<bool(const Match& match)>;
+
+class Rule {
+ public:
+  Rule(std::string name, Pattern pattern);
+  // Every constraint must hold for a match to count (they run after the pattern matched).
+  Rule& Where(MatchConstraint constraint);
+
+  const std::string& name() const { return name_; }
+  const Pattern& pattern() const { return pattern_; }
+  // The pattern as text, e.g. "Relu(Conv(any, const, const?))" (constraints are code and are
+  // shown as " where <n> constraints").
+  std::string Describe() const;
+
+  // Tries the pattern rooted at `node`.
+  bool MatchAt(const Graph& graph, NodeId node, Match* match) const;
+  // Every match in the graph, one per root node at most, in node order. A match is kept only
+  // if its nodes form a convex set and no node other than the root has an output read
+  // outside the match or returned by the graph (the group computes those values internally).
+  std::vector<Match> FindAll(const Graph& graph) const;
+
+ private:
+  std::string name_;
+  Pattern pattern_;
+  std::vector<MatchConstraint> constraints_;
+};
+
+class Fusion {
+ public:
+  explicit Fusion(std::string name);
+  Fusion& Seed(std::vector<OpKind> kinds);  // kinds a group may start from
+  Fusion& Grow(std::vector<OpKind> kinds);  // kinds it may grow through
+  Fusion& MaxOps(int max_ops);              // largest group emitted (default 8)
+  Fusion& MinOps(int min_ops);              // smallest group emitted (default 2)
+  // Every node in a group must pass (e.g. the backend supports this op and dtype).
+  Fusion& Where(NodePredicate predicate);
+
+  const std::string& name() const { return name_; }
+  int max_ops() const { return max_ops_; }
+  // e.g. "fusion: seed {elementwise} grow {elementwise, broadcast}, 2..8 ops"
+  std::string Describe() const;
+
+  // Every group generated in the graph, convex, of MinOps..MaxOps nodes, duplicates removed.
+  std::vector<SubGraph> Generate(const Graph& graph) const;
+
+ private:
+  std::string name_;
+  std::vector<OpKind> seed_kinds_;
+  std::vector<OpKind> grow_kinds_;
+  int max_ops_ = 8;
+  int min_ops_ = 2;
+  std::vector<NodePredicate> predicates_;
+};
+
+class RuleSet {
+ public:
+  RuleSet& Add(Rule rule);
+  RuleSet& Add(Fusion fusion);
+  const std::vector<Rule>& rules() const { return rules_; }
+  const std::vector<Fusion>& fusions() const { return fusions_; }
+  size_t size() const { return rules_.size() + fusions_.size(); }
+
+ private:
+  std::vector<Rule> rules_;
+  std::vector<Fusion> fusions_;
+};
+
+// A group of nodes one backend offers to run, and the rule or fusion that produced it.
+struct Candidate {
+  std::string rule;
+  SubGraph nodes;
+};
+
+// Every candidate of a rule set on a graph: all rule matches and all fusion groups, in rule
+// declaration order. Two rules offering the same node set both appear (they may compile it
+// differently, e.g. in different layouts); one rule never offers the same set twice.
+std::vector<Candidate> EnumerateCandidates(const Graph& graph, const RuleSet& rules);
+
+}  // namespace collage

@@ -1,0 +1,162 @@
+#include "runtime/kernel_runner.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "ops/op_registry.h"
+#include "runtime/layout_conversion.h"
+#include "util/errors.h"
+
+namespace collage {
+namespace {
+
+// A 64-byte aligned heap buffer (kernels may use aligned vector loads on their buffers).
+using Buffer = std::unique_ptr<void, void (*)(void*)>;
+Buffer AllocateBuffer(size_t bytes) {
+  size_t rounded = std::max<size_t>(64, (bytes + 63) / 64 * 64);
+  return Buffer(std::aligned_alloc(64, rounded), std::free);
+}
+
+Status RunWithWorkspace(const Kernel& kernel, const void* input, void* output) {
+  Buffer workspace = AllocateBuffer(kernel.workspace_bytes());
+  if (!workspace) return Internal("cannot allocate a workspace of {} bytes", kernel.workspace_bytes());
+  const void* inputs[] = {input};
+  void* outputs[] = {output};
+  return kernel.Run({inputs, outputs, kernel.workspace_bytes() ? workspace.get() : nullptr});
+}
+
+}  // namespace
+
+std::string DescribeGroup(const std::string& backend, const CompileRequest& request) {
+  std::vector<NodeId> nodes = request.node_ids();
+  if (nodes.empty()) return fmt::format("backend '{}', rule '{}', empty group", backend, request.rule);
+  const Node& first = request.graph->node(nodes.front());
+  std::string more = nodes.size() > 1 ? fmt::format(" and {} more", nodes.size() - 1) : "";
+  return fmt::format("backend '{}', rule '{}', node '{}' ({}){}", backend, request.rule,
+                     first.name, first.op_type, more);
+}
+
+KernelRunner::~KernelRunner() = default;
+
+StatusOr<std::unique_ptr<KernelRunner>> KernelRunner::Create(const Backend& backend,
+                                                             const CompileRequest& request,
+                                                             const BackendRegistry& registry) {
+  auto fail = [&](const Status& status) {
+    return Status(status.code(), DescribeGroup(backend.name(), request) + ": " + status.message());
+  };
+  std::unique_ptr<KernelRunner> runner(new KernelRunner());
+  runner->request_ = request;
+  auto kernel = backend.Compile(request);
+  if (!kernel.ok()) return fail(kernel.status());
+  runner->kernel_ = std::move(*kernel);
+  const Kernel& k = *runner->kernel_;
+  if (k.input_layouts().size() != request.inputs.size() ||
+      k.output_layouts().size() != request.outputs.size()) {
+    return fail(Internal("the kernel declares {} input and {} output layouts for {} inputs and {} "
+                         "outputs",
+                         k.input_layouts().size(), k.output_layouts().size(),
+                         request.inputs.size(), request.outputs.size()));
+  }
+  for (size_t i = 0; i < request.inputs.size(); ++i) {
+    const Layout& layout = k.input_layouts()[i];
+    std::unique_ptr<Kernel> conversion;
+    if (layout != Layout::Plain()) {
+      auto compiled = CompileLayoutConversion(request.type(request.inputs[i]), Layout::Plain(),
+                                              layout, registry);
+      if (!compiled.ok()) return fail(compiled.status());
+      conversion = std::move(*compiled);
+    }
+    runner->to_kernel_.push_back(std::move(conversion));
+  }
+  for (size_t i = 0; i < request.outputs.size(); ++i) {
+    const Layout& layout = k.output_layouts()[i];
+    std::unique_ptr<Kernel> conversion;
+    if (layout != Layout::Plain()) {
+      auto compiled = CompileLayoutConversion(request.type(request.outputs[i]), layout,
+                                              Layout::Plain(), registry);
+      if (!compiled.ok()) return fail(compiled.status());
+      conversion = std::move(*compiled);
+    }
+    runner->from_kernel_.push_back(std::move(conversion));
+  }
+  return runner;
+}
+
+StatusOr<std::vector<Tensor>> KernelRunner::Run(const std::vector<Tensor>& inputs) const {
+  if (inputs.size() != request_.inputs.size()) {
+    return InvalidArgument("expected {} inputs, got {}", request_.inputs.size(), inputs.size());
+  }
+  std::vector<Buffer> owned;
+  std::vector<const void*> input_ptrs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorType& type = request_.type(request_.inputs[i]);
+    if (inputs[i].dtype() != type.dtype || inputs[i].shape() != type.shape) {
+      return InvalidArgument("input {} must be {}", i, type.ToString());
+    }
+    if (!to_kernel_[i]) {
+      input_ptrs.push_back(inputs[i].data());
+      continue;
+    }
+    owned.push_back(AllocateBuffer(kernel_->input_layouts()[i].BufferBytes(type)));
+    COLLAGE_RETURN_IF_ERROR(RunWithWorkspace(*to_kernel_[i], inputs[i].data(), owned.back().get()));
+    input_ptrs.push_back(owned.back().get());
+  }
+  std::vector<Tensor> outputs;
+  std::vector<void*> output_ptrs;
+  for (size_t i = 0; i < request_.outputs.size(); ++i) {
+    const TensorType& type = request_.type(request_.outputs[i]);
+    outputs.emplace_back(type.dtype, type.shape);
+    if (!from_kernel_[i]) {
+      output_ptrs.push_back(outputs.back().data());
+      continue;
+    }
+    owned.push_back(AllocateBuffer(kernel_->output_layouts()[i].BufferBytes(type)));
+    output_ptrs.push_back(owned.back().get());
+  }
+  Buffer workspace = AllocateBuffer(kernel_->workspace_bytes());
+  COLLAGE_RETURN_IF_ERROR(kernel_->Run(
+      {input_ptrs, output_ptrs, kernel_->workspace_bytes() ? workspace.get() : nullptr}));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (from_kernel_[i]) {
+      COLLAGE_RETURN_IF_ERROR(RunWithWorkspace(*from_kernel_[i], output_ptrs[i], outputs[i].data()));
+    }
+  }
+  return outputs;
+}
+
+StatusOr<std::vector<Tensor>> RunReferenceGroup(const CompileRequest& request,
+                                                const std::vector<Tensor>& inputs) {
+  const Graph& graph = *request.graph;
+  if (inputs.size() != request.inputs.size()) {
+    return InvalidArgument("expected {} inputs, got {}", request.inputs.size(), inputs.size());
+  }
+  std::map<ValueId, Tensor> values;
+  for (size_t i = 0; i < inputs.size(); ++i) values[request.inputs[i]] = inputs[i];
+  for (NodeId id : request.node_ids()) {
+    const Node& node = graph.node(id);
+    std::vector<Tensor> node_inputs;
+    for (ValueId in : node.inputs) {
+      if (in == kNoValue) {
+        node_inputs.emplace_back();
+      } else if (graph.value(in).is_constant()) {
+        node_inputs.push_back(*graph.value(in).constant);
+      } else if (auto it = values.find(in); it != values.end()) {
+        node_inputs.push_back(it->second);
+      } else {
+        return InvalidArgument("value '{}' read by node '{}' is not an input of the group",
+                               graph.value(in).name, node.name);
+      }
+    }
+    COLLAGE_ASSIGN_OR_RETURN(std::vector<Tensor> node_outputs,
+                             RunReferenceNode(node, graph.opset(), node_inputs));
+    for (size_t o = 0; o < node.outputs.size() && o < node_outputs.size(); ++o) {
+      if (node.outputs[o] != kNoValue) values[node.outputs[o]] = std::move(node_outputs[o]);
+    }
+  }
+  std::vector<Tensor> outputs;
+  for (ValueId out : request.outputs) outputs.push_back(values.at(out));
+  return outputs;
+}
+
+}  // namespace collage

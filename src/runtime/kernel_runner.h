@@ -1,0 +1,45 @@
+// Runs one compiled group on plain tensors: its inputs are converted into the layouts the
+// kernel declared and its outputs back to plain. The differential harness, the tests and the
+// cost measurement use it to run a candidate in isolation.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "collage/backend.h"
+
+namespace collage {
+
+class KernelRunner {
+ public:
+  // Compiles `request` with `backend`, plus the conversions its layouts need. Errors name the
+  // backend, the rule and the group's first node.
+  static StatusOr<std::unique_ptr<KernelRunner>> Create(const Backend& backend,
+                                                        const CompileRequest& request,
+                                                        const BackendRegistry& registry);
+  ~KernelRunner();
+
+  // One plain tensor per request.inputs (types must match); returns one plain tensor per
+  // request.outputs. Safe to call from several threads.
+  StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs) const;
+
+  const Kernel& kernel() const { return *kernel_; }
+  const CompileRequest& request() const { return request_; }
+
+ private:
+  KernelRunner() = default;
+  CompileRequest request_;
+  std::unique_ptr<Kernel> kernel_;
+  std::vector<std::unique_ptr<Kernel>> to_kernel_;    // per input; null when already plain
+  std::vector<std::unique_ptr<Kernel>> from_kernel_;  // per output; null when already plain
+};
+
+// The same group run node by node on the reference kernels: the oracle a KernelRunner's
+// outputs are compared with.
+StatusOr<std::vector<Tensor>> RunReferenceGroup(const CompileRequest& request,
+                                                const std::vector<Tensor>& inputs);
+
+// Names a group in error messages: "backend 'onednn', rule 'conv', node 'conv1' (Conv)".
+std::string DescribeGroup(const std::string& backend, const CompileRequest& request);
+
+}  // namespace collage

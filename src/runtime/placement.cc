@@ -1,0 +1,112 @@
+#include "runtime/placement.h"
+
+#include <algorithm>
+#include <map>
+
+#include "util/errors.h"
+
+namespace collage {
+
+bool GroupInputsAvailable(const Graph& graph, const SubGraph& group, const SubGraph& covered) {
+  for (ValueId in : group.Inputs(graph)) {
+    const Value& value = graph.value(in);
+    if (value.is_constant() || value.producer < 0) continue;
+    if (!covered.Contains(value.producer)) return false;
+  }
+  return true;
+}
+
+Status ValidatePlacement(const Graph& graph, const Placement& placement,
+                         const BackendRegistry& registry) {
+  SubGraph covered(graph.num_nodes());
+  for (size_t g = 0; g < placement.groups.size(); ++g) {
+    const PlacedGroup& group = placement.groups[g];
+    if (registry.Find(group.backend) == nullptr) {
+      return NotFound("group {} is placed on backend '{}', which is not registered", g,
+                      group.backend);
+    }
+    if (group.nodes.num_graph_nodes() != graph.num_nodes()) {
+      return InvalidArgument("group {} was made for a graph of {} nodes, this one has {}", g,
+                             group.nodes.num_graph_nodes(), graph.num_nodes());
+    }
+    if (group.nodes.empty()) return InvalidArgument("group {} is empty", g);
+    if (group.nodes.Overlaps(covered)) {
+      return InvalidArgument("group {} ({}) overlaps an earlier group", g, group.nodes.ToString());
+    }
+    if (!group.nodes.IsConvex(graph)) {
+      return InvalidArgument("group {} ({}) is not convex", g, group.nodes.ToString());
+    }
+    if (!GroupInputsAvailable(graph, group.nodes, covered)) {
+      return InvalidArgument("group {} ({}) reads a value that no earlier group computes", g,
+                             group.nodes.ToString());
+    }
+    covered = covered.Union(group.nodes);
+  }
+  if (covered.size() != graph.num_nodes()) {
+    for (NodeId n = 0; n < graph.num_nodes(); ++n) {
+      if (!covered.Contains(n)) {
+        return InvalidArgument("node '{}' ({}) is in no group", graph.node(n).name,
+                               graph.node(n).op_type);
+      }
+    }
+  }
+  return Status();
+}
+
+StatusOr<Placement> PlaceOnSingleBackend(const Graph& graph, const Backend& backend,
+                                         const BackendRegistry& registry) {
+  const Backend* native = registry.Find("native");
+  if (native == nullptr) return NotFound("the native backend is not registered");
+  std::vector<Candidate> candidates = EnumerateCandidates(graph, backend.rules());
+  // The fallback: native's single-node groups.
+  std::vector<const Candidate*> fallback(static_cast<size_t>(graph.num_nodes()), nullptr);
+  std::vector<Candidate> native_candidates = EnumerateCandidates(graph, native->rules());
+  for (const Candidate& candidate : native_candidates) {
+    if (candidate.nodes.size() != 1) continue;
+    auto& slot = fallback[static_cast<size_t>(candidate.nodes.Nodes().front())];
+    if (slot == nullptr) slot = &candidate;
+  }
+  Placement placement;
+  SubGraph covered(graph.num_nodes());
+  for (NodeId n = 0; n < graph.num_nodes(); ++n) {
+    if (covered.Contains(n)) continue;
+    const Candidate* best = nullptr;
+    for (const Candidate& candidate : candidates) {
+      if (!candidate.nodes.Contains(n) || candidate.nodes.Overlaps(covered)) continue;
+      if (best != nullptr && candidate.nodes.size() <= best->nodes.size()) continue;
+      if (!GroupInputsAvailable(graph, candidate.nodes, covered)) continue;
+      best = &candidate;
+    }
+    const Backend* chosen = &backend;
+    if (best == nullptr) {
+      best = fallback[static_cast<size_t>(n)];
+      chosen = native;
+    }
+    if (best == nullptr) {
+      const Node& node = graph.node(n);
+      return Unsupported("{} node '{}': no backend can run it", node.op_type, node.name);
+    }
+    placement.groups.push_back({chosen->name(), best->rule, best->nodes});
+    covered = covered.Union(best->nodes);
+  }
+  COLLAGE_RETURN_IF_ERROR(ValidatePlacement(graph, placement, registry));
+  return placement;
+}
+
+std::string DescribePlacement(const Graph& graph, const Placement& placement) {
+  (void)graph;
+  std::map<std::string, std::pair<int, int>> per_backend;  // groups, nodes
+  for (const PlacedGroup& group : placement.groups) {
+    auto& [groups, nodes] = per_backend[group.backend];
+    groups += 1;
+    nodes += group.nodes.size();
+  }
+  std::string text;
+  for (const auto& [backend, counts] : per_backend) {
+    if (!text.empty()) text += ", ";
+    text += fmt::format("{}: {} nodes in {} groups", backend, counts.second, counts.first);
+  }
+  return text;
+}
+
+}  // namespace collage

@@ -1,0 +1,44 @@
+// A placement: the model's nodes split into groups, each run by one backend through one of
+// its rules. The executable runs the groups in order; the placement searches (op-level,
+// graph-level) produce one, and so does "everything on one backend".
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "collage/backend.h"
+
+namespace collage {
+
+struct PlacedGroup {
+  std::string backend;
+  std::string rule;
+  SubGraph nodes;
+};
+
+struct Placement {
+  std::vector<PlacedGroup> groups;  // in execution order
+};
+
+// Checks that the groups cover every node exactly once, each is convex, every backend is
+// registered, and each group only reads values that earlier groups (or the graph inputs and
+// constants) provide.
+Status ValidatePlacement(const Graph& graph, const Placement& placement,
+                         const BackendRegistry& registry);
+
+// True when every non-constant input of `group` is a graph input or an output of a node in
+// `covered`: the group can run once `covered` has run.
+bool GroupInputsAvailable(const Graph& graph, const SubGraph& group, const SubGraph& covered);
+
+// Puts every node on `backend` where one of its rules offers a group, and on native
+// elsewhere: in topological order, the first node not yet placed goes into the largest
+// offered group containing it that overlaps nothing placed and can run at that point (ties
+// go to the rule the backend declared first, so a backend lists its preferred variant
+// first); a node no group of `backend` takes runs alone on native.
+StatusOr<Placement> PlaceOnSingleBackend(const Graph& graph, const Backend& backend,
+                                         const BackendRegistry& registry);
+
+// "onednn:conv ×12, native:op ×3" style summary, and nodes per backend.
+std::string DescribePlacement(const Graph& graph, const Placement& placement);
+
+}  // namespace collage

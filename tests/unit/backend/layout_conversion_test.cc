@@ -1,0 +1,67 @@
+// Layout conversions between plain and channels-last, and the conversions an executable
+// inserts between kernels that disagree on layouts.
+#include <gtest/gtest.h>
+
+#include "collage/backend.h"
+#include "runtime/layout_conversion.h"
+
+namespace collage {
+namespace {
+
+Tensor Iota(Shape shape) {
+  Tensor t(DType::kFloat32, std::move(shape));
+  for (int64_t i = 0; i < t.num_elements(); ++i) t.data_as<float>()[i] = static_cast<float>(i);
+  return t;
+}
+
+void Convert(const Kernel& kernel, const void* in, void* out) {
+  std::vector<char> workspace(kernel.workspace_bytes() + 64);
+  const void* inputs[] = {in};
+  void* outputs[] = {out};
+  ASSERT_TRUE(kernel.Run({inputs, outputs, workspace.data()}).ok());
+}
+
+TEST(LayoutConversionTest, ChannelsLastPlacesChannelsInnermost) {
+  for (Shape shape : {Shape{2, 3, 4, 5}, Shape{1, 7, 9}, Shape{2, 4, 3, 2, 5}, Shape{1, 33, 40, 1}}) {
+    TensorType type{DType::kFloat32, shape};
+    Tensor plain = Iota(shape);
+    auto to = CompileLayoutConversion(type, Layout::Plain(), Layout::ChannelsLast(),
+                                      BackendRegistry::Global());
+    auto back = CompileLayoutConversion(type, Layout::ChannelsLast(), Layout::Plain(),
+                                        BackendRegistry::Global());
+    ASSERT_TRUE(to.ok() && back.ok()) << to.status().ToString();
+    Tensor nhwc(DType::kFloat32, shape);
+    Convert(**to, plain.data(), nhwc.data());
+    const int64_t n = shape[0], c = shape[1];
+    const int64_t spatial = plain.num_elements() / (n * c);
+    for (int64_t b = 0; b < n; ++b) {
+      for (int64_t ch = 0; ch < c; ++ch) {
+        for (int64_t s = 0; s < spatial; ++s) {
+          ASSERT_EQ(nhwc.data_as<float>()[(b * spatial + s) * c + ch],
+                    plain.data_as<float>()[(b * c + ch) * spatial + s]);
+        }
+      }
+    }
+    Tensor round_trip(DType::kFloat32, shape);
+    Convert(**back, nhwc.data(), round_trip.data());
+    EXPECT_EQ(round_trip.ToVector<float>(), plain.ToVector<float>()) << ShapeToString(shape);
+  }
+}
+
+TEST(LayoutConversionTest, RefusesWhatDoesNotApply) {
+  TensorType matrix{DType::kFloat32, {4, 5}};
+  auto status = CompileLayoutConversion(matrix, Layout::Plain(), Layout::ChannelsLast(),
+                                        BackendRegistry::Global());
+  EXPECT_EQ(status.status().code(), StatusCode::kInvalidArgument);
+  TensorType image{DType::kFloat32, {1, 2, 3, 4}};
+  EXPECT_FALSE(CompileLayoutConversion(image, Layout::Plain(), Layout::Plain(),
+                                       BackendRegistry::Global())
+                   .ok());
+  auto unknown = CompileLayoutConversion(image, Layout::Opaque("nobody:fmt", 96), Layout::Plain(),
+                                         BackendRegistry::Global());
+  EXPECT_EQ(unknown.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(unknown.status().message().find("nobody"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace collage
