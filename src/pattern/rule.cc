@@ -1,0 +1,175 @@
+#include "pattern/rule.h"
+
+#include <algorithm>
+#include <set>
+
+#include "ops/op_registry.h"
+#include "pattern/matcher.h"
+#include "pattern/post_dominators.h"
+
+namespace collage {
+
+// --- Rule --------------------------------------------------------------------------------
+
+Rule::Rule(std::string name, Pattern pattern) : name_(std::move(name)), pattern_(std::move(pattern)) {}
+
+Rule& Rule::Where(MatchConstraint constraint) {
+  constraints_.push_back(std::move(constraint));
+  return *this;
+}
+
+bool Rule::MatchAt(const Graph& graph, NodeId node, Match* match) const {
+  if (!MatchPatternAt(pattern_, graph, node, match)) return false;
+  return std::all_of(constraints_.begin(), constraints_.end(),
+                     [&](const MatchConstraint& c) { return c(*match); });
+}
+
+std::vector<Match> Rule::FindAll(const Graph& graph) const {
+  std::vector<Match> matches;
+  for (NodeId n = 0; n < graph.num_nodes(); ++n) {
+    Match match;
+    if (!MatchAt(graph, n, &match)) continue;
+    SubGraph nodes = MatchedNodes(match);
+    if (!InteriorValuesStayInside(graph, nodes, n) || !nodes.IsConvex(graph)) continue;
+    matches.push_back(std::move(match));
+  }
+  return matches;
+}
+
+// --- Fusion ------------------------------------------------------------------------------
+
+Fusion::Fusion(std::string name) : name_(std::move(name)) {}
+
+Fusion& Fusion::Seed(std::vector<OpKind> kinds) {
+  seed_kinds_ = std::move(kinds);
+  return *this;
+}
+Fusion& Fusion::Grow(std::vector<OpKind> kinds) {
+  grow_kinds_ = std::move(kinds);
+  return *this;
+}
+Fusion& Fusion::MaxOps(int max_ops) {
+  max_ops_ = max_ops;
+  return *this;
+}
+Fusion& Fusion::MinOps(int min_ops) {
+  min_ops_ = min_ops;
+  return *this;
+}
+Fusion& Fusion::Where(NodePredicate predicate) {
+  predicates_.push_back(std::move(predicate));
+  return *this;
+}
+
+namespace {
+
+bool HasKind(const std::vector<OpKind>& kinds, const Node& node) {
+  const OpDef* def = OpRegistry::Global().Find(node.domain, node.op_type);
+  if (def == nullptr) return false;  // an op nobody knows the kind of is never fused
+  return std::find(kinds.begin(), kinds.end(), def->kind) != kinds.end();
+}
+
+// Nodes lying on some path from a member of `group` to `target` (target > every member),
+// excluding the members themselves, target included.
+std::vector<NodeId> NodesBetween(const Graph& graph, const SubGraph& group, NodeId target) {
+  const std::vector<NodeId> members = group.Nodes();
+  const NodeId first = members.front();
+  const size_t span = static_cast<size_t>(target - first + 1);
+  std::vector<bool> from_group(span, false);
+  for (NodeId n = first; n <= target; ++n) {
+    if (group.Contains(n)) {
+      from_group[static_cast<size_t>(n - first)] = true;
+      continue;
+    }
+    for (ValueId in : graph.node(n).inputs) {
+      if (in == kNoValue) continue;
+      NodeId p = graph.value(in).producer;
+      if (p >= first && from_group[static_cast<size_t>(p - first)]) {
+        from_group[static_cast<size_t>(n - first)] = true;
+        break;
+      }
+    }
+  }
+  std::vector<bool> to_target(span, false);
+  to_target[span - 1] = true;
+  std::vector<NodeId> between{target};
+  for (NodeId n = target - 1; n >= first; --n) {
+    bool reaches = false;
+    for (ValueId out : graph.node(n).outputs) {
+      if (out == kNoValue) continue;
+      for (NodeId c : graph.value(out).consumers) {
+        if (c <= target && to_target[static_cast<size_t>(c - first)]) reaches = true;
+      }
+    }
+    to_target[static_cast<size_t>(n - first)] = reaches;
+    if (reaches && from_group[static_cast<size_t>(n - first)] && !group.Contains(n)) {
+      between.push_back(n);
+    }
+  }
+  return between;
+}
+
+}  // namespace
+
+std::vector<SubGraph> Fusion::Generate(const Graph& graph) const {
+  const NodeId sink = graph.num_nodes();
+  const std::vector<NodeId> ipdom = ImmediatePostDominators(graph);
+  auto passes = [&](const Node& node) {
+    return std::all_of(predicates_.begin(), predicates_.end(),
+                       [&](const NodePredicate& p) { return p(graph, node); });
+  };
+  std::vector<SubGraph> groups;
+  std::set<std::vector<NodeId>> seen;
+  auto emit = [&](const SubGraph& group) {
+    if (group.size() < min_ops_ || !group.IsConvex(graph)) return;
+    if (seen.insert(group.Nodes()).second) groups.push_back(group);
+  };
+  for (NodeId seed = 0; seed < sink; ++seed) {
+    const Node& seed_node = graph.node(seed);
+    if (!HasKind(seed_kinds_, seed_node) || !passes(seed_node)) continue;
+    SubGraph group(sink, {seed});
+    if (group.size() > max_ops_) continue;
+    emit(group);
+    for (NodeId tip = ipdom[static_cast<size_t>(seed)]; tip != sink;
+         tip = ipdom[static_cast<size_t>(tip)]) {
+      std::vector<NodeId> added = NodesBetween(graph, group, tip);
+      if (group.size() + static_cast<int32_t>(added.size()) > max_ops_) break;
+      bool allowed = std::all_of(added.begin(), added.end(), [&](NodeId n) {
+        return HasKind(grow_kinds_, graph.node(n)) && passes(graph.node(n));
+      });
+      if (!allowed) break;
+      for (NodeId n : added) group.Add(n);
+      emit(group);
+    }
+  }
+  return groups;
+}
+
+// --- RuleSet -----------------------------------------------------------------------------
+
+RuleSet& RuleSet::Add(Rule rule) {
+  rules_.push_back(std::move(rule));
+  return *this;
+}
+
+RuleSet& RuleSet::Add(Fusion fusion) {
+  fusions_.push_back(std::move(fusion));
+  return *this;
+}
+
+std::vector<Candidate> EnumerateCandidates(const Graph& graph, const RuleSet& rules) {
+  std::vector<Candidate> candidates;
+  for (const Rule& rule : rules.rules()) {
+    std::set<std::vector<NodeId>> seen;
+    for (const Match& match : rule.FindAll(graph)) {
+      SubGraph nodes = MatchedNodes(match);
+      if (seen.insert(nodes.Nodes()).second) candidates.push_back({rule.name(), std::move(nodes)});
+    }
+  }
+  for (const Fusion& fusion : rules.fusions()) {
+    for (SubGraph& nodes : fusion.Generate(graph)) candidates.push_back({fusion.name(), std::move(nodes)});
+  }
+  return candidates;
+}
+
+}  // namespace collage
