@@ -1,0 +1,146 @@
+#include "native_backend.h"
+
+#include <algorithm>
+#include <array>
+#include <exception>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "native_elementwise_chain.h"
+#include "native_node_sequence.h"
+#include "ops/op_registry.h"
+#include "util/errors.h"
+
+namespace collage::native {
+namespace {
+
+// Op() takes an initializer_list, whose length is fixed at compile time, while the registry
+// is only known at run time: the names are passed through a fixed-size list, padded by
+// repeating the last name (a repeated op type matches the same nodes).
+constexpr size_t kMaxOpTypes = 512;
+
+template <size_t... I>
+Pattern OpOfNames(const std::vector<std::string>& names, std::index_sequence<I...>) {
+  const size_t last = names.size() - 1;
+  return Op({names[std::min(I, last)]...});
+}
+
+// Every default-domain op of the registry. Ops of other domains ("domain::op" in OpTypes)
+// are left out: the pattern language matches the default domain only.
+StatusOr<Pattern> AnyRegisteredOp() {
+  std::vector<std::string> names;
+  for (const std::string& name : OpRegistry::Global().OpTypes()) {
+    if (name.find("::") == std::string::npos) names.push_back(name);
+  }
+  if (names.empty() || names.size() > kMaxOpTypes) {
+    return Internal("the op registry has {} default-domain ops; the native `op` rule takes 1 to {}",
+                    names.size(), kMaxOpTypes);
+  }
+  return OpOfNames(names, std::make_index_sequence<kMaxOpTypes>());
+}
+
+bool IsRegisteredKind(const Node& node, std::initializer_list<OpKind> kinds) {
+  const OpDef* def = OpRegistry::Global().Find(node.domain, node.op_type);
+  if (def == nullptr || !def->domain.empty()) return false;
+  for (OpKind kind : kinds) {
+    if (def->kind == kind) return true;
+  }
+  return false;
+}
+
+class NativeBackend final : public Backend {
+ public:
+  explicit NativeBackend(Pattern any_op) {
+    // One node of any registered op: the reference kernel handles every attribute, dtype
+    // and optional input the op's type inference accepted.
+    rules_.Add(Rule("op", std::move(any_op)));
+    rules_.Add(Fusion("elementwise_chain")
+                   .Seed({OpKind::kElementwise, OpKind::kBroadcast})
+                   .Grow({OpKind::kElementwise, OpKind::kBroadcast})
+                   .MaxOps(8)
+                   .Where(IsChainableNode));
+    // Node by node, intermediates in the workspace: one kernel launch for a chain of data
+    // movement, not loop fusion.
+    rules_.Add(Fusion("injective_chain")
+                   .Seed({OpKind::kInjective})
+                   .Grow({OpKind::kInjective, OpKind::kElementwise, OpKind::kBroadcast})
+                   .MaxOps(8)
+                   .Where([](const Graph&, const Node& node) {
+                     return IsRegisteredKind(node, {OpKind::kInjective, OpKind::kElementwise,
+                                                    OpKind::kBroadcast});
+                   }));
+  }
+
+  std::string name() const override { return "native"; }
+  std::string version() const override {
+    return fmt::format("collage {} {}", kNativeKernelVersion, NativeIsa());
+  }
+  const RuleSet& rules() const override { return rules_; }
+
+  StatusOr<std::unique_ptr<Kernel>> Compile(const CompileRequest& request) const override {
+    try {
+      return CompileRule(request);
+    } catch (const std::exception& e) {
+      return Internal("native backend: {}", e.what());
+    }
+  }
+
+ private:
+  StatusOr<std::unique_ptr<Kernel>> CompileRule(const CompileRequest& request) const {
+    if (request.graph == nullptr || request.nodes.empty()) {
+      return InvalidArgument("native backend: empty compile request");
+    }
+    if (request.rule == "op") {
+      if (request.nodes.size() != 1) {
+        return InvalidArgument("rule 'op' compiles one node, not {}", request.nodes.size());
+      }
+      return CompileNodeByNode(request);
+    }
+    if (request.rule == "elementwise_chain") return CompileElementwiseChain(request);
+    if (request.rule == "injective_chain") return CompileNodeByNode(request);
+    return InvalidArgument("native backend has no rule '{}'", request.rule);
+  }
+
+  RuleSet rules_;
+};
+
+}  // namespace
+
+const char* NativeIsa() {
+#if defined(__AVX512F__)
+  return "avx512";
+#elif defined(__AVX2__)
+  return "avx2";
+#elif defined(__AVX__)
+  return "avx";
+#elif defined(__SSE4_2__)
+  return "sse4.2";
+#elif defined(__x86_64__)
+  return "sse2";
+#elif defined(__ARM_FEATURE_SVE)
+  return "sve";
+#elif defined(__ARM_NEON)
+  return "neon";
+#else
+  return "generic";
+#endif
+}
+
+StatusOr<std::unique_ptr<Backend>> MakeNativeBackend() {
+  COLLAGE_ASSIGN_OR_RETURN(Pattern any_op, AnyRegisteredOp());
+  return std::unique_ptr<Backend>(new NativeBackend(std::move(any_op)));
+}
+
+}  // namespace collage::native
+
+namespace collage {
+
+Status RegisterNativeBackend(BackendRegistry& registry) {
+  COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, native::MakeNativeBackend());
+  return registry.Register(std::move(backend));
+}
+
+}  // namespace collage
