@@ -1,0 +1,112 @@
+// The oneDNN backend: registration, version, the rule table and its dispatch to the
+// families' Compile functions, and layout conversions (reorders).
+#include <algorithm>
+#include <map>
+
+#include "onednn_epilogue.h"
+#include "onednn_layout.h"
+#include "onednn_rules.h"
+
+namespace collage {
+namespace onednn {
+
+Pattern WithActivation(const Pattern& inner) {
+  auto ok = [](const Graph& graph, const Node& node) { return IsActivation(graph, node); };
+  std::vector<Pattern> alternatives;
+  alternatives.push_back(Op("Clip")(inner, Optional(Const()), Optional(Const())).If(ok));
+  for (const std::string& op : UnaryActivationOps()) alternatives.push_back(Op(op)(inner).If(ok));
+  return Alt(std::move(alternatives));
+}
+
+Pattern WithAdd(const Pattern& inner) {
+  return Alt({Op("Add")(inner, Any()), Op("Add")(Any(), inner)});
+}
+
+bool IsFloatValue(const Graph& graph, ValueId value) {
+  return value != kNoValue && graph.value(value).type.dtype == DType::kFloat32;
+}
+
+bool MatchEpilogueOk(const Match& match) { return EpilogueSupported(*match.graph, match.op_nodes); }
+
+const Node& MainNode(const CompileRequest& request) {
+  return request.graph->node(request.node_ids().front());
+}
+
+namespace {
+
+class OnednnBackend : public Backend {
+ public:
+  OnednnBackend() {
+    std::vector<RuleEntry> entries;
+    AddConvRules(entries);
+    AddDeconvRules(entries);
+    AddMatmulRules(entries);
+    AddPoolingRules(entries);
+    AddEltwiseRules(entries);
+    AddNormRules(entries);
+    // The variants in the layout oneDNN picks go first: single-backend runs break ties by
+    // declaration order, and across a chain of oneDNN groups that layout needs no reorders.
+    std::stable_partition(entries.begin(), entries.end(), [](const RuleEntry& e) {
+      return e.rule.name().ends_with("_blocked");
+    });
+    for (RuleEntry& e : entries) {
+      compile_.emplace(e.rule.name(), std::move(e.compile));
+      rules_.Add(std::move(e.rule));
+    }
+  }
+
+  std::string name() const override { return "onednn"; }
+
+  std::string version() const override {
+    const dnnl_version_t* v = dnnl_version();
+    return fmt::format("oneDNN {}.{}.{} {}", v->major, v->minor, v->patch, IsaName());
+  }
+
+  const RuleSet& rules() const override { return rules_; }
+
+  StatusOr<std::unique_ptr<Kernel>> Compile(const CompileRequest& request) const override {
+    auto it = compile_.find(request.rule);
+    if (it == compile_.end()) return InvalidArgument("oneDNN has no rule '{}'", request.rule);
+    if (request.graph == nullptr || request.nodes.empty()) return InvalidArgument("empty group");
+    StatusOr<std::unique_ptr<Kernel>> result = Unsupported("not compiled");
+    Status status = Guard(request.rule, [&]() -> Status {
+      result = it->second(request);
+      return Status();
+    });
+    if (!status.ok()) return status;
+    return result;
+  }
+
+  StatusOr<std::unique_ptr<Kernel>> CompileConversion(const TensorType& type, const Layout& from,
+                                                      const Layout& to) const override {
+    return CompileReorder(type, from, to);
+  }
+
+ private:
+  static std::string IsaName() {
+    using dnnl::cpu_isa;
+    switch (dnnl::get_effective_cpu_isa()) {
+      case cpu_isa::sse41: return "sse41";
+      case cpu_isa::avx: return "avx";
+      case cpu_isa::avx2: return "avx2";
+      case cpu_isa::avx2_vnni: return "avx2_vnni";
+      case cpu_isa::avx512_core: return "avx512_core";
+      case cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
+      case cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
+      case cpu_isa::avx512_core_amx: return "avx512_core_amx";
+      default: return "isa" + std::to_string(static_cast<int>(dnnl::get_effective_cpu_isa()));
+    }
+  }
+
+  RuleSet rules_;
+  std::map<std::string, CompileFn> compile_;
+};
+
+}  // namespace
+}  // namespace onednn
+
+Status RegisterOnednnBackend(BackendRegistry& registry) {
+  return registry.Register(std::make_unique<onednn::OnednnBackend>());
+}
+
+}  // namespace collage

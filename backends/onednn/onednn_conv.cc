@@ -1,0 +1,149 @@
+// Conv (1-D/2-D/3-D, groups, depthwise, pads, strides, dilations, auto_pad, bias) with fused
+// activations and residual adds, in plain and oneDNN-chosen ("_blocked") layouts.
+#include "onednn_epilogue.h"
+#include "onednn_layout.h"
+#include "onednn_rules.h"
+
+namespace collage::onednn {
+namespace {
+
+using dnnl::memory;
+
+struct ConvGeometry {
+  memory::dims strides, dilates, pads_l, pads_r;
+};
+
+// Geometry of a Conv node from its attributes and the (static) shapes; errors for what oneDNN
+// cannot express.
+StatusOr<ConvGeometry> ConvGeometryOf(const Node& node, const Shape& x, const Shape& w, const Shape& y) {
+  const size_t spatial = x.size() - 2;
+  const Attributes& a = node.attributes;
+  std::vector<int64_t> strides = a.GetInts("strides", std::vector<int64_t>(spatial, 1));
+  std::vector<int64_t> dilations = a.GetInts("dilations", std::vector<int64_t>(spatial, 1));
+  std::vector<int64_t> pads = a.GetInts("pads", std::vector<int64_t>(2 * spatial, 0));
+  const std::string auto_pad = a.GetString("auto_pad", "NOTSET");
+  if (strides.size() != spatial || dilations.size() != spatial || pads.size() != 2 * spatial) {
+    return Unsupported("Conv attribute sizes do not match the rank");
+  }
+  std::vector<int64_t> kernel = a.GetInts("kernel_shape", Shape(w.begin() + 2, w.end()));
+  if (kernel != Shape(w.begin() + 2, w.end())) return Unsupported("kernel_shape differs from W");
+  ConvGeometry g;
+  for (size_t d = 0; d < spatial; ++d) {
+    const int64_t s = strides[d], dil = dilations[d];
+    if (s < 1 || dil < 1) return Unsupported("strides/dilations must be positive");
+    const int64_t dk = (kernel[d] - 1) * dil + 1;
+    int64_t pl = 0, pr = 0;
+    if (auto_pad == "NOTSET") {
+      pl = pads[d];
+      pr = pads[d + spatial];
+    } else if (auto_pad == "VALID") {
+    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      const int64_t total = std::max<int64_t>(0, (y[d + 2] - 1) * s + dk - x[d + 2]);
+      pl = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pr = total - pl;
+    } else {
+      return Unsupported("auto_pad '{}'", auto_pad);
+    }
+    if (pl < 0 || pr < 0) return Unsupported("negative pads");
+    if ((x[d + 2] + pl + pr - dk) / s + 1 != y[d + 2]) return Unsupported("output size mismatch");
+    g.strides.push_back(s);
+    g.dilates.push_back(dil - 1);  // oneDNN counts the holes: ONNX dilation d is d - 1
+    g.pads_l.push_back(pl);
+    g.pads_r.push_back(pr);
+  }
+  return g;
+}
+
+bool ConvOk(const Graph& graph, const Node& node) {
+  if (node.op_type != "Conv" || node.inputs.size() < 2 || node.outputs.size() != 1) return false;
+  const TensorType& x = graph.value(node.inputs[0]).type;
+  const Value& w = graph.value(node.inputs[1]);
+  const TensorType& y = graph.value(node.outputs[0]).type;
+  if (x.dtype != DType::kFloat32 || w.type.dtype != DType::kFloat32 || !w.is_constant()) return false;
+  if (x.shape.size() < 3 || x.shape.size() > 5 || w.type.shape.size() != x.shape.size()) return false;
+  if (node.inputs.size() > 2 && node.inputs[2] != kNoValue) {
+    const Value& b = graph.value(node.inputs[2]);
+    if (!b.is_constant() || b.type.dtype != DType::kFloat32) return false;
+  }
+  const int64_t group = node.attributes.GetInt("group", 1);
+  if (group < 1 || x.shape[1] % group != 0 || w.type.shape[0] % group != 0 ||
+      w.type.shape[1] * group != x.shape[1]) {
+    return false;
+  }
+  return ConvGeometryOf(node, x.shape, w.type.shape, y.shape).ok();
+}
+
+StatusOr<std::unique_ptr<Kernel>> CompileConv(const CompileRequest& request, bool blocked) {
+  const Graph& graph = *request.graph;
+  const Node& node = MainNode(request);
+  if (!ConvOk(graph, node)) return Unsupported("Conv '{}' is not supported", node.name);
+  const Shape& x = graph.value(node.inputs[0]).type.shape;
+  const Value& w = graph.value(node.inputs[1]);
+  const Shape& y = graph.value(node.outputs[0]).type.shape;
+  const bool has_bias = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
+  const int64_t group = node.attributes.GetInt("group", 1);
+  COLLAGE_ASSIGN_OR_RETURN(ConvGeometry g, ConvGeometryOf(node, x, w.type.shape, y));
+
+  std::unique_ptr<Kernel> kernel;
+  COLLAGE_RETURN_IF_ERROR(Guard("convolution", [&]() -> Status {
+    memory::dims wdims = ToDims(w.type.shape);
+    if (group > 1) {
+      wdims[0] /= group;
+      wdims.insert(wdims.begin(), group);
+    }
+    const memory::desc src = ActivationDesc(x, blocked);
+    const memory::desc dst = ActivationDesc(y, blocked);
+    const memory::desc weights(wdims, memory::data_type::f32, memory::format_tag::any);
+    const memory::desc bias = has_bias ? PlainDesc({y[1]}) : memory::desc();
+    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
+                                         dnnl::algorithm::convolution_direct, src, weights, bias,
+                                         dst, g.strides, g.dilates, g.pads_l, g.pads_r);
+    KernelBuilder builder(request);
+    COLLAGE_ASSIGN_OR_RETURN(Epilogue epilogue, BuildEpilogue(request, dst, builder));
+    dnnl::primitive_attr attr = BaseAttr();
+    attr.set_post_ops(epilogue.ops);
+    dnnl::convolution_forward::primitive_desc pd(desc, attr, Engine());
+    COLLAGE_RETURN_IF_ERROR(builder.BindValue(node.inputs[0], DNNL_ARG_SRC, src));
+    COLLAGE_ASSIGN_OR_RETURN(dnnl::memory packed, ConstantMemory(*w.constant, pd.weights_desc()));
+    builder.BindConstant(DNNL_ARG_WEIGHTS, std::move(packed));
+    if (has_bias) COLLAGE_RETURN_IF_ERROR(builder.BindValue(node.inputs[2], DNNL_ARG_BIAS, bias));
+    COLLAGE_RETURN_IF_ERROR(builder.BindOutput(epilogue.output, DNNL_ARG_DST, dst));
+    COLLAGE_ASSIGN_OR_RETURN(kernel, builder.Finish(std::string("convolution ") + pd.impl_info_str(),
+                                                    dnnl::convolution_forward(pd),
+                                                    pd.scratchpad_desc()));
+    return Status();
+  }));
+  return kernel;
+}
+
+Pattern ConvPattern() {
+  return Op("Conv")(Any(), Const(), Optional(Const())).If(ConvOk);
+}
+
+// The blocked variant is a distinct candidate only when some activation has a non-plain form.
+bool BlockedDiffers(const Match& m) {
+  const Node& conv = m.graph->node(*std::min_element(m.op_nodes.begin(), m.op_nodes.end()));
+  return HasBlockedForm(m.graph->value(conv.inputs[0]).type.shape) ||
+         HasBlockedForm(m.graph->value(conv.outputs[0]).type.shape);
+}
+
+}  // namespace
+
+void AddConvRules(std::vector<RuleEntry>& rules) {
+  const Pattern conv = ConvPattern();
+  const std::vector<std::pair<std::string, Pattern>> shapes = {
+      {"conv", conv},
+      {"conv_act", WithActivation(conv)},
+      {"conv_add", WithAdd(conv)},
+      {"conv_add_act", WithActivation(WithAdd(conv))},
+  };
+  for (const auto& entry : shapes) {
+    const std::string& name = entry.first;
+    rules.push_back({Rule(name, entry.second).Where(MatchEpilogueOk),
+                     [](const CompileRequest& r) { return CompileConv(r, false); }});
+    rules.push_back({Rule(name + "_blocked", entry.second).Where(MatchEpilogueOk).Where(BlockedDiffers),
+                     [](const CompileRequest& r) { return CompileConv(r, true); }});
+  }
+}
+
+}  // namespace collage::onednn

@@ -1,0 +1,125 @@
+// Standalone elementwise ops: unary activations as oneDNN eltwise, and Add/Sub/Mul/Div/Max/Min
+// with numpy broadcasting as oneDNN binary (which broadcasts its second source only: a
+// commuting op whose first operand broadcasts is swapped, others are refused), each followed
+// by fused activations. Plain and "_blocked" (same-shape operands) variants.
+#include "onednn_epilogue.h"
+#include "onednn_layout.h"
+#include "onednn_rules.h"
+
+namespace collage::onednn {
+namespace {
+
+using dnnl::memory;
+
+bool SingleStepActivation(const Graph& graph, const Node& node) {
+  if (!IsActivation(graph, node)) return false;
+  return ActivationSteps(graph, node)->size() == 1;
+}
+
+StatusOr<std::unique_ptr<Kernel>> CompileEltwise(const CompileRequest& request, bool blocked) {
+  const Graph& graph = *request.graph;
+  const Node& node = MainNode(request);
+  if (!SingleStepActivation(graph, node)) return Unsupported("{} '{}' is not supported", node.op_type, node.name);
+  const EltwiseStep step = ActivationSteps(graph, node)->front();
+  const Shape& x = graph.value(node.inputs[0]).type.shape;
+  std::unique_ptr<Kernel> kernel;
+  COLLAGE_RETURN_IF_ERROR(Guard("eltwise", [&]() -> Status {
+    const memory::desc data = ActivationDesc(x, blocked);
+    dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, step.algorithm, data,
+                                     step.alpha, step.beta);
+    dnnl::eltwise_forward::primitive_desc pd(desc, BaseAttr(), Engine());
+    KernelBuilder builder(request);
+    COLLAGE_RETURN_IF_ERROR(builder.BindValue(node.inputs[0], DNNL_ARG_SRC, data));
+    COLLAGE_RETURN_IF_ERROR(builder.BindOutput(node.outputs[0], DNNL_ARG_DST, data));
+    COLLAGE_ASSIGN_OR_RETURN(kernel, builder.Finish(std::string("eltwise ") + pd.impl_info_str(),
+                                                    dnnl::eltwise_forward(pd), pd.scratchpad_desc()));
+    return Status();
+  }));
+  return kernel;
+}
+
+bool Commutes(const std::string& op) { return op == "Add" || op == "Mul" || op == "Max" || op == "Min"; }
+
+// Operand order for oneDNN (src0 has the output's shape); nullopt when neither order works.
+std::optional<std::pair<ValueId, ValueId>> BinaryOperands(const Graph& graph, const Node& node) {
+  if (node.inputs.size() != 2 || node.outputs.size() != 1 || !BinaryAlgorithm(node.op_type)) {
+    return std::nullopt;
+  }
+  for (ValueId v : {node.inputs[0], node.inputs[1], node.outputs[0]}) {
+    if (!IsFloatValue(graph, v)) return std::nullopt;
+  }
+  const Shape& y = graph.value(node.outputs[0]).type.shape;
+  if (y.empty() || y.size() > 6) return std::nullopt;
+  if (graph.value(node.inputs[0]).type.shape == y) return std::make_pair(node.inputs[0], node.inputs[1]);
+  if (Commutes(node.op_type) && graph.value(node.inputs[1]).type.shape == y) {
+    return std::make_pair(node.inputs[1], node.inputs[0]);
+  }
+  return std::nullopt;
+}
+
+StatusOr<std::unique_ptr<Kernel>> CompileBinary(const CompileRequest& request, bool blocked) {
+  const Graph& graph = *request.graph;
+  const Node& node = MainNode(request);
+  auto operands = BinaryOperands(graph, node);
+  if (!operands) return Unsupported("{} '{}' is not supported", node.op_type, node.name);
+  const Shape& y = graph.value(node.outputs[0]).type.shape;
+  const Shape& s1 = graph.value(operands->second).type.shape;
+  std::unique_ptr<Kernel> kernel;
+  COLLAGE_RETURN_IF_ERROR(Guard("binary", [&]() -> Status {
+    const memory::desc dst = ActivationDesc(y, blocked);
+    const memory::desc src1 = s1 == y ? dst : PlainDesc(PadShape(s1, y.size()));
+    dnnl::binary::desc desc(*BinaryAlgorithm(node.op_type), dst, src1, dst);
+    KernelBuilder builder(request);
+    COLLAGE_ASSIGN_OR_RETURN(Epilogue epilogue, BuildEpilogue(request, dst, builder));
+    dnnl::primitive_attr attr = BaseAttr();
+    attr.set_post_ops(epilogue.ops);
+    dnnl::binary::primitive_desc pd(desc, attr, Engine());
+    COLLAGE_RETURN_IF_ERROR(builder.BindValue(operands->first, DNNL_ARG_SRC_0, dst));
+    COLLAGE_RETURN_IF_ERROR(builder.BindValue(operands->second, DNNL_ARG_SRC_1, src1));
+    COLLAGE_RETURN_IF_ERROR(builder.BindOutput(epilogue.output, DNNL_ARG_DST, dst));
+    COLLAGE_ASSIGN_OR_RETURN(kernel, builder.Finish(std::string("binary ") + pd.impl_info_str(),
+                                                    dnnl::binary(pd), pd.scratchpad_desc()));
+    return Status();
+  }));
+  return kernel;
+}
+
+bool BinaryOk(const Graph& graph, const Node& node) {
+  return BinaryOperands(graph, node).has_value() && node.inputs[0] != node.inputs[1];
+}
+
+// Blocked binaries take same-shape operands only (a broadcast operand in a blocked format
+// is not something oneDNN promises to handle fast or at all).
+bool BinaryBlockedOk(const Match& m) {
+  const Node& node = m.graph->node(*std::min_element(m.op_nodes.begin(), m.op_nodes.end()));
+  const Shape& y = m.graph->value(node.outputs[0]).type.shape;
+  return m.graph->value(node.inputs[0]).type.shape == y &&
+         m.graph->value(node.inputs[1]).type.shape == y && HasBlockedForm(y);
+}
+
+}  // namespace
+
+void AddEltwiseRules(std::vector<RuleEntry>& rules) {
+  auto single = [](const Graph& graph, const Node& node) { return SingleStepActivation(graph, node); };
+  std::vector<Pattern> alternatives = {Op("Clip")(Any(), Optional(Const()), Optional(Const())).If(single)};
+  for (const std::string& op : UnaryActivationOps()) alternatives.push_back(Op(op)(Any()).If(single));
+  const Pattern eltwise = Alt(alternatives);
+  rules.push_back({Rule("eltwise", eltwise), [](const CompileRequest& r) { return CompileEltwise(r, false); }});
+  rules.push_back({Rule("eltwise_blocked", eltwise).Where([](const Match& m) {
+                     return HasBlockedForm(m.graph->value(m.root_node().inputs[0]).type.shape);
+                   }),
+                   [](const CompileRequest& r) { return CompileEltwise(r, true); }});
+
+  auto ok = [](const Graph& graph, const Node& node) { return BinaryOk(graph, node); };
+  const Pattern binary = Op({"Add", "Sub", "Mul", "Div", "Max", "Min"})(Any(), Any()).If(ok);
+  const std::vector<std::pair<std::string, Pattern>> shapes = {
+      {"binary", binary}, {"binary_act", WithActivation(binary)}};
+  for (const auto& entry : shapes) {
+    rules.push_back({Rule(entry.first, entry.second).Where(MatchEpilogueOk),
+                     [](const CompileRequest& r) { return CompileBinary(r, false); }});
+    rules.push_back({Rule(entry.first + "_blocked", entry.second).Where(MatchEpilogueOk).Where(BinaryBlockedOk),
+                     [](const CompileRequest& r) { return CompileBinary(r, true); }});
+  }
+}
+
+}  // namespace collage::onednn

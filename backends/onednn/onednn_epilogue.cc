@@ -1,0 +1,248 @@
+#include "onednn_epilogue.h"
+
+#include "onednn_layout.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace collage::onednn {
+namespace {
+
+using dnnl::algorithm;
+
+// A float32 scalar constant input, or nullopt.
+std::optional<float> ScalarInput(const Graph& graph, const Node& node, size_t i) {
+  if (i >= node.inputs.size() || node.inputs[i] == kNoValue) return std::nullopt;
+  const Value& v = graph.value(node.inputs[i]);
+  if (!v.is_constant() || v.constant->dtype() != DType::kFloat32 || v.constant->num_elements() != 1) {
+    return std::nullopt;
+  }
+  return v.constant->data_as<float>()[0];
+}
+
+bool HasInput(const Node& node, size_t i) { return i < node.inputs.size() && node.inputs[i] != kNoValue; }
+
+bool IsFloat(const Graph& graph, ValueId v) {
+  return v != kNoValue && graph.value(v).type.dtype == DType::kFloat32;
+}
+
+bool Commutes(const std::string& op) { return op == "Add" || op == "Mul" || op == "Max" || op == "Min"; }
+
+}  // namespace
+
+const std::vector<std::string>& UnaryActivationOps() {
+  static const std::vector<std::string> ops = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Elu",
+                                               "HardSigmoid", "HardSwish", "Exp", "Abs", "Sqrt",
+                                               "Log", "Softplus", "Neg", "Reciprocal"};
+  return ops;
+}
+
+std::optional<std::vector<EltwiseStep>> ActivationSteps(const Graph& graph, const Node& node) {
+  const std::string& op = node.op_type;
+  const Attributes& a = node.attributes;
+  if (!node.domain.empty()) return std::nullopt;
+  if (node.outputs.size() != 1) return std::nullopt;
+  if (op == "Clip") {
+    const float inf = std::numeric_limits<float>::infinity();
+    float lo = -inf, hi = inf;
+    if (graph.opset() < 11) {
+      lo = a.GetFloat("min", -inf);
+      hi = a.GetFloat("max", inf);
+    } else {
+      if (HasInput(node, 1)) {
+        auto v = ScalarInput(graph, node, 1);
+        if (!v) return std::nullopt;
+        lo = *v;
+      }
+      if (HasInput(node, 2)) {
+        auto v = ScalarInput(graph, node, 2);
+        if (!v) return std::nullopt;
+        hi = *v;
+      }
+    }
+    // ONNX gives `max` everywhere when min > max; oneDNN's clip would not.
+    if (!(lo <= hi)) return std::nullopt;
+    return std::vector<EltwiseStep>{{algorithm::eltwise_clip, lo, hi}};
+  }
+  if (node.inputs.size() != 1) return std::nullopt;
+  if (op == "Relu") return std::vector<EltwiseStep>{{algorithm::eltwise_relu, 0.0f, 0.0f}};
+  if (op == "LeakyRelu") {
+    return std::vector<EltwiseStep>{{algorithm::eltwise_relu, a.GetFloat("alpha", 0.01f), 0.0f}};
+  }
+  if (op == "Sigmoid") return std::vector<EltwiseStep>{{algorithm::eltwise_logistic}};
+  if (op == "Tanh") return std::vector<EltwiseStep>{{algorithm::eltwise_tanh}};
+  if (op == "Elu") return std::vector<EltwiseStep>{{algorithm::eltwise_elu, a.GetFloat("alpha", 1.0f), 0.0f}};
+  if (op == "HardSigmoid") {
+    // max(0, min(1, alpha * x + beta)): oneDNN 2.6 has no hardsigmoid, a linear then a clip.
+    return std::vector<EltwiseStep>{
+        {algorithm::eltwise_linear, a.GetFloat("alpha", 0.2f), a.GetFloat("beta", 0.5f)},
+        {algorithm::eltwise_clip, 0.0f, 1.0f}};
+  }
+  if (op == "HardSwish") return std::vector<EltwiseStep>{{algorithm::eltwise_hardswish}};
+  if (op == "Exp") return std::vector<EltwiseStep>{{algorithm::eltwise_exp}};
+  if (op == "Abs") return std::vector<EltwiseStep>{{algorithm::eltwise_abs}};
+  if (op == "Sqrt") return std::vector<EltwiseStep>{{algorithm::eltwise_sqrt}};
+  if (op == "Log") return std::vector<EltwiseStep>{{algorithm::eltwise_log}};
+  if (op == "Softplus") return std::vector<EltwiseStep>{{algorithm::eltwise_soft_relu}};
+  if (op == "Neg") return std::vector<EltwiseStep>{{algorithm::eltwise_linear, -1.0f, 0.0f}};
+  if (op == "Reciprocal") return std::vector<EltwiseStep>{{algorithm::eltwise_pow, 1.0f, -1.0f}};
+  return std::nullopt;
+}
+
+bool IsActivation(const Graph& graph, const Node& node) {
+  return !node.inputs.empty() && IsFloat(graph, node.inputs[0]) && IsFloat(graph, node.outputs[0]) &&
+         ActivationSteps(graph, node).has_value();
+}
+
+std::optional<algorithm> BinaryAlgorithm(const std::string& op_type) {
+  if (op_type == "Add") return algorithm::binary_add;
+  if (op_type == "Sub") return algorithm::binary_sub;
+  if (op_type == "Mul") return algorithm::binary_mul;
+  if (op_type == "Div") return algorithm::binary_div;
+  if (op_type == "Max") return algorithm::binary_max;
+  if (op_type == "Min") return algorithm::binary_min;
+  return std::nullopt;
+}
+
+KernelBuilder::KernelBuilder(const CompileRequest& request)
+    : request_(request), input_layouts_(request.inputs.size()) {}
+
+Status KernelBuilder::BindValue(ValueId value, int arg, const dnnl::memory::desc& desc) {
+  return BindValue(value, arg, desc, LayoutOf(desc));
+}
+
+Status KernelBuilder::BindValue(ValueId value, int arg, const dnnl::memory::desc& desc,
+                                const Layout& layout) {
+  const Value& v = request_.graph->value(value);
+  if (v.is_constant()) {
+    COLLAGE_ASSIGN_OR_RETURN(dnnl::memory memory, ConstantMemory(*v.constant, desc));
+    BindConstant(arg, std::move(memory));
+    return Status();
+  }
+  auto it = std::find(request_.inputs.begin(), request_.inputs.end(), value);
+  if (it == request_.inputs.end()) return Internal("value '{}' is not an input of the group", v.name);
+  size_t index = static_cast<size_t>(it - request_.inputs.begin());
+  if (input_layouts_[index].has_value() && *input_layouts_[index] != layout) {
+    return Unsupported("input '{}' is read in two formats", v.name);
+  }
+  input_layouts_[index] = layout;
+  ArgBinding b;
+  b.arg = arg;
+  b.source = ArgBinding::Source::kInput;
+  b.index = index;
+  b.desc = desc;
+  args_.push_back(std::move(b));
+  return Status();
+}
+
+void KernelBuilder::BindConstant(int arg, dnnl::memory memory) {
+  ArgBinding b;
+  b.arg = arg;
+  b.source = ArgBinding::Source::kConstant;
+  b.desc = memory.get_desc();
+  b.constant = std::move(memory);
+  args_.push_back(std::move(b));
+}
+
+Status KernelBuilder::BindOutput(ValueId value, int arg, const dnnl::memory::desc& desc) {
+  if (request_.outputs.size() != 1 || request_.outputs[0] != value) {
+    return Unsupported("the group must have exactly one output, its last node's");
+  }
+  output_layout_ = LayoutOf(desc);
+  ArgBinding b;
+  b.arg = arg;
+  b.source = ArgBinding::Source::kOutput;
+  b.index = 0;
+  b.desc = desc;
+  args_.push_back(std::move(b));
+  return Status();
+}
+
+StatusOr<std::unique_ptr<Kernel>> KernelBuilder::Finish(const std::string& what,
+                                                        dnnl::primitive primitive,
+                                                        const dnnl::memory::desc& scratchpad) {
+  std::vector<Layout> inputs;
+  for (size_t i = 0; i < input_layouts_.size(); ++i) {
+    if (!input_layouts_[i].has_value()) {
+      return Internal("{}: group input '{}' is not read by the primitive", what,
+                      request_.graph->value(request_.inputs[i]).name);
+    }
+    inputs.push_back(*input_layouts_[i]);
+  }
+  if (!output_layout_.has_value()) return Internal("{}: no output bound", what);
+  std::unique_ptr<Kernel> kernel = std::make_unique<OnednnKernel>(
+      what, std::move(primitive), std::move(args_), scratchpad, std::move(inputs),
+      std::vector<Layout>{*output_layout_});
+  return kernel;
+}
+
+StatusOr<Epilogue> BuildEpilogue(const CompileRequest& request, const dnnl::memory::desc& dst_desc,
+                                 KernelBuilder& builder) {
+  const Graph& graph = *request.graph;
+  std::vector<NodeId> nodes = request.node_ids();
+  Epilogue e;
+  if (nodes.empty()) return Internal("empty group");
+  ValueId chain = graph.node(nodes[0]).outputs[0];
+  const size_t rank = static_cast<size_t>(dst_desc.dims().size());
+  int index = 0;
+  for (size_t i = 1; i < nodes.size(); ++i) {
+    const Node& node = graph.node(nodes[i]);
+    if (auto steps = ActivationSteps(graph, node); steps.has_value() && node.inputs[0] == chain) {
+      for (const EltwiseStep& s : *steps) e.ops.append_eltwise(1.0f, s.algorithm, s.alpha, s.beta);
+      index += static_cast<int>(steps->size());
+    } else if (auto alg = BinaryAlgorithm(node.op_type); alg.has_value() && node.inputs.size() == 2) {
+      if (node.inputs[0] != chain && (node.inputs[1] != chain || !Commutes(node.op_type))) {
+        return Unsupported("{} '{}' does not read the chain first", node.op_type, node.name);
+      }
+      ValueId other = node.inputs[0] == chain ? node.inputs[1] : node.inputs[0];
+      const Shape& shape = graph.value(other).type.shape;
+      if (shape.size() > rank) return Unsupported("operand of '{}' has a higher rank", node.name);
+      dnnl::memory::desc desc = shape == graph.value(chain).type.shape
+                                    ? dst_desc
+                                    : PlainDesc(PadShape(shape, rank));
+      e.ops.append_binary(*alg, desc);
+      COLLAGE_RETURN_IF_ERROR(
+          builder.BindValue(other, DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1, desc));
+      ++index;
+    } else {
+      return Unsupported("node '{}' ({}) cannot be a post-op", node.name, node.op_type);
+    }
+    chain = node.outputs[0];
+  }
+  e.output = chain;
+  return e;
+}
+
+bool EpilogueSupported(const Graph& graph, const std::vector<NodeId>& unsorted) {
+  std::vector<NodeId> nodes = unsorted;
+  std::sort(nodes.begin(), nodes.end());
+  if (nodes.empty()) return false;
+  ValueId chain = graph.node(nodes[0]).outputs[0];
+  for (size_t i = 1; i < nodes.size(); ++i) {
+    const Node& node = graph.node(nodes[i]);
+    if (node.outputs.size() != 1 || !IsFloat(graph, node.outputs[0])) return false;
+    if (IsActivation(graph, node)) {
+      if (node.inputs[0] != chain) return false;
+    } else if (BinaryAlgorithm(node.op_type).has_value() && node.inputs.size() == 2) {
+      if (node.inputs[0] != chain && (node.inputs[1] != chain || !Commutes(node.op_type))) return false;
+      if (node.inputs[0] == node.inputs[1]) return false;
+      ValueId other = node.inputs[0] == chain ? node.inputs[1] : node.inputs[0];
+      if (!IsFloat(graph, other)) return false;
+      const Shape& chain_shape = graph.value(chain).type.shape;
+      const Shape& other_shape = graph.value(other).type.shape;
+      if (other_shape.size() > chain_shape.size()) return false;
+      // The other operand broadcasts into the chain value; the result keeps its shape.
+      Shape padded = PadShape(other_shape, chain_shape.size());
+      for (size_t d = 0; d < padded.size(); ++d) {
+        if (padded[d] != 1 && padded[d] != chain_shape[d]) return false;
+      }
+      if (graph.value(node.outputs[0]).type.shape != chain_shape) return false;
+    } else {
+      return false;
+    }
+    chain = node.outputs[0];
+  }
+  return true;
+}
+
+}  // namespace collage::onednn

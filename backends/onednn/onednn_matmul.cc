@@ -1,0 +1,147 @@
+// MatMul (2-D and batched, batch dims broadcast) and Gemm (transA/transB/alpha/beta, C
+// broadcast) as oneDNN matmul, with fused bias adds and activations as post-ops. Constant
+// right-hand sides are packed into the format the primitive picks.
+#include "onednn_epilogue.h"
+#include "onednn_layout.h"
+#include "onednn_rules.h"
+
+namespace collage::onednn {
+namespace {
+
+using dnnl::memory;
+
+bool MatMulOk(const Graph& graph, const Node& node) {
+  if (node.inputs.size() != 2 || node.outputs.size() != 1) return false;
+  if (!IsFloatValue(graph, node.inputs[0]) || !IsFloatValue(graph, node.inputs[1])) return false;
+  const Shape& a = graph.value(node.inputs[0]).type.shape;
+  const Shape& b = graph.value(node.inputs[1]).type.shape;
+  const Shape& y = graph.value(node.outputs[0]).type.shape;
+  // 1-D operands change the output rank (ONNX promotes and removes a dim): not handled.
+  return a.size() >= 2 && b.size() >= 2 && y.size() == std::max(a.size(), b.size()) && y.size() <= 6;
+}
+
+bool GemmOk(const Graph& graph, const Node& node) {
+  if (node.inputs.size() < 2 || node.outputs.size() != 1) return false;
+  if (!IsFloatValue(graph, node.inputs[0]) || !IsFloatValue(graph, node.inputs[1])) return false;
+  if (graph.value(node.inputs[0]).type.shape.size() != 2 ||
+      graph.value(node.inputs[1]).type.shape.size() != 2) {
+    return false;
+  }
+  if (node.inputs.size() > 2 && node.inputs[2] != kNoValue) {
+    const Value& c = graph.value(node.inputs[2]);
+    if (c.type.dtype != DType::kFloat32 || c.type.shape.size() > 2) return false;
+    // A non-constant C can only be added as it is (oneDNN's output scale also scales the bias).
+    if (!c.is_constant() && (node.attributes.GetFloat("beta", 1.0f) != 1.0f ||
+                             node.attributes.GetFloat("alpha", 1.0f) != 1.0f)) {
+      return false;
+    }
+  }
+  // alpha scales the bias too: the bias is folded as beta / alpha * C, so alpha must not be 0.
+  return node.attributes.GetFloat("alpha", 1.0f) != 0.0f;
+}
+
+// The transposed view of a row-major 2-D operand as a strided descriptor.
+memory::desc Operand2D(const Shape& shape, bool transposed) {
+  if (!transposed) return PlainDesc(shape);
+  return memory::desc({shape[1], shape[0]}, memory::data_type::f32, memory::dims{1, shape[1]});
+}
+
+StatusOr<std::unique_ptr<Kernel>> CompileMatmul(const CompileRequest& request) {
+  const Graph& graph = *request.graph;
+  const Node& node = MainNode(request);
+  const bool gemm = node.op_type == "Gemm";
+  if (gemm ? !GemmOk(graph, node) : (node.op_type != "MatMul" || !MatMulOk(graph, node))) {
+    return Unsupported("{} '{}' is not supported", node.op_type, node.name);
+  }
+  const Value& a = graph.value(node.inputs[0]);
+  const Value& b = graph.value(node.inputs[1]);
+  const Shape& y = graph.value(node.outputs[0]).type.shape;
+  std::unique_ptr<Kernel> kernel;
+  COLLAGE_RETURN_IF_ERROR(Guard("matmul", [&]() -> Status {
+    memory::desc src, weights_plain;
+    if (gemm) {
+      src = Operand2D(a.type.shape, node.attributes.GetInt("transA", 0) != 0);
+      weights_plain = Operand2D(b.type.shape, node.attributes.GetInt("transB", 0) != 0);
+    } else {
+      src = PlainDesc(PadShape(a.type.shape, y.size()));
+      weights_plain = PlainDesc(PadShape(b.type.shape, y.size()));
+    }
+    const memory::desc dst = PlainDesc(y);
+    const memory::desc weights = b.is_constant()
+                                     ? memory::desc(weights_plain.dims(), memory::data_type::f32,
+                                                    memory::format_tag::any)
+                                     : weights_plain;
+    KernelBuilder builder(request);
+    dnnl::primitive_attr attr = BaseAttr();
+    dnnl::post_ops ops;
+    memory::desc bias_desc;
+    Tensor bias;
+    if (gemm) {
+      const float alpha = node.attributes.GetFloat("alpha", 1.0f);
+      const float beta = node.attributes.GetFloat("beta", 1.0f);
+      if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
+      if (node.inputs.size() > 2 && node.inputs[2] != kNoValue) {
+        const Value& c = graph.value(node.inputs[2]);
+        bias_desc = PlainDesc(PadShape(c.type.shape, 2));
+        if (c.is_constant()) {
+          // beta / alpha * C, folded once: the matmul bias (broadcast over rows or columns),
+          // which oneDNN scales by alpha with the product.
+          bias = Tensor(DType::kFloat32, PadShape(c.type.shape, 2));
+          const float* in = c.constant->data_as<float>();
+          const float factor = beta / alpha;
+          for (int64_t i = 0; i < bias.num_elements(); ++i) bias.data_as<float>()[i] = factor * in[i];
+        }
+      }
+    }
+    dnnl::matmul::desc desc(src, weights, bias_desc, dst);
+    COLLAGE_ASSIGN_OR_RETURN(Epilogue epilogue, BuildEpilogue(request, dst, builder));
+    attr.set_post_ops(epilogue.ops);
+    dnnl::matmul::primitive_desc pd(desc, attr, Engine());
+    COLLAGE_RETURN_IF_ERROR(builder.BindValue(node.inputs[0], DNNL_ARG_SRC, src, Layout::Plain()));
+    if (b.is_constant()) {
+      COLLAGE_ASSIGN_OR_RETURN(dnnl::memory packed,
+                               ConstantMemory(*b.constant, pd.weights_desc(), &weights_plain));
+      builder.BindConstant(DNNL_ARG_WEIGHTS, std::move(packed));
+    } else {
+      COLLAGE_RETURN_IF_ERROR(
+          builder.BindValue(node.inputs[1], DNNL_ARG_WEIGHTS, weights_plain, Layout::Plain()));
+    }
+    if (!bias.empty()) {
+      COLLAGE_ASSIGN_OR_RETURN(dnnl::memory m, ConstantMemory(bias, bias_desc));
+      builder.BindConstant(DNNL_ARG_BIAS, std::move(m));
+    } else if (!bias_desc.is_zero()) {
+      COLLAGE_RETURN_IF_ERROR(
+          builder.BindValue(node.inputs[2], DNNL_ARG_BIAS, bias_desc, Layout::Plain()));
+    }
+    COLLAGE_RETURN_IF_ERROR(builder.BindOutput(epilogue.output, DNNL_ARG_DST, dst));
+    COLLAGE_ASSIGN_OR_RETURN(kernel, builder.Finish(std::string("matmul ") + pd.impl_info_str(),
+                                                    dnnl::matmul(pd), pd.scratchpad_desc()));
+    return Status();
+  }));
+  return kernel;
+}
+
+// Add of a constant that broadcasts into the product: the bias of a Linear layer.
+Pattern WithBias(const Pattern& inner) {
+  return Alt({Op("Add")(inner, Const()), Op("Add")(Const(), inner)});
+}
+
+}  // namespace
+
+void AddMatmulRules(std::vector<RuleEntry>& rules) {
+  const Pattern matmul = Op("MatMul")(Any(), Any()).If(MatMulOk);
+  const Pattern gemm = Op("Gemm")(Any(), Any(), Optional(Any())).If(GemmOk);
+  const std::vector<std::pair<std::string, Pattern>> shapes = {
+      {"matmul", matmul},
+      {"matmul_act", WithActivation(matmul)},
+      {"matmul_bias", WithBias(matmul)},
+      {"matmul_bias_act", WithActivation(WithBias(matmul))},
+      {"gemm", gemm},
+      {"gemm_act", WithActivation(gemm)},
+  };
+  for (const auto& entry : shapes) {
+    rules.push_back({Rule(entry.first, entry.second).Where(MatchEpilogueOk), CompileMatmul});
+  }
+}
+
+}  // namespace collage::onednn

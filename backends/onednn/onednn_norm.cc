@@ -1,0 +1,177 @@
+// Softmax (opset >= 13: one axis; before: the 2-D coercion), LayerNormalization over the last
+// axis with scale and optional bias, and inference BatchNormalization (constant statistics),
+// plain and "_blocked".
+#include "onednn_epilogue.h"
+#include "onednn_layout.h"
+#include "onednn_rules.h"
+
+namespace collage::onednn {
+namespace {
+
+using dnnl::memory;
+
+bool OnlyFirstOutput(const Node& node) {
+  if (node.outputs.empty() || node.outputs[0] == kNoValue) return false;
+  for (size_t i = 1; i < node.outputs.size(); ++i) {
+    if (node.outputs[i] != kNoValue) return false;
+  }
+  return true;
+}
+
+// ---- Softmax ----------------------------------------------------------------------------
+
+// The shape oneDNN sees and its softmax axis.
+std::optional<std::pair<Shape, int>> SoftmaxForm(const Graph& graph, const Node& node) {
+  if (node.inputs.size() != 1 || !OnlyFirstOutput(node) || !IsFloatValue(graph, node.inputs[0])) {
+    return std::nullopt;
+  }
+  const Shape& x = graph.value(node.inputs[0]).type.shape;
+  const int64_t rank = static_cast<int64_t>(x.size());
+  if (rank < 1 || rank > 6) return std::nullopt;
+  const bool coerced = graph.opset() < 13;
+  int64_t axis = node.attributes.GetInt("axis", coerced ? 1 : -1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return std::nullopt;
+  if (!coerced) return std::make_pair(x, static_cast<int>(axis));
+  // Before opset 13 the input is read as 2-D [prod(dims < axis), prod(dims >= axis)].
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < rank; ++d) (d < axis ? outer : inner) *= x[static_cast<size_t>(d)];
+  return std::make_pair(Shape{outer, inner}, 1);
+}
+
+StatusOr<std::unique_ptr<Kernel>> CompileSoftmax(const CompileRequest& request) {
+  const Graph& graph = *request.graph;
+  const Node& node = MainNode(request);
+  auto form = SoftmaxForm(graph, node);
+  if (!form) return Unsupported("Softmax '{}' is not supported", node.name);
+  std::unique_ptr<Kernel> kernel;
+  COLLAGE_RETURN_IF_ERROR(Guard("softmax", [&]() -> Status {
+    const memory::desc data = PlainDesc(form->first);
+    dnnl::softmax_forward::desc desc(dnnl::prop_kind::forward_inference, data, form->second);
+    dnnl::softmax_forward::primitive_desc pd(desc, BaseAttr(), Engine());
+    KernelBuilder builder(request);
+    COLLAGE_RETURN_IF_ERROR(builder.BindValue(node.inputs[0], DNNL_ARG_SRC, data, Layout::Plain()));
+    COLLAGE_RETURN_IF_ERROR(builder.BindOutput(node.outputs[0], DNNL_ARG_DST, data));
+    COLLAGE_ASSIGN_OR_RETURN(kernel, builder.Finish(std::string("softmax ") + pd.impl_info_str(),
+                                                    dnnl::softmax_forward(pd), pd.scratchpad_desc()));
+    return Status();
+  }));
+  return kernel;
+}
+
+// ---- LayerNormalization -----------------------------------------------------------------
+
+bool ConstantVector(const Graph& graph, ValueId v, int64_t n) {
+  if (v == kNoValue) return false;
+  const Value& value = graph.value(v);
+  return value.is_constant() && value.type.dtype == DType::kFloat32 && value.type.num_elements() == n &&
+         !value.type.shape.empty() && value.type.shape.back() == n;
+}
+
+bool LayerNormOk(const Graph& graph, const Node& node) {
+  if (node.inputs.size() < 2 || node.inputs.size() > 3 || !OnlyFirstOutput(node)) return false;
+  if (!IsFloatValue(graph, node.inputs[0])) return false;
+  const Shape& x = graph.value(node.inputs[0]).type.shape;
+  if (x.size() < 2 || x.size() > 5) return false;
+  const int64_t axis = node.attributes.GetInt("axis", -1);
+  if (axis != -1 && axis != static_cast<int64_t>(x.size()) - 1) return false;
+  const int64_t c = x.back();
+  if (!ConstantVector(graph, node.inputs[1], c)) return false;
+  return node.inputs.size() < 3 || node.inputs[2] == kNoValue || ConstantVector(graph, node.inputs[2], c);
+}
+
+StatusOr<std::unique_ptr<Kernel>> CompileLayerNorm(const CompileRequest& request) {
+  const Graph& graph = *request.graph;
+  const Node& node = MainNode(request);
+  if (!LayerNormOk(graph, node)) return Unsupported("LayerNormalization '{}' is not supported", node.name);
+  const Shape& x = graph.value(node.inputs[0]).type.shape;
+  const bool has_bias = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
+  std::unique_ptr<Kernel> kernel;
+  COLLAGE_RETURN_IF_ERROR(Guard("layer_normalization", [&]() -> Status {
+    const memory::desc data = PlainDesc(x);
+    auto flags = dnnl::normalization_flags::use_scale;
+    if (has_bias) flags = flags | dnnl::normalization_flags::use_shift;
+    dnnl::layer_normalization_forward::desc desc(dnnl::prop_kind::forward_inference, data,
+                                                 node.attributes.GetFloat("epsilon", 1e-5f), flags);
+    dnnl::layer_normalization_forward::primitive_desc pd(desc, BaseAttr(), Engine());
+    KernelBuilder builder(request);
+    const memory::desc vec = PlainDesc({x.back()});
+    COLLAGE_RETURN_IF_ERROR(builder.BindValue(node.inputs[0], DNNL_ARG_SRC, data));
+    COLLAGE_RETURN_IF_ERROR(builder.BindValue(node.inputs[1], DNNL_ARG_SCALE, vec));
+    if (has_bias) COLLAGE_RETURN_IF_ERROR(builder.BindValue(node.inputs[2], DNNL_ARG_SHIFT, vec));
+    COLLAGE_RETURN_IF_ERROR(builder.BindOutput(node.outputs[0], DNNL_ARG_DST, data));
+    COLLAGE_ASSIGN_OR_RETURN(kernel, builder.Finish(std::string("layer_normalization ") + pd.impl_info_str(),
+                                                    dnnl::layer_normalization_forward(pd),
+                                                    pd.scratchpad_desc()));
+    return Status();
+  }));
+  return kernel;
+}
+
+// ---- BatchNormalization -----------------------------------------------------------------
+
+bool BatchNormOk(const Graph& graph, const Node& node) {
+  if (node.inputs.size() != 5 || !OnlyFirstOutput(node) || !IsFloatValue(graph, node.inputs[0])) return false;
+  if (node.attributes.GetInt("training_mode", 0) != 0) return false;
+  if (node.attributes.GetInt("spatial", 1) != 1) return false;  // opset < 9 per-element stats
+  const Shape& x = graph.value(node.inputs[0]).type.shape;
+  if (x.size() < 2 || x.size() > 5) return false;
+  for (size_t i = 1; i < 5; ++i) {
+    if (!ConstantVector(graph, node.inputs[i], x[1]) || graph.value(node.inputs[i]).type.shape.size() != 1) {
+      return false;
+    }
+  }
+  return true;
+}
+
+StatusOr<std::unique_ptr<Kernel>> CompileBatchNorm(const CompileRequest& request, bool blocked) {
+  const Graph& graph = *request.graph;
+  const Node& node = MainNode(request);
+  if (!BatchNormOk(graph, node)) return Unsupported("BatchNormalization '{}' is not supported", node.name);
+  const Shape& x = graph.value(node.inputs[0]).type.shape;
+  std::unique_ptr<Kernel> kernel;
+  COLLAGE_RETURN_IF_ERROR(Guard("batch_normalization", [&]() -> Status {
+    const memory::desc data = ActivationDesc(x, blocked);
+    const auto flags = dnnl::normalization_flags::use_global_stats |
+                       dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+    dnnl::batch_normalization_forward::desc desc(dnnl::prop_kind::forward_inference, data,
+                                                 node.attributes.GetFloat("epsilon", 1e-5f), flags);
+    KernelBuilder builder(request);
+    COLLAGE_ASSIGN_OR_RETURN(Epilogue epilogue, BuildEpilogue(request, data, builder));
+    dnnl::primitive_attr attr = BaseAttr();
+    attr.set_post_ops(epilogue.ops);
+    dnnl::batch_normalization_forward::primitive_desc pd(desc, attr, Engine());
+    const memory::desc vec = PlainDesc({x[1]});
+    COLLAGE_RETURN_IF_ERROR(builder.BindValue(node.inputs[0], DNNL_ARG_SRC, data));
+    COLLAGE_RETURN_IF_ERROR(builder.BindValue(node.inputs[1], DNNL_ARG_SCALE, vec));
+    COLLAGE_RETURN_IF_ERROR(builder.BindValue(node.inputs[2], DNNL_ARG_SHIFT, vec));
+    COLLAGE_RETURN_IF_ERROR(builder.BindValue(node.inputs[3], DNNL_ARG_MEAN, vec));
+    COLLAGE_RETURN_IF_ERROR(builder.BindValue(node.inputs[4], DNNL_ARG_VARIANCE, vec));
+    COLLAGE_RETURN_IF_ERROR(builder.BindOutput(epilogue.output, DNNL_ARG_DST, data));
+    COLLAGE_ASSIGN_OR_RETURN(kernel, builder.Finish(std::string("batch_normalization ") + pd.impl_info_str(),
+                                                    dnnl::batch_normalization_forward(pd),
+                                                    pd.scratchpad_desc()));
+    return Status();
+  }));
+  return kernel;
+}
+
+}  // namespace
+
+void AddNormRules(std::vector<RuleEntry>& rules) {
+  rules.push_back({Rule("softmax", Op("Softmax")(Any()).If([](const Graph& g, const Node& n) {
+                     return SoftmaxForm(g, n).has_value();
+                   })),
+                   CompileSoftmax});
+  rules.push_back({Rule("layer_norm", Op("LayerNormalization")(Any(), Const(), Optional(Const()))
+                                          .If(LayerNormOk)),
+                   CompileLayerNorm});
+  const Pattern bn = Op("BatchNormalization")(Any(), Const(), Const(), Const(), Const()).If(BatchNormOk);
+  rules.push_back({Rule("batch_norm", bn), [](const CompileRequest& r) { return CompileBatchNorm(r, false); }});
+  rules.push_back({Rule("batch_norm_blocked", bn).Where([](const Match& m) {
+                     return HasBlockedForm(m.graph->value(m.root_node().inputs[0]).type.shape);
+                   }),
+                   [](const CompileRequest& r) { return CompileBatchNorm(r, true); }});
+}
+
+}  // namespace collage::onednn

@@ -1,0 +1,114 @@
+#include "onednn_util.h"
+
+#include <unordered_map>
+
+namespace collage::onednn {
+
+const dnnl::engine& Engine() {
+  static const dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  return *engine;
+}
+
+dnnl::memory::dims ToDims(const Shape& shape) {
+  if (shape.empty()) return {1};
+  return dnnl::memory::dims(shape.begin(), shape.end());
+}
+
+dnnl::memory::desc PlainDesc(const Shape& shape) {
+  dnnl::memory::dims dims = ToDims(shape);
+  dnnl::memory::dims strides(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * std::max<int64_t>(dims[i], 1);
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
+}
+
+Shape PadShape(const Shape& shape, size_t rank) {
+  Shape out(rank > shape.size() ? rank - shape.size() : 0, 1);
+  out.insert(out.end(), shape.begin(), shape.end());
+  return out;
+}
+
+Status Guard(const std::string& what, const std::function<Status()>& f) {
+  try {
+    return f();
+  } catch (const dnnl::error& e) {
+    return Internal("oneDNN {}: {} (status {})", what, e.what(), static_cast<int>(e.status));
+  } catch (const std::exception& e) {
+    return Internal("oneDNN {}: {}", what, e.what());
+  }
+}
+
+StatusOr<dnnl::memory> ConstantMemory(const Tensor& data, const dnnl::memory::desc& desc,
+                                      const dnnl::memory::desc* source) {
+  if (data.dtype() != DType::kFloat32) {
+    return Unsupported("constant of dtype {} (float32 only)", DTypeName(data.dtype()));
+  }
+  dnnl::memory out;
+  Status status = Guard("constant reorder", [&]() -> Status {
+    if (NumElements(data.shape()) != NumElements(desc.dims())) {
+      return Internal("constant of shape {} does not fill {} elements", ShapeToString(data.shape()),
+                      NumElements(desc.dims()));
+    }
+    dnnl::memory::desc plain = source != nullptr ? *source : PlainDesc(desc.dims());
+    out = dnnl::memory(desc, Engine());
+    // The source is only read; oneDNN's handle type is non-const.
+    dnnl::memory src(plain, Engine(), const_cast<void*>(data.data()));
+    dnnl::stream stream(Engine());
+    dnnl::reorder(src, out).execute(stream, src, out);
+    stream.wait();
+    return Status();
+  });
+  if (!status.ok()) return status;
+  return out;
+}
+
+dnnl::primitive_attr BaseAttr() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+OnednnKernel::OnednnKernel(std::string what, dnnl::primitive primitive,
+                           std::vector<ArgBinding> args, const dnnl::memory::desc& scratchpad,
+                           std::vector<Layout> input_layouts, std::vector<Layout> output_layouts)
+    : what_(std::move(what)),
+      primitive_(std::move(primitive)),
+      args_(std::move(args)),
+      scratchpad_(scratchpad) {
+  input_layouts_ = std::move(input_layouts);
+  output_layouts_ = std::move(output_layouts);
+  workspace_bytes_ = scratchpad_.get_size();
+}
+
+Status OnednnKernel::Run(const KernelBuffers& buffers) const {
+  return Guard(what_, [&]() -> Status {
+    // Memory objects are thin handles around the bound pointers: made per run, so that
+    // concurrent runs never share one.
+    std::unordered_map<int, dnnl::memory> args;
+    for (const ArgBinding& a : args_) {
+      switch (a.source) {
+        case ArgBinding::Source::kInput:
+          if (a.index >= buffers.inputs.size()) return Internal("{}: missing input {}", what_, a.index);
+          args.emplace(a.arg, dnnl::memory(a.desc, Engine(),
+                                           const_cast<void*>(buffers.inputs[a.index])));
+          break;
+        case ArgBinding::Source::kOutput:
+          if (a.index >= buffers.outputs.size()) return Internal("{}: missing output {}", what_, a.index);
+          args.emplace(a.arg, dnnl::memory(a.desc, Engine(), buffers.outputs[a.index]));
+          break;
+        case ArgBinding::Source::kConstant:
+          args.emplace(a.arg, a.constant);
+          break;
+      }
+    }
+    if (scratchpad_.get_size() > 0) {
+      if (buffers.workspace == nullptr) return Internal("{}: no workspace bound", what_);
+      args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(scratchpad_, Engine(), buffers.workspace));
+    }
+    dnnl::stream stream(Engine());
+    primitive_.execute(stream, args);
+    stream.wait();
+    return Status();
+  });
+}
+
+}  // namespace collage::onednn

@@ -1,0 +1,65 @@
+// Shared pieces of the oneDNN backend: the CPU engine, tensor types as memory descriptors,
+// library errors as Status, and OnednnKernel, one oneDNN primitive run on bound buffers.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "collage/backend.h"
+#include "util/errors.h"
+
+namespace collage::onednn {
+
+// The process-wide CPU engine (oneDNN engines are thread-safe to share).
+const dnnl::engine& Engine();
+
+dnnl::memory::dims ToDims(const Shape& shape);
+// Row-major descriptor of a float32 tensor of `shape` (rank 0 becomes {1}).
+dnnl::memory::desc PlainDesc(const Shape& shape);
+// `shape` padded with leading ones to `rank` (numpy broadcasting for oneDNN, which needs
+// equal ranks).
+Shape PadShape(const Shape& shape, size_t rank);
+
+// Runs `f`, turning a dnnl::error into Status naming `what` (the primitive being built).
+Status Guard(const std::string& what, const std::function<Status()>& f);
+
+// A constant of the graph as a dnnl::memory in `desc`, reordered from its form `source`
+// (default: row-major over desc's dims) when the primitive wants another format: weights are
+// packed once, at Compile.
+StatusOr<dnnl::memory> ConstantMemory(const Tensor& data, const dnnl::memory::desc& desc,
+                                      const dnnl::memory::desc* source = nullptr);
+
+// Where one argument of the primitive comes from at Run.
+struct ArgBinding {
+  enum class Source { kInput, kOutput, kConstant };
+  int arg = 0;  // DNNL_ARG_*
+  Source source = Source::kInput;
+  size_t index = 0;  // kernel input / output index
+  dnnl::memory::desc desc;
+  dnnl::memory constant;  // kConstant
+};
+
+// One primitive with its arguments; the scratchpad lives in the kernel workspace so that
+// runs on different buffers share nothing mutable.
+class OnednnKernel : public Kernel {
+ public:
+  OnednnKernel(std::string what, dnnl::primitive primitive, std::vector<ArgBinding> args,
+               const dnnl::memory::desc& scratchpad, std::vector<Layout> input_layouts,
+               std::vector<Layout> output_layouts);
+  Status Run(const KernelBuffers& buffers) const override;
+
+ private:
+  std::string what_;
+  dnnl::primitive primitive_;
+  std::vector<ArgBinding> args_;
+  dnnl::memory::desc scratchpad_;
+};
+
+// Primitive attributes every kernel starts from: user scratchpad.
+dnnl::primitive_attr BaseAttr();
+
+}  // namespace collage::onednn

@@ -1,0 +1,154 @@
+// MatMul/Gemm, pooling, eltwise, binary and normalization on the oneDNN backend: every
+// candidate against the reference kernels.
+#include "onednn_test_util.h"
+
+namespace collage::testing {
+namespace {
+
+TEST(OnednnMatmul, BatchedBroadcastWithBiasAndActivation) {
+  const std::vector<std::pair<Shape, Shape>> cases = {
+      {{5, 7}, {7, 3}}, {{2, 3, 5, 8}, {8, 6}}, {{4, 1, 6, 5}, {3, 5, 2}}, {{1, 9, 16}, {2, 16, 4}}};
+  for (const auto& [a, w] : cases) {
+    for (bool constant : {true, false}) {
+      GraphBuilder b("matmul");
+      ValueId x = b.Input("x", DType::kFloat32, a);
+      ValueId y = constant ? b.RandomNormal("w", w, 0.3f) : b.Input("w", DType::kFloat32, w);
+      ValueId m = b.Node("MatMul", {x, y});
+      ValueId bias = b.RandomNormal("bias", {b.dim(m, -1)}, 0.3f);
+      b.Output(b.Node("Tanh", {b.Node("Add", {m, bias})}));
+      Graph g = BuildOrFail(std::move(b));
+      // Reductions of up to 16 terms: float32 sums in another order.
+      auto offered = CheckAllCandidates(g, 1e-4);
+      EXPECT_TRUE(Offers(offered, "matmul"));
+      EXPECT_TRUE(Offers(offered, "matmul_bias"));
+      EXPECT_TRUE(Offers(offered, "matmul_bias_act"));
+    }
+  }
+}
+
+TEST(OnednnGemm, TransposeFlagsAlphaBetaAndBroadcastC) {
+  const std::vector<Shape> c_shapes = {{}, {6}, {1, 6}, {4, 1}, {4, 6}};
+  for (int trans_a : {0, 1}) {
+    for (int trans_b : {0, 1}) {
+      for (const Shape& c : c_shapes) {
+        GraphBuilder b("gemm");
+        ValueId x = b.Input("a", DType::kFloat32, trans_a ? Shape{5, 4} : Shape{4, 5});
+        ValueId w = b.RandomNormal("b", trans_b ? Shape{6, 5} : Shape{5, 6}, 0.3f);
+        std::vector<ValueId> in = {x, w};
+        if (!c.empty()) in.push_back(b.RandomNormal("c", c, 0.3f));
+        ValueId y = b.Node("Gemm", in, {{"transA", trans_a}, {"transB", trans_b}, {"alpha", 0.7f}, {"beta", 1.5f}});
+        b.Output(b.Node("Relu", {y}));
+        Graph g = BuildOrFail(std::move(b));
+        auto offered = CheckAllCandidates(g);
+        EXPECT_TRUE(Offers(offered, "gemm"));
+        EXPECT_TRUE(Offers(offered, "gemm_act"));
+      }
+    }
+  }
+  // B as a graph input, transposed, and C as a graph input with beta 1.
+  GraphBuilder b("gemm_inputs");
+  ValueId x = b.Input("a", DType::kFloat32, {3, 4});
+  ValueId w = b.Input("b", DType::kFloat32, {5, 4});
+  ValueId c = b.Input("c", DType::kFloat32, {5});
+  b.Output(b.Node("Gemm", {x, w, c}, {{"transB", 1}}));
+  EXPECT_TRUE(Offers(CheckAllCandidates(BuildOrFail(std::move(b))), "gemm"));
+}
+
+TEST(OnednnPooling, MaxAverageGlobal) {
+  struct Case {
+    std::string op;
+    NamedAttributes attrs;
+  };
+  const std::vector<Case> cases = {
+      {"MaxPool", {{"kernel_shape", {3, 3}}, {"strides", {2, 2}}, {"pads", {1, 1, 1, 1}}}},
+      {"MaxPool", {{"kernel_shape", {3, 3}}, {"strides", {2, 2}}, {"ceil_mode", 1}}},
+      {"MaxPool", {{"kernel_shape", {2, 2}}, {"dilations", {2, 2}}}},
+      {"AveragePool", {{"kernel_shape", {3, 3}}, {"pads", {1, 1, 1, 1}}, {"count_include_pad", 1}}},
+      {"AveragePool", {{"kernel_shape", {3, 2}}, {"strides", {2, 2}}, {"pads", {1, 0, 1, 1}}}},
+      {"AveragePool", {{"kernel_shape", {3, 3}}, {"strides", {2, 2}}, {"ceil_mode", 1}}},
+      {"AveragePool", {{"kernel_shape", {3, 3}}, {"strides", {2, 2}}, {"auto_pad", "SAME_UPPER"}}},
+      {"GlobalAveragePool", {}},
+      {"GlobalMaxPool", {}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op);
+    GraphBuilder b("pool");
+    ValueId x = b.Input("x", DType::kFloat32, {2, 32, 10, 9});
+    b.Output(b.Node(c.op, {x}, c.attrs));
+    auto offered = CheckAllCandidates(BuildOrFail(std::move(b)));
+    EXPECT_EQ(offered.size(), 2u);  // plain and blocked
+  }
+}
+
+TEST(OnednnPooling, MaxPoolWithIndicesIsNotOffered) {
+  GraphBuilder b("pool_indices");
+  ValueId x = b.Input("x", DType::kFloat32, {1, 16, 8, 8});
+  auto outs = b.NodeMulti("MaxPool", {x}, 2, {{"kernel_shape", {2, 2}}});
+  b.Output(outs[0]);
+  b.Output(outs[1]);
+  Graph g = BuildOrFail(std::move(b));
+  EXPECT_TRUE(EnumerateCandidates(g, Onednn().rules()).empty());
+}
+
+TEST(OnednnEltwise, ActivationsAndBinaryBroadcast) {
+  for (const std::string op : {"Relu", "Sigmoid", "Tanh", "Elu", "LeakyRelu", "HardSwish", "Exp", "Abs",
+                               "Sqrt", "Log", "Softplus", "Neg", "Reciprocal"}) {
+    SCOPED_TRACE(op);
+    GraphBuilder b("eltwise");
+    ValueId x = b.Input("x", DType::kFloat32, {2, 16, 5, 5});
+    b.Output(b.Node(op, {x}));
+    auto offered = CheckAllCandidates(BuildOrFail(std::move(b)), 1e-4, /*positive=*/op == "Log" || op == "Sqrt" || op == "Reciprocal");
+    EXPECT_TRUE(Offers(offered, "eltwise"));
+  }
+  const std::vector<std::pair<Shape, Shape>> shapes = {
+      {{2, 16, 4, 4}, {2, 16, 4, 4}}, {{2, 16, 4, 4}, {16, 1, 1}}, {{1, 4}, {3, 1, 4}}, {{3, 5}, {}}};
+  for (const std::string op : {"Add", "Sub", "Mul", "Div", "Max", "Min"}) {
+    for (const auto& [sa, sb] : shapes) {
+      SCOPED_TRACE(op + " " + ShapeToString(sa) + " " + ShapeToString(sb));
+      GraphBuilder b("binary");
+      ValueId x = b.Input("x", DType::kFloat32, sa);
+      ValueId y = b.Input("y", DType::kFloat32, sb);
+      b.Output(b.Node("Relu", {b.Node(op, {x, y})}));
+      Graph g = BuildOrFail(std::move(b));
+      auto offered = CheckAllCandidates(g, 1e-4, /*positive=*/op == "Div");
+      // src0 must have the output's shape: a Sub/Div whose first operand broadcasts is refused.
+      const bool swappable = op == "Add" || op == "Mul" || op == "Max" || op == "Min";
+      const bool expected = sa.size() >= sb.size() || swappable;
+      EXPECT_EQ(Offers(offered, "binary_act"), expected);
+    }
+  }
+}
+
+TEST(OnednnNorm, SoftmaxLayerNormBatchNorm) {
+  for (int64_t opset : {11, 13}) {
+    for (int64_t axis : {-1, 1}) {
+      GraphBuilder b("softmax", opset);
+      ValueId x = b.Input("x", DType::kFloat32, {2, 3, 7});
+      b.Output(b.Node("Softmax", {x}, {{"axis", axis}}));
+      EXPECT_TRUE(Offers(CheckAllCandidates(BuildOrFail(std::move(b))), "softmax"));
+    }
+  }
+  {
+    GraphBuilder b("layernorm");
+    ValueId x = b.Input("x", DType::kFloat32, {2, 5, 32});
+    ValueId s = b.RandomNormal("s", {32}, 0.5f, 1.0f);
+    ValueId bias = b.RandomNormal("b", {32}, 0.5f);
+    b.Output(b.Node("LayerNormalization", {x, s, bias}, {{"axis", -1}, {"epsilon", 1e-5f}}));
+    EXPECT_TRUE(Offers(CheckAllCandidates(BuildOrFail(std::move(b))), "layer_norm"));
+  }
+  {
+    GraphBuilder b("batchnorm");
+    ValueId x = b.Input("x", DType::kFloat32, {2, 24, 5, 5});
+    ValueId s = b.RandomNormal("s", {24}, 0.5f, 1.0f);
+    ValueId bias = b.RandomNormal("b", {24}, 0.5f);
+    ValueId mean = b.RandomNormal("m", {24}, 0.5f);
+    ValueId var = b.RandomUniform("v", {24}, 0.5f, 2.0f);
+    b.Output(b.Node("BatchNormalization", {x, s, bias, mean, var}, {{"epsilon", 1e-5f}}));
+    auto offered = CheckAllCandidates(BuildOrFail(std::move(b)));
+    EXPECT_TRUE(Offers(offered, "batch_norm"));
+    EXPECT_TRUE(Offers(offered, "batch_norm_blocked"));
+  }
+}
+
+}  // namespace
+}  // namespace collage::testing
