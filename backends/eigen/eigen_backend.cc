@@ -1,0 +1,54 @@
+// The Eigen backend: GEMMs as Eigen matrix products, elementwise chains as tiled array
+// expressions.
+#include <Eigen/Core>
+
+#include <exception>
+
+#include "collage/backend.h"
+#include "eigen_rules.h"
+#include "elementwise_chain.h"
+#include "gemm_kernels.h"
+#include "util/errors.h"
+
+namespace collage {
+namespace {
+
+class EigenBackend final : public Backend {
+ public:
+  EigenBackend() : rules_(eigen::BuildRules()) {}
+
+  std::string name() const override { return "eigen"; }
+
+  // "Eigen 3.4.0 AVX512, FMA, ...": the release and the SIMD sets this build vectorises for.
+  std::string version() const override {
+    return fmt::format("Eigen {}.{}.{} {}", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION,
+                       EIGEN_MINOR_VERSION, Eigen::SimdInstructionSetsInUse());
+  }
+
+  const RuleSet& rules() const override { return rules_; }
+
+  StatusOr<std::unique_ptr<Kernel>> Compile(const CompileRequest& request) const override {
+    try {
+      if (request.rule == "matmul") return eigen::CompileMatMul(request);
+      if (request.rule == "gemm") return eigen::CompileGemm(request);
+      if (request.rule == "elementwise_chain") return eigen::CompileElementwiseChain(request);
+      return InvalidArgument("eigen has no rule '{}'", request.rule);
+    } catch (const std::exception& e) {  // allocation failures while packing constants
+      return Internal("eigen: {}", e.what());
+    }
+  }
+
+  // The size of the OpenMP team Eigen's products use.
+  void SetNumThreads(int num_threads) override { Eigen::setNbThreads(num_threads); }
+
+ private:
+  RuleSet rules_;
+};
+
+}  // namespace
+
+Status RegisterEigenBackend(BackendRegistry& registry) {
+  return registry.Register(std::make_unique<EigenBackend>());
+}
+
+}  // namespace collage

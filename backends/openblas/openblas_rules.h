@@ -1,0 +1,11 @@
+// What the OpenBLAS backend offers to run: float32 GEMM-shaped ops.
+#pragma once
+
+#include "pattern/rule.h"
+
+namespace collage::openblas {
+
+// "matmul", "matmul_bias", "gemm", "conv", "conv_relu".
+RuleSet BuildRules();
+
+}  // namespace collage::openblas

@@ -1,0 +1,115 @@
+// The OpenBLAS backend's Conv rules (im2col + cblas_sgemm): geometry variants compared with
+// the reference kernels through a KernelRunner. Tolerance 1e-4 (normalized): reductions are
+// at most 144 long.
+#include <gtest/gtest.h>
+
+#include "ir/graph_builder.h"
+#include "native_test_util.h"
+#include "pattern/rule.h"
+
+namespace collage::testing {
+namespace {
+
+const Backend& Openblas() {
+  const Backend* backend = BackendRegistry::Global().Find("openblas");
+  EXPECT_NE(backend, nullptr);
+  return *backend;
+}
+
+std::vector<Candidate> Offered(const Graph& graph, const std::string& rule) {
+  std::vector<Candidate> out;
+  for (Candidate& c : EnumerateCandidates(graph, Openblas().rules())) {
+    if (c.rule == rule) out.push_back(std::move(c));
+  }
+  return out;
+}
+
+void ExpectRuleMatches(const Graph& graph, const std::string& rule) {
+  std::vector<Candidate> candidates = Offered(graph, rule);
+  ASSERT_EQ(candidates.size(), 1u) << "rule '" << rule << "'";
+  CompileRequest request = CompileRequest::For(graph, candidates[0].nodes, rule, 2);
+  const std::string what = DescribeGroup("openblas", request);
+  auto runner = KernelRunner::Create(Openblas(), request, BackendRegistry::Global());
+  ASSERT_TRUE(runner.ok()) << runner.status().ToString();
+  const std::vector<Tensor> inputs = RandomInputs(request, 5);
+  auto got = (*runner)->Run(inputs);
+  ASSERT_TRUE(got.ok()) << what << ": " << got.status().ToString();
+  auto ref = RunReferenceGroup(request, inputs);
+  ASSERT_TRUE(ref.ok()) << what << ": " << ref.status().ToString();
+  ExpectClose(*got, *ref, 1e-4, what);
+}
+
+struct ConvCase {
+  const char* name;
+  Shape x;
+  Shape w;
+  NamedAttributes attrs;
+  bool bias = true;
+};
+
+Graph ConvGraph(const ConvCase& c, bool relu) {
+  GraphBuilder b("conv");
+  ValueId x = b.Input("x", DType::kFloat32, c.x);
+  std::vector<ValueId> inputs = {x, b.RandomNormal("w", c.w, 0.3f)};
+  if (c.bias) inputs.push_back(b.RandomNormal("b", {c.w[0]}, 1.0f));
+  ValueId y = b.Node("Conv", inputs, c.attrs);
+  if (relu) y = b.Node("Relu", {y});
+  b.Output(y);
+  StatusOr<Graph> graph = std::move(b).Build();
+  EXPECT_TRUE(graph.ok()) << graph.status().ToString();
+  return graph.ok() ? std::move(*graph) : Graph();
+}
+
+const std::vector<ConvCase>& Cases() {
+  static const std::vector<ConvCase> cases = {
+      {"3x3 pad 1", {1, 8, 10, 10}, {16, 8, 3, 3}, {{"pads", {1, 1, 1, 1}}}},
+      {"3x3 no bias", {1, 8, 10, 10}, {16, 8, 3, 3}, {{"pads", {1, 1, 1, 1}}}, false},
+      {"stride 2, odd pads", {2, 4, 11, 9}, {6, 4, 3, 3},
+       {{"strides", {2, 2}}, {"pads", {0, 1, 2, 1}}}},
+      {"dilation 2", {1, 4, 12, 12}, {5, 4, 3, 3}, {{"dilations", {2, 2}}, {"pads", {2, 2, 2, 2}}}},
+      {"groups 2", {1, 8, 9, 9}, {6, 4, 3, 3}, {{"group", 2}, {"pads", {1, 1, 1, 1}}}},
+      {"depthwise", {1, 8, 9, 9}, {8, 1, 3, 3}, {{"group", 8}, {"pads", {1, 1, 1, 1}}}},
+      {"1x1 pointwise", {2, 16, 7, 7}, {8, 16, 1, 1}, {}},
+      {"1x1 stride 2", {1, 16, 7, 7}, {8, 16, 1, 1}, {{"strides", {2, 2}}}},
+      {"7x5 stride 3x2", {1, 3, 20, 17}, {4, 3, 7, 5}, {{"strides", {3, 2}}, {"pads", {3, 2, 3, 2}}}},
+      {"SAME_UPPER", {1, 4, 10, 9}, {4, 4, 4, 3}, {{"auto_pad", "SAME_UPPER"}, {"strides", {2, 2}}}},
+      {"SAME_LOWER", {1, 4, 10, 9}, {4, 4, 4, 3}, {{"auto_pad", "SAME_LOWER"}, {"strides", {2, 2}}}},
+      {"VALID", {1, 4, 10, 9}, {4, 4, 3, 3}, {{"auto_pad", "VALID"}}},
+      {"ResNet 3x3 64", {1, 64, 28, 28}, {64, 64, 3, 3}, {{"pads", {1, 1, 1, 1}}}},
+  };
+  return cases;
+}
+
+TEST(OpenblasConvTest, Variants) {
+  for (const ConvCase& c : Cases()) {
+    SCOPED_TRACE(c.name);
+    ExpectRuleMatches(ConvGraph(c, false), "conv");
+  }
+}
+
+TEST(OpenblasConvTest, ReluEpilogue) {
+  for (const ConvCase& c : Cases()) {
+    SCOPED_TRACE(c.name);
+    Graph graph = ConvGraph(c, true);
+    ExpectRuleMatches(graph, "conv_relu");
+    ExpectRuleMatches(graph, "conv");
+  }
+}
+
+TEST(OpenblasConvTest, OnlyTwoDimensionalConstantWeights) {
+  // 1-D and 3-D convolutions are not offered.
+  EXPECT_TRUE(Offered(ConvGraph({"1-D", {1, 4, 16}, {4, 4, 3}, {}}, false), "conv").empty());
+  EXPECT_TRUE(
+      Offered(ConvGraph({"3-D", {1, 2, 6, 6, 6}, {2, 2, 3, 3, 3}, {}}, false), "conv").empty());
+  // Weights that are an input (not packable at Compile) are not offered.
+  GraphBuilder b("weight_input");
+  ValueId x = b.Input("x", DType::kFloat32, {1, 4, 8, 8});
+  ValueId w = b.Input("w", DType::kFloat32, {4, 4, 3, 3});
+  b.Output(b.Node("Conv", {x, w}));
+  StatusOr<Graph> graph = std::move(b).Build();
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  EXPECT_TRUE(Offered(*graph, "conv").empty());
+}
+
+}  // namespace
+}  // namespace collage::testing

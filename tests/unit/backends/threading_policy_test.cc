@@ -1,0 +1,124 @@
+// The threading policy (src/runtime/threading.h): one thread count for OpenMP and every
+// backend, and OpenMP wait settings that never override the user's.
+#include <gtest/gtest.h>
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <Eigen/Core>
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+#include "collage/backend.h"
+#include "runtime/threading.h"
+
+namespace collage {
+namespace {
+
+// Records the thread counts the policy gives it.
+class CountingBackend final : public Backend {
+ public:
+  CountingBackend(std::string name, std::vector<int>* calls) : name_(std::move(name)), calls_(calls) {}
+  std::string name() const override { return name_; }
+  std::string version() const override { return "test 1"; }
+  const RuleSet& rules() const override { return rules_; }
+  StatusOr<std::unique_ptr<Kernel>> Compile(const CompileRequest&) const override {
+    return Status(StatusCode::kUnsupported, "nothing to compile");
+  }
+  void SetNumThreads(int num_threads) override { calls_->push_back(num_threads); }
+
+ private:
+  std::string name_;
+  std::vector<int>* calls_;
+  RuleSet rules_;
+};
+
+// Sets or unsets an environment variable for the life of the object.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) setenv(name, value, 1); else unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_) setenv(name_, old_->c_str(), 1); else unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+TEST(ThreadPolicyTest, ResolveThreadCount) {
+  EXPECT_EQ(ResolveThreadCount(3), 3);
+  EXPECT_GE(ResolveThreadCount(0), 1);
+  EXPECT_LE(ResolveThreadCount(0), omp_get_num_procs());
+}
+
+TEST(ThreadPolicyTest, SetsOpenmpAndEveryBackend) {
+  std::vector<int> a_calls, b_calls;
+  BackendRegistry registry;
+  ASSERT_TRUE(registry.Register(std::make_unique<CountingBackend>("a", &a_calls)).ok());
+  ASSERT_TRUE(registry.Register(std::make_unique<CountingBackend>("b", &b_calls)).ok());
+  const int before = omp_get_max_threads();
+  ApplyThreadPolicy(3, registry);
+  EXPECT_EQ(omp_get_max_threads(), 3);
+  EXPECT_EQ(a_calls, std::vector<int>{3});
+  EXPECT_EQ(b_calls, std::vector<int>{3});
+  ApplyThreadPolicy(1, registry);
+  EXPECT_EQ(omp_get_max_threads(), 1);
+  EXPECT_EQ(a_calls, (std::vector<int>{3, 1}));
+  ApplyThreadPolicy(0, registry);  // 0: one per usable core
+  EXPECT_EQ(omp_get_max_threads(), ResolveThreadCount(0));
+  EXPECT_EQ(b_calls.back(), ResolveThreadCount(0));
+  omp_set_num_threads(before);
+}
+
+TEST(ThreadPolicyTest, SetsTheLibrariesOfTheGlobalRegistry) {
+  BackendRegistry& registry = BackendRegistry::Global();
+  const int before = omp_get_max_threads();
+  for (int threads : {1, 3, 2}) {
+    ApplyThreadPolicy(threads, registry);
+    EXPECT_EQ(omp_get_max_threads(), threads);
+    if (registry.Find("openblas") != nullptr) {
+      EXPECT_EQ(openblas_get_num_threads(), threads);
+    }
+    if (registry.Find("eigen") != nullptr) {
+      EXPECT_EQ(Eigen::nbThreads(), threads);
+    }
+  }
+  // Unchanged: cheap, and the calling thread's OpenMP count is still set (it is per thread).
+  omp_set_num_threads(5);
+  ApplyThreadPolicy(2, registry);
+  EXPECT_EQ(omp_get_max_threads(), 2);
+  ApplyThreadPolicy(before, registry);
+}
+
+TEST(ThreadPolicyTest, WaitPolicyKeepsTheUsersSettings) {
+  {
+    ScopedEnv policy("OMP_WAIT_POLICY", "ACTIVE");
+    ScopedEnv spin("GOMP_SPINCOUNT", nullptr);
+    InitThreadPolicyEnvironment();
+    EXPECT_STREQ(std::getenv("OMP_WAIT_POLICY"), "ACTIVE");
+    EXPECT_EQ(std::getenv("GOMP_SPINCOUNT"), nullptr);  // one setting: the user owns both
+  }
+  {
+    ScopedEnv policy("OMP_WAIT_POLICY", nullptr);
+    ScopedEnv spin("GOMP_SPINCOUNT", "12345");
+    InitThreadPolicyEnvironment();
+    EXPECT_EQ(std::getenv("OMP_WAIT_POLICY"), nullptr);
+    EXPECT_STREQ(std::getenv("GOMP_SPINCOUNT"), "12345");
+  }
+  {
+    ScopedEnv policy("OMP_WAIT_POLICY", nullptr);
+    ScopedEnv spin("GOMP_SPINCOUNT", nullptr);
+    InitThreadPolicyEnvironment();
+    ASSERT_NE(std::getenv("OMP_WAIT_POLICY"), nullptr);
+    EXPECT_STREQ(std::getenv("OMP_WAIT_POLICY"), "PASSIVE");
+    EXPECT_EQ(std::getenv("GOMP_SPINCOUNT"), nullptr);  // PASSIVE's zero spin holds
+  }
+}
+
+}  // namespace
+}  // namespace collage
