@@ -1,0 +1,232 @@
+// Conv → convolution2d_nhwc_f32, ConvTranspose → deconvolution2d_nhwc_f32, channels-last in
+// and out, with a fused Relu/Clip as the operator's output range. AnalyzeConv decides what
+// they can run (ONNX geometry → XNNPACK padding/adjustment), for the rules and both backends.
+#include <algorithm>
+#include <string>
+
+#include "util/errors.h"
+#include "xnnpack_checks.h"
+#include "xnnpack_kernels.h"
+
+namespace collage::xnnpack {
+
+// ---- Conv / ConvTranspose ---------------------------------------------------------------
+
+StatusOr<ConvSpec> AnalyzeConv(const Graph& graph, const Node& node) {
+  ConvSpec s;
+  s.transpose = node.op_type == "ConvTranspose";
+  if (node.op_type != "Conv" && !s.transpose) {
+    return Unsupported("{} '{}' is not a convolution", node.op_type, node.name);
+  }
+  s.x = Input(node, 0);
+  s.w = Input(node, 1);
+  s.b = Input(node, 2);
+  COLLAGE_RETURN_IF_ERROR(RequireData(graph, node, s.x, "the input"));
+  COLLAGE_RETURN_IF_ERROR(RequireConst(graph, node, s.w, "the weight"));
+  if (s.b != kNoValue) COLLAGE_RETURN_IF_ERROR(RequireConst(graph, node, s.b, "the bias"));
+  if (node.inputs.size() > 3)
+    return Unsupported("{} '{}': too many inputs", node.op_type, node.name);
+  COLLAGE_RETURN_IF_ERROR(RequireSingleOutput(graph, node));
+  const Shape& x = TypeOf(graph, s.x).shape;
+  const Shape& w = TypeOf(graph, s.w).shape;
+  if (x.size() != 4 || w.size() != 4) {
+    return Unsupported("{} '{}': only 2-D convolutions (4-D input) are supported", node.op_type,
+                       node.name);
+  }
+  s.n = x[0];
+  s.c = x[1];
+  s.h = x[2];
+  s.wd = x[3];
+  s.kh = w[2];
+  s.kw = w[3];
+  s.groups = node.attributes.GetInt("group", 1);
+  if (s.groups < 1 || s.c % s.groups != 0) {
+    return Unsupported("{} '{}': group {} does not divide {} channels", node.op_type, node.name,
+                       s.groups, s.c);
+  }
+  if (s.transpose) {
+    if (w[0] != s.c) return Unsupported("ConvTranspose '{}': weight shape mismatch", node.name);
+    s.m = w[1] * s.groups;
+  } else {
+    if (w[1] != s.c / s.groups || w[0] % s.groups != 0) {
+      return Unsupported("Conv '{}': weight shape mismatch", node.name);
+    }
+    s.m = w[0];
+  }
+  if (s.b != kNoValue && TypeOf(graph, s.b).shape != Shape{s.m}) {
+    return Unsupported("{} '{}': bias shape is not [{}]", node.op_type, node.name, s.m);
+  }
+  if (node.attributes.Has("kernel_shape") &&
+      node.attributes.GetInts("kernel_shape") != std::vector<int64_t>{s.kh, s.kw}) {
+    return Unsupported("{} '{}': kernel_shape differs from the weight", node.op_type, node.name);
+  }
+  COLLAGE_ASSIGN_OR_RETURN(std::vector<int64_t> strides, Ints(node, "strides", 2, 1, 1));
+  COLLAGE_ASSIGN_OR_RETURN(std::vector<int64_t> dilations, Ints(node, "dilations", 2, 1, 1));
+  COLLAGE_ASSIGN_OR_RETURN(std::vector<int64_t> pads, Ints(node, "pads", 4, 0, 0));
+  s.sh = strides[0];
+  s.sw = strides[1];
+  s.dh = dilations[0];
+  s.dw = dilations[1];
+  const std::string auto_pad = node.attributes.GetString("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" &&
+      auto_pad != "SAME_LOWER") {
+    return Unsupported("{} '{}': auto_pad '{}'", node.op_type, node.name, auto_pad);
+  }
+  if (auto_pad != "NOTSET") pads.assign(4, 0);
+  const int64_t in[2] = {s.h, s.wd};
+  const int64_t k[2] = {s.kh, s.kw};
+  const int64_t st[2] = {s.sh, s.sw};
+  const int64_t dil[2] = {s.dh, s.dw};
+  int64_t out[2] = {0, 0};
+  int64_t adj[2] = {0, 0};
+  if (s.transpose) {
+    COLLAGE_ASSIGN_OR_RETURN(std::vector<int64_t> output_padding,
+                             Ints(node, "output_padding", 2, 0, 0));
+    std::vector<int64_t> target;
+    if (node.attributes.Has("output_shape")) {
+      target = node.attributes.GetInts("output_shape");
+      if (target.size() == 4) target.erase(target.begin(), target.begin() + 2);
+      if (target.size() != 2) return Unsupported("ConvTranspose '{}': output_shape", node.name);
+    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      target = {in[0] * st[0], in[1] * st[1]};
+    }
+    for (int d = 0; d < 2; ++d) {
+      // XNNPACK's adjustment (ONNX output_padding) must be smaller than the stride.
+      if (output_padding[d] >= st[d]) {
+        return Unsupported("ConvTranspose '{}': output_padding {} must be below stride {}",
+                           node.name, output_padding[d], st[d]);
+      }
+      adj[d] = output_padding[d];
+      const int64_t full = st[d] * (in[d] - 1) + adj[d] + (k[d] - 1) * dil[d] + 1;
+      if (!target.empty()) {
+        const int64_t total = full - target[d];
+        // Negative padding (an output larger than the scatter) has no XNNPACK form.
+        if (total < 0) return Unsupported("ConvTranspose '{}': negative padding", node.name);
+        pads[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+        pads[d + 2] = total - pads[d];
+      }
+      out[d] = full - pads[d] - pads[d + 2];
+    }
+  } else {
+    for (int d = 0; d < 2; ++d) {
+      const int64_t extent = (k[d] - 1) * dil[d] + 1;
+      if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+        out[d] = CeilDiv(in[d], st[d]);
+        const int64_t total = std::max<int64_t>(0, (out[d] - 1) * st[d] + extent - in[d]);
+        pads[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+        pads[d + 2] = total - pads[d];
+      } else {
+        const int64_t span = in[d] + pads[d] + pads[d + 2] - extent;
+        out[d] = span < 0 ? 0 : span / st[d] + 1;
+      }
+    }
+  }
+  if (out[0] <= 0 || out[1] <= 0) {
+    return Unsupported("{} '{}': empty output", node.op_type, node.name);
+  }
+  s.pad_top = pads[0];
+  s.pad_left = pads[1];
+  s.pad_bottom = pads[2];
+  s.pad_right = pads[3];
+  s.adj_h = adj[0];
+  s.adj_w = adj[1];
+  s.oh = out[0];
+  s.ow = out[1];
+  for (int64_t v : {s.c, s.m, s.kh, s.kw, s.pad_top, s.pad_left, s.pad_bottom, s.pad_right}) {
+    if (v > kMaxGeometry)
+      return Unsupported("{} '{}': geometry too large", node.op_type, node.name);
+  }
+  COLLAGE_RETURN_IF_ERROR(CheckOutputShape(graph, node, {s.n, s.m, s.oh, s.ow}));
+  return s;
+}
+
+std::vector<float> PackConvWeights(const Graph& graph, const ConvSpec& s) {
+  const std::vector<float> src = ConstantFloats(graph, s.w);
+  const int64_t icg = s.group_in(), ocg = s.group_out(), khw = s.kh * s.kw;
+  std::vector<float> dst(src.size());
+  for (int64_t g = 0; g < s.groups; ++g) {
+    for (int64_t oc = 0; oc < ocg; ++oc) {
+      for (int64_t ic = 0; ic < icg; ++ic) {
+        for (int64_t p = 0; p < khw; ++p) {
+          // Conv: [G][OCg][ICg][KH][KW]; ConvTranspose: [G][ICg][OCg][KH][KW].
+          const int64_t from = s.transpose ? ((g * icg + ic) * ocg + oc) * khw + p
+                                           : ((g * ocg + oc) * icg + ic) * khw + p;
+          const int64_t to = ((g * ocg + oc) * khw + p) * icg + ic;
+          dst[static_cast<size_t>(to)] = src[static_cast<size_t>(from)];
+        }
+      }
+    }
+  }
+  return dst;
+}
+
+std::vector<float> ConvBias(const Graph& graph, const ConvSpec& s) {
+  return s.b == kNoValue ? std::vector<float>() : ConstantFloats(graph, s.b);
+}
+
+namespace {
+
+class ConvKernel final : public OperatorKernel {
+ public:
+  ConvKernel(const ConvSpec& spec, const ThreadPoolSlot* pool) : OperatorKernel(pool), spec_(spec) {
+    input_layouts_ = {Layout::ChannelsLast()};
+    output_layouts_ = {Layout::ChannelsLast()};
+  }
+
+  Status Create(const std::vector<float>& weights, const std::vector<float>& bias,
+                ClampRange clamp) {
+    const ConvSpec& s = spec_;
+    const float* b = bias.empty() ? nullptr : bias.data();
+    xnn_operator_t op = nullptr;
+    Status status;
+    if (s.transpose) {
+      status = Check(xnn_create_deconvolution2d_nhwc_f32(
+                         U32(s.pad_top), U32(s.pad_right), U32(s.pad_bottom), U32(s.pad_left),
+                         U32(s.kh), U32(s.kw), U32(s.sh), U32(s.sw), U32(s.dh), U32(s.dw),
+                         U32(s.groups), Sz(s.group_in()), Sz(s.group_out()), Sz(s.c), Sz(s.m),
+                         weights.data(), b, clamp.min, clamp.max, 0, &op),
+                     "xnn_create_deconvolution2d_nhwc_f32");
+    } else {
+      // Depthwise (group_in = 1) needs no flag: XNNPACK detects it and repacks the
+      // [G][OCg][KH][KW][1] weights for its depthwise kernels itself.
+      status = Check(xnn_create_convolution2d_nhwc_f32(
+                         U32(s.pad_top), U32(s.pad_right), U32(s.pad_bottom), U32(s.pad_left),
+                         U32(s.kh), U32(s.kw), U32(s.sh), U32(s.sw), U32(s.dh), U32(s.dw),
+                         U32(s.groups), Sz(s.group_in()), Sz(s.group_out()), Sz(s.c), Sz(s.m),
+                         weights.data(), b, clamp.min, clamp.max, 0, &op),
+                     "xnn_create_convolution2d_nhwc_f32");
+    }
+    op_.reset(op);
+    return status;
+  }
+
+ private:
+  Status Setup(const KernelBuffers& buffers, pthreadpool_t pool) const override {
+    const ConvSpec& s = spec_;
+    const auto* in = static_cast<const float*>(buffers.inputs[0]);
+    auto* out = static_cast<float*>(buffers.outputs[0]);
+    if (s.transpose) {
+      return Check(xnn_setup_deconvolution2d_nhwc_f32(op_.get(), Sz(s.n), Sz(s.h), Sz(s.wd),
+                                                      U32(s.adj_h), U32(s.adj_w), in, out, pool),
+                   "xnn_setup_deconvolution2d_nhwc_f32");
+    }
+    return Check(
+        xnn_setup_convolution2d_nhwc_f32(op_.get(), Sz(s.n), Sz(s.h), Sz(s.wd), in, out, pool),
+        "xnn_setup_convolution2d_nhwc_f32");
+  }
+
+  ConvSpec spec_;
+};
+
+}  // namespace
+
+KernelOr CompileConv(const OpGroup& group, const ThreadPoolSlot* pool) {
+  COLLAGE_ASSIGN_OR_RETURN(ConvSpec spec, AnalyzeConv(*group.graph, *group.main));
+  auto kernel = std::make_unique<ConvKernel>(spec, pool);
+  // XNNPACK packs the weights into its own buffer at creation: these copies can go.
+  COLLAGE_RETURN_IF_ERROR(kernel->Create(PadForXnnpack(PackConvWeights(*group.graph, spec)),
+                                         ConvBias(*group.graph, spec), group.clamp));
+  return std::unique_ptr<Kernel>(std::move(kernel));
+}
+
+}  // namespace collage::xnnpack

@@ -1,0 +1,81 @@
+// Shared plumbing of the XNNPACK backends: the one place where xnn_status becomes Status,
+// library initialisation, the thread pool, and the operator kernel base that serialises
+// setup + run.
+#pragma once
+
+#include <xnnpack.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "collage/backend.h"
+
+namespace collage::xnnpack {
+
+// XNNPACK may read up to XNN_EXTRA_BYTES past the end of the arrays it is given. Buffers
+// this backend owns (constants passed at run time or as static tensors) are padded with it.
+template <typename T>
+std::vector<T> PadForXnnpack(std::vector<T> data) {
+  data.resize(data.size() + (XNN_EXTRA_BYTES + sizeof(T) - 1) / sizeof(T));
+  return data;
+}
+
+// The status boundary: every XNNPACK call goes through it, naming the call.
+Status Check(xnn_status status, const char* call);
+
+// xnn_initialize once per process (thread-safe); the result is remembered.
+Status EnsureInitialized();
+
+// "XNNPACK git20220216.ae108ef avx512f".
+std::string LibraryVersion();
+
+// A pthreadpool sized by SetNumThreads; null for one thread (XNNPACK then runs on the
+// caller). Owned by a backend; kernels keep a pointer to the slot, not to the pool, so that
+// a thread-count change reaches kernels compiled earlier.
+class ThreadPoolSlot {
+ public:
+  ThreadPoolSlot() = default;
+  ~ThreadPoolSlot();
+  ThreadPoolSlot(const ThreadPoolSlot&) = delete;
+  ThreadPoolSlot& operator=(const ThreadPoolSlot&) = delete;
+
+  // Never called while a kernel runs (Backend::SetNumThreads contract).
+  void Resize(int num_threads);
+  pthreadpool_t get() const { return pool_; }
+  // Bumped on every Resize; subgraph runtimes, which bind the pool at creation, compare it.
+  int generation() const { return generation_; }
+
+ private:
+  pthreadpool_t pool_ = nullptr;
+  int num_threads_ = 1;
+  int generation_ = 0;
+};
+
+struct OperatorDeleter {
+  void operator()(xnn_operator_t op) const { xnn_delete_operator(op); }
+};
+using OperatorPtr = std::unique_ptr<xnn_operator, OperatorDeleter>;
+
+// A kernel over one XNNPACK operator. xnn_setup_* stores the shapes and buffer pointers in
+// the operator object, so setup + xnn_run_operator is one critical section: concurrent Run
+// calls with different buffers serialise on mutex_ (the operator is not reentrant).
+class OperatorKernel : public Kernel {
+ public:
+  explicit OperatorKernel(const ThreadPoolSlot* pool) : pool_(pool) {}
+
+  Status Run(const KernelBuffers& buffers) const final;
+
+ protected:
+  // Binds `buffers` to op_ (xnn_setup_*); called with mutex_ held.
+  virtual Status Setup(const KernelBuffers& buffers, pthreadpool_t pool) const = 0;
+
+  OperatorPtr op_;
+
+ private:
+  const ThreadPoolSlot* pool_;
+  mutable std::mutex mutex_;
+};
+
+}  // namespace collage::xnnpack
