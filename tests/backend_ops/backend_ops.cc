@@ -1,0 +1,297 @@
+// backend_ops: the differential test of every backend against the reference kernels, in the
+// spirit of ggml's test-backend-ops. For every registered backend and each of its rules and
+// fusions, it collects the candidate groups the rule offers on the zoo models and on small
+// random graphs, tests each distinct group (by signature) once, compiles it through
+// KernelRunner (layout conversions included), runs it on random inputs and compares every
+// output with RunReferenceGroup. A group the backend's rule offers but its Compile refuses is
+// a failure too: rules must describe exactly what Compile accepts.
+//
+//   collage_backend_ops [--backend-path DIR] [--backend NAME] [--rule NAME] [--seed N]
+//                       [--max-per-rule N] [--random N] [--models a,b] [--threads N] [--list]
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <functional>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "collage/backend.h"
+#include "group_check.h"
+#include "random_graphs.h"
+#include "runtime/kernel_runner.h"
+#include "runtime/threading.h"
+#include "zoo/zoo.h"
+
+namespace collage::backend_ops {
+namespace {
+
+// The built-in backends a full build has; the summary names those this build lacks.
+const std::vector<std::string> kBuiltinBackends{"native", "onednn", "xnnpack", "openblas", "eigen"};
+
+struct Options {
+  std::vector<std::string> plugin_dirs;
+  std::vector<std::string> backends;  // empty: all
+  std::vector<std::string> rules;     // empty: all
+  uint64_t seed = 1;
+  int random_per_family = 16;
+  std::vector<std::string> models{"resnet50", "mobilenetv2", "bert_base"};
+  int max_per_rule = 12;
+  int threads = 1;
+  bool list = false;
+};
+
+struct Item {
+  const SourceGraph* source = nullptr;
+  std::string rule;
+  SubGraph nodes;
+  std::string signature;
+  double flops = 0;
+};
+
+struct Totals {
+  int passed = 0;
+  int failed = 0;
+  std::vector<std::string> not_compiled;  // "eigen (not registered in this build)"
+};
+
+bool Selected(const std::vector<std::string>& filter, const std::string& name) {
+  return filter.empty() || std::find(filter.begin(), filter.end(), name) != filter.end();
+}
+
+// Up to `cap` items sorted by arithmetic: the smallest, the largest and evenly spaced ones
+// between.
+std::vector<const Item*> SpreadBySize(std::vector<const Item*> items, int cap) {
+  std::stable_sort(items.begin(), items.end(),
+                   [](const Item* a, const Item* b) { return a->flops < b->flops; });
+  if (static_cast<int>(items.size()) <= cap) return items;
+  if (cap <= 1) return {items.begin(), items.begin() + cap};
+  std::vector<const Item*> picked;
+  const double step = static_cast<double>(items.size() - 1) / (cap - 1);
+  for (int i = 0; i < cap; ++i) picked.push_back(items[static_cast<size_t>(std::lround(i * step))]);
+  return picked;
+}
+
+// The groups tested for one rule: half from the zoo models (real shapes, large sizes), half
+// from the random graphs (corner cases of attributes and shapes), each spread across sizes;
+// a side with too few groups leaves its share to the other. cap <= 0: all.
+std::vector<const Item*> Spread(const std::vector<Item>& items, int cap) {
+  std::vector<const Item*> zoo, random;
+  for (const Item& item : items) (item.source->name.rfind("random.", 0) == 0 ? random : zoo).push_back(&item);
+  if (cap <= 0 || static_cast<int>(items.size()) <= cap) {
+    zoo.insert(zoo.end(), random.begin(), random.end());
+    return SpreadBySize(zoo, static_cast<int>(zoo.size()));
+  }
+  int random_quota = std::min<int>((cap + 1) / 2, static_cast<int>(random.size()));
+  const int zoo_quota = std::min<int>(cap - random_quota, static_cast<int>(zoo.size()));
+  random_quota = std::min<int>(cap - zoo_quota, static_cast<int>(random.size()));
+  std::vector<const Item*> picked = SpreadBySize(random, random_quota);
+  std::vector<const Item*> from_zoo = SpreadBySize(zoo, zoo_quota);
+  picked.insert(picked.end(), from_zoo.begin(), from_zoo.end());
+  return picked;
+}
+
+// Every distinct candidate of every rule of `backend`, grouped by rule in declaration
+// order (rules, then fusions).
+std::vector<std::pair<std::string, std::vector<Item>>> CollectItems(
+    const Backend& backend, const std::vector<SourceGraph>& sources, const Options& options) {
+  std::vector<std::pair<std::string, std::vector<Item>>> by_rule;
+  auto slot = [&](const std::string& rule) -> std::vector<Item>& {
+    for (auto& entry : by_rule) {
+      if (entry.first == rule) return entry.second;
+    }
+    by_rule.emplace_back(rule, std::vector<Item>{});
+    return by_rule.back().second;
+  };
+  for (const Rule& rule : backend.rules().rules()) {
+    if (Selected(options.rules, rule.name())) slot(rule.name());
+  }
+  for (const Fusion& fusion : backend.rules().fusions()) {
+    if (Selected(options.rules, fusion.name())) slot(fusion.name());
+  }
+  std::map<std::string, std::set<std::string>> seen;
+  for (const SourceGraph& source : sources) {
+    for (Candidate& candidate : EnumerateCandidates(source.graph, backend.rules())) {
+      if (!Selected(options.rules, candidate.rule)) continue;
+      std::string signature = GroupSignature(source.graph, candidate.nodes);
+      if (!seen[candidate.rule].insert(signature).second) continue;
+      Item item;
+      item.source = &source;
+      item.rule = candidate.rule;
+      item.flops = GroupFlops(source.graph, candidate.nodes);
+      item.nodes = std::move(candidate.nodes);
+      item.signature = std::move(signature);
+      slot(item.rule).push_back(std::move(item));
+    }
+  }
+  return by_rule;
+}
+
+// Compiles, runs and compares one group; prints its line. True when it passed.
+bool CheckItem(const Backend& backend, const Item& item, const Options& options) {
+  const Graph& graph = item.source->graph;
+  CompileRequest request = CompileRequest::For(graph, item.nodes, item.rule, options.threads);
+  const double tolerance = ToleranceFor(graph, item.nodes);
+  const std::string head = fmt::format("{}  {}  {} -> {}", backend.name(), item.rule,
+                                       DescribeTypes(graph, request.inputs),
+                                       DescribeTypes(graph, request.outputs));
+  const std::string tail = fmt::format("{}  ({})", DescribeOps(graph, item.nodes), item.source->name);
+  auto fail = [&](const std::string& why) {
+    fmt::print("FAIL  {}  tol={:.0e}  {}\n      {}\n      group: {}\n", head, tolerance, tail, why,
+               item.signature);
+    std::fflush(stdout);
+    return false;
+  };
+  try {
+    StatusOr<std::unique_ptr<KernelRunner>> runner =
+        KernelRunner::Create(backend, request, BackendRegistry::Global());
+    if (!runner.ok()) return fail("compile: " + runner.status().message());
+    // Inputs depend on the seed and the group only, not on which groups ran before.
+    std::seed_seq seq{static_cast<uint32_t>(options.seed),
+                      static_cast<uint32_t>(std::hash<std::string>{}(item.signature))};
+    std::mt19937 rng(seq);
+    std::vector<Tensor> inputs = RandomInputs(request, rng);
+    StatusOr<std::vector<Tensor>> want = RunReferenceGroup(request, inputs);
+    if (!want.ok()) return fail("reference: " + want.status().message());
+    StatusOr<std::vector<Tensor>> got = (*runner)->Run(inputs);
+    if (!got.ok()) return fail("run: " + got.status().message());
+    if (got->size() != want->size()) {
+      return fail(fmt::format("{} outputs, the reference has {}", got->size(), want->size()));
+    }
+    double error = 0;
+    std::string problem;
+    for (size_t i = 0; i < got->size() && problem.empty(); ++i) {
+      error = std::max(error, NormalizedError((*got)[i], (*want)[i], &problem));
+      if (!problem.empty()) problem = fmt::format("output {}: {}", i, problem);
+    }
+    if (!problem.empty()) return fail(problem);
+    const bool pass = error <= tolerance;
+    fmt::print("{}  {}  err={:.1e}  tol={:.0e}  {}\n", pass ? "PASS" : "FAIL", head, error,
+               tolerance, tail);
+    if (!pass) fmt::print("      group: {}\n", item.signature);
+    std::fflush(stdout);
+    return pass;
+  } catch (const std::exception& e) {
+    return fail(fmt::format("exception escaped the backend: {}", e.what()));
+  }
+}
+
+int Main(const Options& options) {
+  BackendRegistry& registry = BackendRegistry::Global();
+  for (const std::string& dir : options.plugin_dirs) {
+    if (Status s = registry.LoadPluginsFrom(dir); !s.ok()) {
+      fmt::print(stderr, "backend_ops: {}\n", s.message());
+      return 2;
+    }
+  }
+  for (const std::string& name : options.backends) {
+    if (registry.Find(name) == nullptr) {
+      std::vector<std::string> known;
+      for (const Backend* b : registry.backends()) known.push_back(b->name());
+      fmt::print(stderr, "backend_ops: no backend '{}' (registered: {})\n", name,
+                 fmt::join(known, ", "));
+      return 2;
+    }
+  }
+  ApplyThreadPolicy(options.threads, registry);
+
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<SourceGraph> sources;
+  for (const std::string& model : options.models) {
+    StatusOr<Graph> graph = BuildZooModel(model);
+    if (!graph.ok()) {
+      fmt::print(stderr, "backend_ops: {}\n", graph.status().message());
+      return 2;
+    }
+    sources.push_back({model, std::move(*graph)});
+  }
+  std::vector<SourceGraph> random = RandomGraphs(options.seed, options.random_per_family);
+  const size_t num_random = random.size();
+  for (SourceGraph& g : random) sources.push_back(std::move(g));
+  fmt::print("backend_ops: seed {}, {} zoo models + {} random graphs\n", options.seed,
+             options.models.size(), num_random);
+
+  Totals totals;
+  for (const std::string& name : kBuiltinBackends) {
+    if (registry.Find(name) == nullptr && Selected(options.backends, name)) {
+      totals.not_compiled.push_back(name + " (not registered in this build)");
+    }
+  }
+  int listed = 0;
+  for (const Backend* backend : registry.backends()) {
+    if (!Selected(options.backends, backend->name())) continue;
+    fmt::print("== {} ({}): {} rules\n", backend->name(), backend->version(), backend->rules().size());
+    for (const auto& [rule, items] : CollectItems(*backend, sources, options)) {
+      std::vector<const Item*> picked = Spread(items, options.max_per_rule);
+      if (items.empty()) {
+        fmt::print("      {}  {}: no candidate in the zoo models or random graphs\n",
+                   backend->name(), rule);
+      }
+      for (const Item* item : picked) {
+        if (options.list) {
+          const Graph& graph = item->source->graph;
+          CompileRequest request = CompileRequest::For(graph, item->nodes, item->rule, 1);
+          fmt::print("GROUP  {}  {}  {} -> {}  {}  ({})  {:.3g} MFLOP\n", backend->name(), rule,
+                     DescribeTypes(graph, request.inputs), DescribeTypes(graph, request.outputs),
+                     DescribeOps(graph, item->nodes), item->source->name, item->flops / 1e6);
+          ++listed;
+          continue;
+        }
+        if (CheckItem(*backend, *item, options)) {
+          ++totals.passed;
+        } else {
+          ++totals.failed;
+        }
+      }
+      if (static_cast<int>(items.size()) > static_cast<int>(picked.size())) {
+        fmt::print("      {}  {}: {} of {} distinct groups selected (--max-per-rule)\n",
+                   backend->name(), rule, picked.size(), items.size());
+      }
+    }
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (options.list) {
+    fmt::print("backend_ops: {} groups listed ({:.1f} s)\n", listed, seconds);
+    return 0;
+  }
+  std::string reasons =
+      totals.not_compiled.empty() ? "" : fmt::format(": {}", fmt::join(totals.not_compiled, ", "));
+  fmt::print("backend_ops: {} passed, {} failed, {} not compiled{} ({:.1f} s)\n", totals.passed,
+             totals.failed, totals.not_compiled.size(), reasons, seconds);
+  return totals.failed > 0 ? 1 : 0;
+}
+
+}  // namespace
+}  // namespace collage::backend_ops
+
+int main(int argc, char** argv) {
+  collage::InitThreadPolicyEnvironment();
+  collage::backend_ops::Options options;
+  CLI::App app{"Differential test of every backend's rules against the reference kernels"};
+  app.add_option("--backend-path", options.plugin_dirs, "Load backend plug-ins (lib*.so) from DIR first");
+  app.add_option("--backend", options.backends, "Test only this backend (repeatable)");
+  app.add_option("--rule", options.rules, "Test only this rule or fusion (repeatable)");
+  app.add_option("--seed", options.seed, "Seed of the random graphs and inputs")->capture_default_str();
+  app.add_option("--random", options.random_per_family, "Random graphs per op family")
+      ->capture_default_str();
+  app.add_option("--models", options.models, "Zoo models to take groups from ('none': no model)")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--max-per-rule", options.max_per_rule,
+                 "Groups tested per (backend, rule), spread across sizes (0: all)")
+      ->capture_default_str();
+  app.add_option("--threads", options.threads, "Threads per kernel")->capture_default_str();
+  app.add_flag("--list", options.list, "Print the groups that would be tested, run nothing");
+  CLI11_PARSE(app, argc, argv);
+  options.models.erase(std::remove(options.models.begin(), options.models.end(), "none"),
+                       options.models.end());
+  return collage::backend_ops::Main(options);
+}

@@ -1,0 +1,534 @@
+#include "random_graphs.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <numeric>
+#include <random>
+
+#include "ir/graph_builder.h"
+#include "ops/op_registry.h"
+
+namespace collage::backend_ops {
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+class Generator {
+ public:
+  explicit Generator(uint64_t seed) : rng_(seed) {}
+
+  int64_t Uniform(int64_t lo, int64_t hi) {  // inclusive
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng_);
+  }
+  bool Chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
+  template <typename T>
+  T Pick(const std::vector<T>& options) {
+    return options[static_cast<size_t>(Uniform(0, static_cast<int64_t>(options.size()) - 1))];
+  }
+  Shape RandomShape(int rank, int64_t lo, int64_t hi) {
+    Shape shape;
+    for (int i = 0; i < rank; ++i) shape.push_back(Uniform(lo, hi));
+    return shape;
+  }
+  uint64_t NextSeed() { return rng_(); }
+  std::mt19937_64& rng() { return rng_; }
+
+ private:
+  std::mt19937_64 rng_;
+};
+
+// A random weight scaled like a trained layer's (unit-variance outputs for unit inputs).
+ValueId Weight(GraphBuilder& b, const std::string& name, const Shape& shape, int64_t fan_in) {
+  return b.RandomNormal(name, shape, 1.0f / std::sqrt(static_cast<float>(std::max<int64_t>(1, fan_in))));
+}
+
+// An elementwise epilogue after a heavy op, as networks have them.
+ValueId Epilogue(Generator& gen, GraphBuilder& b, ValueId y) {
+  switch (gen.Uniform(0, 6)) {
+    case 0: return b.Node("Relu", {y});
+    case 1: {
+      ValueId lo = b.Scalar<float>("clip_min", 0.0f);
+      ValueId hi = b.Scalar<float>("clip_max", 6.0f);
+      return b.Node("Clip", {y, lo, hi});
+    }
+    case 2: {  // residual: another input of the same shape
+      ValueId r = b.Input("residual", b.type(y).dtype, b.shape(y));
+      return b.Node("Add", {y, r});
+    }
+    case 3: return b.Node("Sigmoid", {y});
+    case 4: return b.Node("Add", {b.Node("Relu", {y}), b.Input("residual", b.type(y).dtype, b.shape(y))});
+    default: return y;
+  }
+}
+
+// Pads for one spatial dim, never reaching a full (dilated) window.
+void AddPads(Generator& gen, int64_t window, Ints& begin, Ints& end) {
+  int64_t max_pad = std::max<int64_t>(0, (window - 1) / 2 + (gen.Chance(0.3) ? 1 : 0));
+  max_pad = std::min(max_pad, window - 1);
+  int64_t p = gen.Uniform(0, max_pad);
+  begin.push_back(p);
+  end.push_back(gen.Chance(0.3) ? gen.Uniform(0, max_pad) : p);
+}
+
+ValueId Conv(Generator& gen, GraphBuilder& b, int spatial) {
+  const int64_t cin = gen.Pick<int64_t>(spatial == 3 ? Ints{1, 2, 4, 8} : Ints{1, 3, 4, 8, 16, 24, 32});
+  int64_t group = 1;
+  int64_t cout = gen.Pick<int64_t>({4, 8, 16, 24});
+  switch (gen.Uniform(0, 3)) {
+    case 0:  // depthwise, channel multiplier 1 or 2
+      group = cin;
+      cout = cin * gen.Pick<int64_t>({1, 1, 2});
+      break;
+    case 1:
+      if (cin % 2 == 0) {
+        group = 2;
+        cout = 2 * gen.Pick<int64_t>({2, 4, 8});
+      }
+      break;
+    default: break;
+  }
+  const int64_t k = spatial == 3 ? gen.Pick<int64_t>({1, 3}) : gen.Pick<int64_t>({1, 3, 5});
+  const int64_t stride = gen.Pick<int64_t>({1, 1, 2});
+  const int64_t dilation = k > 1 && gen.Chance(0.25) ? 2 : 1;
+  const bool same = gen.Chance(0.1);
+  Ints kernel, strides, dilations, pads_begin, pads_end;
+  Shape in_shape{gen.Pick<int64_t>({1, 1, 2}), cin};
+  for (int d = 0; d < spatial; ++d) {
+    const int64_t window = (k - 1) * dilation + 1;
+    kernel.push_back(k);
+    strides.push_back(stride);
+    dilations.push_back(dilation);
+    AddPads(gen, window, pads_begin, pads_end);
+    const int64_t lo = std::max<int64_t>(1, window - pads_begin.back() - pads_end.back());
+    in_shape.push_back(lo + gen.Uniform(0, spatial == 3 ? 5 : 14));
+  }
+  ValueId x = b.Input("x", DType::kFloat32, in_shape);
+  Shape w_shape{cout, cin / group};
+  w_shape.insert(w_shape.end(), kernel.begin(), kernel.end());
+  const int64_t fan_in = NumElements(w_shape) / cout;
+  std::vector<ValueId> inputs{x, Weight(b, "w", w_shape, fan_in)};
+  if (gen.Chance(0.6)) inputs.push_back(b.RandomNormal("bias", {cout}, 0.5f));
+  NamedAttributes attrs;
+  if (gen.Chance(0.7)) attrs.emplace_back("kernel_shape", Attribute(kernel));
+  if (stride != 1 || gen.Chance(0.3)) attrs.emplace_back("strides", Attribute(strides));
+  if (dilation != 1 || gen.Chance(0.2)) attrs.emplace_back("dilations", Attribute(dilations));
+  if (group != 1 || gen.Chance(0.2)) attrs.emplace_back("group", Attribute(group));
+  if (same) {
+    attrs.emplace_back("auto_pad", Attribute(std::string(gen.Pick<std::string>({"SAME_UPPER", "SAME_LOWER"}))));
+  } else {
+    Ints pads = pads_begin;
+    pads.insert(pads.end(), pads_end.begin(), pads_end.end());
+    if (std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p != 0; }) || gen.Chance(0.3)) {
+      attrs.emplace_back("pads", Attribute(pads));
+    }
+  }
+  return Epilogue(gen, b, b.Node("Conv", inputs, attrs));
+}
+
+ValueId ConvTranspose(Generator& gen, GraphBuilder& b) {
+  const int64_t group = gen.Chance(0.25) ? 2 : 1;
+  const int64_t cin = group * gen.Pick<int64_t>({1, 2, 4, 8});
+  const int64_t cout_per_group = gen.Pick<int64_t>({1, 2, 4, 8});
+  const int64_t k = gen.Pick<int64_t>({1, 2, 3, 4});
+  const int64_t stride = gen.Pick<int64_t>({1, 2, 2});
+  const int64_t dilation = k > 1 && gen.Chance(0.15) ? 2 : 1;
+  Ints kernel{k, k}, strides{stride, stride}, dilations{dilation, dilation}, pads, out_pad;
+  for (int side = 0; side < 4; ++side) pads.push_back(gen.Uniform(0, std::max<int64_t>(0, k - 1)));
+  for (int d = 0; d < 2; ++d) {
+    out_pad.push_back(stride > 1 && gen.Chance(0.3) ? gen.Uniform(0, stride - 1) : 0);
+  }
+  Shape in_shape{1, cin, gen.Uniform(2, 9), gen.Uniform(2, 9)};
+  ValueId x = b.Input("x", DType::kFloat32, in_shape);
+  Shape w_shape{cin, cout_per_group, k, k};
+  std::vector<ValueId> inputs{x, Weight(b, "w", w_shape, cin / group * k * k)};
+  if (gen.Chance(0.5)) inputs.push_back(b.RandomNormal("bias", {cout_per_group * group}, 0.5f));
+  NamedAttributes attrs{{"kernel_shape", Attribute(kernel)}, {"strides", Attribute(strides)},
+                        {"pads", Attribute(pads)}};
+  if (dilation != 1) attrs.emplace_back("dilations", Attribute(dilations));
+  if (group != 1) attrs.emplace_back("group", Attribute(group));
+  if (out_pad[0] != 0 || out_pad[1] != 0) attrs.emplace_back("output_padding", Attribute(out_pad));
+  return Epilogue(gen, b, b.Node("ConvTranspose", inputs, attrs));
+}
+
+ValueId MatMul(Generator& gen, GraphBuilder& b) {
+  const int64_t m = gen.Uniform(1, 48), k = gen.Uniform(1, 64), n = gen.Uniform(1, 48);
+  const bool const_b = gen.Chance(0.5);
+  Shape a_shape, b_shape;
+  switch (gen.Uniform(0, 6)) {
+    case 0: a_shape = {m, k}; b_shape = {k, n}; break;
+    case 1: { int64_t batch = gen.Uniform(1, 4); a_shape = {batch, m, k}; b_shape = {batch, k, n}; break; }
+    case 2: a_shape = {2, 1, m, k}; b_shape = {3, k, n}; break;      // broadcast batch dims
+    case 3: a_shape = {k}; b_shape = {k, n}; break;                   // vector × matrix
+    case 4: a_shape = {gen.Uniform(1, 3), m, k}; b_shape = {k}; break; // matrix × vector
+    case 5: a_shape = {gen.Uniform(1, 3), m, k}; b_shape = {k, n}; break;  // shared weight
+    default: a_shape = {1, gen.Uniform(1, 3), m, k}; b_shape = {1, 1, k, n}; break;
+  }
+  ValueId a = b.Input("a", DType::kFloat32, a_shape);
+  ValueId bv = const_b ? Weight(b, "b", b_shape, k) : b.Input("b", DType::kFloat32, b_shape);
+  ValueId y = b.Node("MatMul", {a, bv});
+  if (b.ok() && gen.Chance(0.4) && !b.shape(y).empty()) {  // bias over the last dim
+    y = b.Node("Add", {y, b.RandomNormal("bias", {b.shape(y).back()}, 0.5f)});
+  }
+  return gen.Chance(0.5) ? Epilogue(gen, b, y) : y;
+}
+
+ValueId Gemm(Generator& gen, GraphBuilder& b) {
+  const int64_t m = gen.Uniform(1, 48), k = gen.Uniform(1, 64), n = gen.Uniform(1, 48);
+  const bool trans_a = gen.Chance(0.3), trans_b = gen.Chance(0.5);
+  ValueId a = b.Input("a", DType::kFloat32, trans_a ? Shape{k, m} : Shape{m, k});
+  ValueId bv = gen.Chance(0.8) ? Weight(b, "b", trans_b ? Shape{n, k} : Shape{k, n}, k)
+                               : b.Input("b", DType::kFloat32, trans_b ? Shape{n, k} : Shape{k, n});
+  std::vector<ValueId> inputs{a, bv};
+  switch (gen.Uniform(0, 6)) {
+    case 0: break;
+    case 1: inputs.push_back(b.RandomNormal("c", {n}, 0.5f)); break;
+    case 2: inputs.push_back(b.RandomNormal("c", {1, n}, 0.5f)); break;
+    case 3: inputs.push_back(b.RandomNormal("c", {m, 1}, 0.5f)); break;
+    case 4: inputs.push_back(b.RandomNormal("c", {m, n}, 0.5f)); break;
+    case 5: inputs.push_back(b.RandomNormal("c", {}, 0.5f)); break;
+    default: inputs.push_back(b.Input("c", DType::kFloat32, {m, n})); break;
+  }
+  NamedAttributes attrs;
+  if (trans_a) attrs.emplace_back("transA", 1);
+  if (trans_b) attrs.emplace_back("transB", 1);
+  if (gen.Chance(0.3)) attrs.emplace_back("alpha", gen.Pick<float>({0.5f, 2.0f, -1.0f}));
+  if (inputs.size() == 3 && gen.Chance(0.3)) attrs.emplace_back("beta", gen.Pick<float>({0.0f, 0.5f, 2.0f}));
+  ValueId y = b.Node("Gemm", inputs, attrs);
+  return gen.Chance(0.4) ? Epilogue(gen, b, y) : y;
+}
+
+ValueId Pool(Generator& gen, GraphBuilder& b) {
+  const bool max_pool = gen.Chance(0.5);
+  const int spatial = gen.Pick<int>({1, 2, 2, 2, 3});
+  const int64_t k = gen.Pick<int64_t>({1, 2, 3, 3});
+  const int64_t stride = gen.Pick<int64_t>({1, 2, 2});
+  const int64_t dilation = max_pool && k > 1 && gen.Chance(0.2) ? 2 : 1;
+  Ints kernel, strides, dilations, pads_begin, pads_end;
+  Shape in_shape{gen.Pick<int64_t>({1, 2}), gen.Pick<int64_t>({1, 3, 8, 16})};
+  for (int d = 0; d < spatial; ++d) {
+    const int64_t window = (k - 1) * dilation + 1;
+    kernel.push_back(k);
+    strides.push_back(stride);
+    dilations.push_back(dilation);
+    // Pads must stay below the kernel (ONNX); reference implementations agree up to there.
+    int64_t max_pad = std::min<int64_t>(k - 1, window / 2);
+    pads_begin.push_back(gen.Uniform(0, max_pad));
+    pads_end.push_back(gen.Chance(0.3) ? gen.Uniform(0, max_pad) : pads_begin.back());
+    in_shape.push_back(window + gen.Uniform(0, spatial == 3 ? 5 : 12));
+  }
+  ValueId x = b.Input("x", DType::kFloat32, in_shape);
+  Ints pads = pads_begin;
+  pads.insert(pads.end(), pads_end.begin(), pads_end.end());
+  NamedAttributes attrs{{"kernel_shape", Attribute(kernel)}};
+  if (stride != 1 || gen.Chance(0.3)) attrs.emplace_back("strides", Attribute(strides));
+  if (std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p != 0; })) {
+    attrs.emplace_back("pads", Attribute(pads));
+  }
+  if (gen.Chance(0.3)) attrs.emplace_back("ceil_mode", 1);
+  if (max_pool && dilation != 1) attrs.emplace_back("dilations", Attribute(dilations));
+  if (!max_pool && gen.Chance(0.5)) attrs.emplace_back("count_include_pad", 1);
+  if (gen.Chance(0.08)) {
+    attrs = {{"kernel_shape", Attribute(kernel)}, {"strides", Attribute(strides)},
+             {"auto_pad", gen.Pick<const char*>({"SAME_UPPER", "VALID"})}};
+  }
+  ValueId y = b.Node(max_pool ? "MaxPool" : "AveragePool", {x}, attrs);
+  return gen.Chance(0.2) ? b.Node("Relu", {y}) : y;
+}
+
+ValueId GlobalPool(Generator& gen, GraphBuilder& b) {
+  const int rank = gen.Pick<int>({3, 4, 4, 5});
+  Shape shape{gen.Pick<int64_t>({1, 2}), gen.Pick<int64_t>({1, 3, 16, 64})};
+  for (int d = 2; d < rank; ++d) shape.push_back(gen.Uniform(1, rank == 5 ? 5 : 14));
+  ValueId x = b.Input("x", DType::kFloat32, shape);
+  return b.Node(gen.Chance(0.7) ? "GlobalAveragePool" : "GlobalMaxPool", {x});
+}
+
+ValueId BatchNorm(Generator& gen, GraphBuilder& b) {
+  const int rank = gen.Pick<int>({2, 3, 4, 4, 5});
+  const int64_t c = gen.Pick<int64_t>({1, 3, 8, 16, 32});
+  Shape shape{gen.Pick<int64_t>({1, 2}), c};
+  for (int d = 2; d < rank; ++d) shape.push_back(gen.Uniform(1, rank == 5 ? 5 : 12));
+  ValueId x = b.Input("x", DType::kFloat32, shape);
+  ValueId scale = b.RandomNormal("scale", {c}, 0.5f, 1.0f);
+  ValueId bias = b.RandomNormal("bias", {c}, 0.5f);
+  ValueId mean = b.RandomNormal("mean", {c}, 0.5f);
+  ValueId var = b.RandomUniform("var", {c}, 0.5f, 2.0f);
+  NamedAttributes attrs;
+  if (gen.Chance(0.5)) attrs.emplace_back("epsilon", gen.Pick<float>({1e-5f, 1e-3f, 0.1f}));
+  ValueId y = b.Node("BatchNormalization", {x, scale, bias, mean, var}, attrs);
+  return gen.Chance(0.4) ? Epilogue(gen, b, y) : y;
+}
+
+ValueId LayerNorm(Generator& gen, GraphBuilder& b) {
+  const int rank = gen.Pick<int>({2, 3, 3, 4});
+  Shape shape = gen.RandomShape(rank, 1, 12);
+  shape.back() = gen.Pick<int64_t>({7, 16, 32, 64, 96});
+  const int64_t axis = gen.Chance(0.6) ? -1 : gen.Uniform(-rank, rank - 1);
+  const int64_t a = axis < 0 ? axis + rank : axis;
+  Shape norm_shape(shape.begin() + a, shape.end());
+  ValueId x = b.Input("x", DType::kFloat32, shape);
+  std::vector<ValueId> inputs{x, b.RandomNormal("scale", norm_shape, 0.5f, 1.0f)};
+  if (gen.Chance(0.7)) inputs.push_back(b.RandomNormal("bias", norm_shape, 0.5f));
+  NamedAttributes attrs;
+  if (axis != -1 || gen.Chance(0.3)) attrs.emplace_back("axis", axis);
+  if (gen.Chance(0.5)) attrs.emplace_back("epsilon", gen.Pick<float>({1e-5f, 1e-12f, 1e-2f}));
+  return b.Node("LayerNormalization", inputs, attrs);
+}
+
+ValueId Softmax(Generator& gen, GraphBuilder& b) {
+  const int rank = gen.Pick<int>({1, 2, 3, 4});
+  ValueId x = b.Input("x", DType::kFloat32, gen.RandomShape(rank, 1, 24));
+  NamedAttributes attrs;
+  if (gen.Chance(0.6)) attrs.emplace_back("axis", gen.Uniform(-rank, rank - 1));
+  return b.Node(gen.Chance(0.8) ? "Softmax" : "LogSoftmax", {x}, attrs);
+}
+
+const std::vector<std::string>& UnaryOps() {
+  static const std::vector<std::string> ops = [] {
+    std::vector<std::string> all{"Relu", "Sigmoid", "Tanh", "Exp", "Abs", "Neg", "Sqrt", "Erf",
+                                 "Log", "Reciprocal", "Floor", "Ceil", "Round", "Sin", "Cos",
+                                 "LeakyRelu", "Elu", "Selu", "HardSigmoid", "HardSwish",
+                                 "Softplus", "Softsign", "Clip", "Identity", "Sign", "Mish"};
+    std::vector<std::string> known;
+    for (const std::string& op : all) {
+      if (OpRegistry::Global().Find("", op) != nullptr) known.push_back(op);
+    }
+    return known;
+  }();
+  return ops;
+}
+
+ValueId Unary(Generator& gen, GraphBuilder& b, ValueId x, std::string op = "") {
+  if (op.empty()) op = gen.Pick(UnaryOps());
+  // Keep Sqrt and Log inside their domain in chains too (see RandomInputs).
+  if (op == "Sqrt" || op == "Log") x = b.Node("Abs", {x});
+  NamedAttributes attrs;
+  if (op == "LeakyRelu" && gen.Chance(0.5)) attrs.emplace_back("alpha", 0.2f);
+  if (op == "Elu" && gen.Chance(0.5)) attrs.emplace_back("alpha", 0.5f);
+  if (op == "HardSigmoid" && gen.Chance(0.5)) attrs.emplace_back("alpha", 1.0f / 6.0f);
+  if (op == "Clip") {
+    std::vector<ValueId> inputs{x};
+    switch (gen.Uniform(0, 3)) {
+      case 0: inputs.push_back(b.Scalar<float>("lo", -1.0f)); inputs.push_back(b.Scalar<float>("hi", 0.5f)); break;
+      case 1: inputs.push_back(b.Scalar<float>("lo", 0.0f)); break;
+      case 2: inputs.push_back(kNoValue); inputs.push_back(b.Scalar<float>("hi", 1.0f)); break;
+      default: break;
+    }
+    return b.Node("Clip", inputs);
+  }
+  return b.Node(op, {x}, attrs);
+}
+
+// A shape `other` broadcasts with: drop some leading dims, set some dims to 1.
+Shape BroadcastPartner(Generator& gen, const Shape& shape) {
+  if (gen.Chance(0.15)) return {};
+  Shape partner(shape.begin() + gen.Uniform(0, static_cast<int64_t>(shape.size())), shape.end());
+  for (int64_t& d : partner) {
+    if (gen.Chance(0.35)) d = 1;
+  }
+  return partner;
+}
+
+const std::vector<std::string>& BinaryOps() {
+  static const std::vector<std::string> ops{"Add", "Sub", "Mul", "Div", "Max", "Min", "Pow"};
+  return ops;
+}
+
+ValueId Binary(Generator& gen, GraphBuilder& b, ValueId x, DType dtype, std::string op = "") {
+  if (op.empty()) op = gen.Pick(BinaryOps());
+  if (op == "Pow" && dtype != DType::kFloat32) op = "Mul";
+  Shape partner = BroadcastPartner(gen, b.shape(x));
+  ValueId y;
+  if (gen.Chance(0.4)) {
+    Tensor t(dtype, partner);
+    std::normal_distribution<float> normal(0.f, 1.f);
+    for (int64_t i = 0; i < t.num_elements(); ++i) {
+      float v = normal(gen.rng());
+      if (op == "Pow") v = std::round(v * 2.0f);  // integer exponents keep Pow real
+      if (op == "Div" && std::fabs(v) < 0.25f) v = 0.5f;
+      if (dtype == DType::kFloat32) {
+        t.data_as<float>()[i] = v;
+      } else if (dtype == DType::kInt32) {
+        t.data_as<int32_t>()[i] = static_cast<int32_t>(std::lround(v * 4.0f)) | 1;
+      } else {
+        t.data_as<int64_t>()[i] = static_cast<int64_t>(std::lround(v * 4.0f)) | 1;
+      }
+    }
+    y = b.Constant("operand", t);
+  } else {
+    y = b.Input("y", dtype, partner);
+  }
+  const bool y_const = b.graph().value(y).is_constant();
+  // Random real exponents of negative bases give NaN; random integer divisors include 0.
+  if (!y_const && (op == "Pow" || (op == "Div" && dtype != DType::kFloat32))) {
+    return b.Node("Mul", {x, y});
+  }
+  return gen.Chance(0.5) ? b.Node(op, {x, y}) : b.Node(op, {y, x});
+}
+
+ValueId Chain(Generator& gen, GraphBuilder& b) {
+  ValueId v = b.Input("x", DType::kFloat32, gen.RandomShape(static_cast<int>(gen.Uniform(1, 4)), 1, 12));
+  const int64_t length = gen.Uniform(2, 5);
+  for (int64_t i = 0; i < length && b.ok(); ++i) {
+    v = gen.Chance(0.6) ? Unary(gen, b, v) : Binary(gen, b, v, DType::kFloat32);
+  }
+  return v;
+}
+
+ValueId Transpose(Generator& gen, GraphBuilder& b) {
+  const int rank = gen.Pick<int>({2, 3, 4, 4, 5});
+  ValueId x = b.Input("x", DType::kFloat32, gen.RandomShape(rank, 1, rank == 5 ? 5 : 10));
+  if (gen.Chance(0.15)) return b.Node("Transpose", {x});  // default: reverse the dims
+  Ints perm(static_cast<size_t>(rank));
+  std::iota(perm.begin(), perm.end(), 0);
+  std::shuffle(perm.begin(), perm.end(), gen.rng());
+  return b.Node("Transpose", {x}, {{"perm", Attribute(perm)}});
+}
+
+ValueId Reshape(Generator& gen, GraphBuilder& b) {
+  const int rank = gen.Pick<int>({1, 2, 3, 4});
+  Shape shape = gen.RandomShape(rank, 1, 8);
+  ValueId x = b.Input("x", DType::kFloat32, shape);
+  const int64_t total = NumElements(shape);
+  // Target: the element count split into random factors, one of them maybe written -1, a
+  // leading dim maybe written 0 (copy).
+  Ints target;
+  int64_t rest = total;
+  const int out_rank = static_cast<int>(gen.Uniform(1, 4));
+  for (int i = 0; i + 1 < out_rank; ++i) {
+    std::vector<int64_t> divisors;
+    for (int64_t d = 1; d <= rest; ++d) {
+      if (rest % d == 0) divisors.push_back(d);
+    }
+    int64_t d = gen.Pick(divisors);
+    target.push_back(d);
+    rest /= d;
+  }
+  target.push_back(rest);
+  if (gen.Chance(0.4)) target[static_cast<size_t>(gen.Uniform(0, out_rank - 1))] = -1;
+  if (gen.Chance(0.2) && target[0] == shape[0]) target[0] = 0;
+  ValueId y = b.Node("Reshape", {x, b.Ints("shape", target)});
+  return gen.Chance(0.3) ? b.Node("Relu", {y}) : y;
+}
+
+// The everyday forms of the heavy ops (what exporters write for conv layers, nn.Linear and
+// residual adds) with each common activation, so that every fused rule meets a candidate:
+// graph `index` takes heavy form index % 5 and activation index / 5 % 3.
+ValueId Fused(Generator& gen, GraphBuilder& b, int index) {
+  const int64_t m = gen.Uniform(1, 40), k = gen.Uniform(8, 64), n = gen.Uniform(4, 48);
+  ValueId y = kNoValue;
+  switch (index % 5) {
+    case 0: {
+      const int64_t c = gen.Pick<int64_t>({3, 8, 16}), f = gen.Pick<int64_t>({8, 16, 32});
+      ValueId x = b.Input("x", DType::kFloat32, {1, c, gen.Uniform(4, 16), gen.Uniform(4, 16)});
+      y = b.Node("Conv", {x, Weight(b, "w", {f, c, 3, 3}, c * 9), b.RandomNormal("bias", {f}, 0.5f)},
+                 {{"kernel_shape", {3, 3}}, {"pads", {1, 1, 1, 1}}});
+      break;
+    }
+    case 1:
+      y = b.Node("MatMul", {b.Input("a", DType::kFloat32, {m, k}), Weight(b, "b", {k, n}, k)});
+      break;
+    case 2: {
+      ValueId a = b.Input("a", DType::kFloat32, {1, m, k});
+      y = b.Node("MatMul", {a, Weight(b, "b", {k, n}, k)});
+      y = b.Node("Add", {y, b.RandomNormal("bias", {n}, 0.5f)});
+      break;
+    }
+    case 3:
+      y = b.Node("Gemm", {b.Input("a", DType::kFloat32, {m, k}), Weight(b, "b", {n, k}, k),
+                          b.RandomNormal("c", {n}, 0.5f)},
+                 {{"transB", 1}});
+      break;
+    default: {
+      Shape shape{1, gen.Uniform(1, 16), gen.Uniform(1, 12), gen.Uniform(1, 12)};
+      y = b.Node("Add", {b.Input("x", DType::kFloat32, shape), b.Input("y", DType::kFloat32, shape)});
+      break;
+    }
+  }
+  switch (index / 5 % 3) {
+    case 0: return b.Node("Relu", {y});
+    case 1: return b.Node("Clip", {y, b.Scalar<float>("clip_min", 0.0f), b.Scalar<float>("clip_max", 6.0f)});
+    default: return b.Node("Sigmoid", {y});
+  }
+}
+
+// Makes graph number `index` of a family.
+using Family = std::function<ValueId(Generator&, GraphBuilder&, int index)>;
+
+// Families whose members are mostly one op with random shapes; `min_count` makes every op of
+// a list appear at least once.
+struct FamilySpec {
+  std::string name;
+  Family make;
+  int min_count = 0;
+};
+
+Family Simple(std::function<ValueId(Generator&, GraphBuilder&)> make) {
+  return [make](Generator& g, GraphBuilder& b, int) { return make(g, b); };
+}
+
+}  // namespace
+
+std::vector<SourceGraph> RandomGraphs(uint64_t seed, int per_family) {
+  const std::vector<FamilySpec> families{
+      {"conv2d", Simple([](Generator& g, GraphBuilder& b) { return Conv(g, b, 2); })},
+      {"conv3d", Simple([](Generator& g, GraphBuilder& b) { return Conv(g, b, 3); })},
+      {"conv1d", Simple([](Generator& g, GraphBuilder& b) { return Conv(g, b, 1); })},
+      {"conv_transpose", Simple(ConvTranspose)},
+      {"matmul", Simple(MatMul)},
+      {"gemm", Simple(Gemm)},
+      {"pool", Simple(Pool)},
+      {"global_pool", Simple(GlobalPool)},
+      {"batch_norm", Simple(BatchNorm)},
+      {"layer_norm", Simple(LayerNorm)},
+      {"softmax", Simple(Softmax)},
+      {"unary",
+       [](Generator& g, GraphBuilder& b, int index) {
+         const std::vector<std::string>& ops = UnaryOps();
+         ValueId x = b.Input("x", DType::kFloat32, g.RandomShape(static_cast<int>(g.Uniform(0, 4)), 1, 16));
+         return Unary(g, b, x, ops[static_cast<size_t>(index) % ops.size()]);
+       },
+       static_cast<int>(UnaryOps().size())},
+      {"binary",
+       [](Generator& g, GraphBuilder& b, int index) {
+         const std::vector<std::string>& ops = BinaryOps();
+         // Every op in float32 first, then integer dtypes now and then.
+         DType dtype = index < static_cast<int>(ops.size()) || g.Chance(0.7)
+                           ? DType::kFloat32
+                           : g.Pick<DType>({DType::kInt32, DType::kInt64});
+         ValueId x = b.Input("x", dtype, g.RandomShape(static_cast<int>(g.Uniform(1, 4)), 1, 12));
+         ValueId y = Binary(g, b, x, dtype, ops[static_cast<size_t>(index) % ops.size()]);
+         return dtype == DType::kFloat32 && g.Chance(0.3) ? Epilogue(g, b, y) : y;
+       },
+       2 * static_cast<int>(BinaryOps().size())},
+      {"fused", Fused, 15},
+      {"chain", Simple(Chain)},
+      {"transpose", Simple(Transpose)},
+      {"reshape", Simple(Reshape)},
+  };
+  Generator gen(seed);
+  std::vector<SourceGraph> graphs;
+  for (const FamilySpec& family : families) {
+    const int count = per_family > 0 ? std::max(per_family, family.min_count) : 0;
+    for (int i = 0; i < count; ++i) {
+      // Each graph has its own stream so that families do not shift each other's draws;
+      // a configuration inference refuses is redrawn from the same stream.
+      Generator local(gen.NextSeed());
+      for (int attempt = 0; attempt < 20; ++attempt) {
+        std::string name = "random." + family.name + "." + std::to_string(i);
+        GraphBuilder b(name, 17, local.NextSeed());
+        ValueId y = family.make(local, b, i);
+        if (!b.ok()) continue;
+        b.Output(y, "y");
+        StatusOr<Graph> graph = std::move(b).Build();
+        if (!graph.ok()) continue;
+        graphs.push_back({name, std::move(*graph)});
+        break;
+      }
+    }
+  }
+  return graphs;
+}
+
+}  // namespace collage::backend_ops
