@@ -127,6 +127,48 @@ bool BlockedDiffers(const Match& m) {
          HasBlockedForm(m.graph->value(conv.outputs[0]).type.shape);
 }
 
+// The implementation oneDNN picks for a Conv node in the layout it chooses with a binary Add
+// post-op of the output's shape ("" when none).
+std::string BlockedConvWithAddImplementation(const Graph& graph, const Node& node) {
+  const Shape& x = graph.value(node.inputs[0]).type.shape;
+  const Value& w = graph.value(node.inputs[1]);
+  const Shape& y = graph.value(node.outputs[0]).type.shape;
+  auto g = ConvGeometryOf(node, x, w.type.shape, y);
+  if (!g.ok()) return "";
+  const int64_t group = node.attributes.GetInt("group", 1);
+  memory::dims wdims = ToDims(w.type.shape);
+  if (group > 1) {
+    wdims[0] /= group;
+    wdims.insert(wdims.begin(), group);
+  }
+  try {
+    const memory::desc dst = ActivationDesc(y, true);
+    dnnl::convolution_forward::desc desc(
+        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+        ActivationDesc(x, true), memory::desc(wdims, memory::data_type::f32, memory::format_tag::any),
+        dst, g->strides, g->dilates, g->pads_l, g->pads_r);
+    dnnl::post_ops ops;
+    ops.append_binary(dnnl::algorithm::binary_add, dst);
+    dnnl::primitive_attr attr = BaseAttr();
+    attr.set_post_ops(ops);
+    return dnnl::convolution_forward::primitive_desc(desc, attr, Engine()).impl_info_str();
+  } catch (const dnnl::error&) {
+    return "";
+  }
+}
+
+// oneDNN 2.6's gemm-based convolution gives wrong results in the channels-last format with a
+// binary (Add) post-op (found by collage_backend_ops on dilated, grouped and strided cases of
+// 1-D to 3-D convolutions). Such groups run as conv_blocked and a separate binary instead.
+bool AddPostOpIsSafe(const Match& m) {
+  const bool has_add = std::any_of(m.op_nodes.begin(), m.op_nodes.end(), [&](NodeId n) {
+    return n >= 0 && m.graph->node(n).op_type == "Add";
+  });
+  if (!has_add) return true;
+  const Node& conv = m.graph->node(*std::min_element(m.op_nodes.begin(), m.op_nodes.end()));
+  return BlockedConvWithAddImplementation(*m.graph, conv).find("gemm") == std::string::npos;
+}
+
 }  // namespace
 
 void AddConvRules(std::vector<RuleEntry>& rules) {
@@ -141,7 +183,10 @@ void AddConvRules(std::vector<RuleEntry>& rules) {
     const std::string& name = entry.first;
     rules.push_back({Rule(name, entry.second).Where(MatchEpilogueOk),
                      [](const CompileRequest& r) { return CompileConv(r, false); }});
-    rules.push_back({Rule(name + "_blocked", entry.second).Where(MatchEpilogueOk).Where(BlockedDiffers),
+    rules.push_back({Rule(name + "_blocked", entry.second)
+                         .Where(MatchEpilogueOk)
+                         .Where(BlockedDiffers)
+                         .Where(AddPostOpIsSafe),
                      [](const CompileRequest& r) { return CompileConv(r, true); }});
   }
 }

@@ -48,6 +48,8 @@ RuleSet BuildRules() {
                 .Where(AllFloat32)
                 .Where(ModernOpset)
                 .Where([](const Match& m) {
+                  // A 1-D weight is a column whose dim the product drops: no bias row then.
+                  if (m.capture_type(1).shape.size() < 2) return false;
                   const TensorType& mm = m.graph->value(m.node(1).outputs[0]).type;
                   return mm.shape == m.output_type().shape && IsRowBias(m.capture_type(2), mm.shape);
                 }));

@@ -45,6 +45,8 @@ ValueId Weight(GraphBuilder& b, const std::string& name, const Shape& shape, int
 
 // An elementwise epilogue after a heavy op, as networks have them.
 ValueId Epilogue(Generator& gen, GraphBuilder& b, ValueId y) {
+  // A node the builder refused (e.g. a drawn geometry with no valid output) has no type.
+  if (!b.ok()) return y;
   switch (gen.Uniform(0, 6)) {
     case 0: return b.Node("Relu", {y});
     case 1: {
