@@ -187,6 +187,12 @@ memory::desc ActivationDesc(const Shape& shape, bool blocked) {
   return desc;
 }
 
+memory::desc SameFormatAs(const memory::desc& like, const Shape& shape) {
+  Format f;
+  if (!FormatOf(like, &f) || like.dims().size() != shape.size()) return PlainDesc(shape);
+  return Build(ToDims(shape), f);
+}
+
 bool HasBlockedForm(const Shape& shape) {
   return LayoutOf(ActivationDesc(shape, true)).kind() != LayoutKind::kPlain;
 }

@@ -24,6 +24,10 @@ dnnl::memory::desc ActivationDesc(const Shape& shape, bool blocked);
 // different candidate.
 bool HasBlockedForm(const Shape& shape);
 
+// A descriptor for `shape` in the same format as `like` (its dim order and blocks): pooling
+// and other primitives whose optimized implementations want src and dst alike.
+dnnl::memory::desc SameFormatAs(const dnnl::memory::desc& like, const Shape& shape);
+
 // The collage layout of a descriptor.
 Layout LayoutOf(const dnnl::memory::desc& desc);
 // The descriptor a layout names for `type` (plain, channels-last or "onednn:...").

@@ -109,7 +109,7 @@ StatusOr<std::unique_ptr<Kernel>> CompilePool(const CompileRequest& request, boo
   std::unique_ptr<Kernel> kernel;
   COLLAGE_RETURN_IF_ERROR(Guard("pooling", [&]() -> Status {
     const memory::desc src = ActivationDesc(x, blocked);
-    const memory::desc dst = ActivationDesc(y, blocked);
+    const memory::desc dst = SameFormatAs(src, y);
     dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, g.algorithm, src, dst,
                                         g.strides, g.kernel, g.dilates, g.pads_l, g.pads_r);
     KernelBuilder builder(request);

@@ -37,6 +37,11 @@ class Layout {
   // Only rank-3..5 tensors have a channels-last form; plain and opaque apply to all ranks.
   bool AppliesTo(const TensorType& type) const;
 
+  // True when both layouts place every element of `type` at the same byte (plain and
+  // channels-last agree when there is one channel or one spatial position): no conversion is
+  // needed between them.
+  bool SameBytesAs(const Layout& other, const TensorType& type) const;
+
   bool operator==(const Layout& other) const {
     return kind_ == other.kind_ && name_ == other.name_ && opaque_bytes_ == other.opaque_bytes_;
   }

@@ -29,4 +29,14 @@ bool Layout::AppliesTo(const TensorType& type) const {
   return type.shape.size() >= 3 && type.shape.size() <= 5;
 }
 
+bool Layout::SameBytesAs(const Layout& other, const TensorType& type) const {
+  if (*this == other) return true;
+  if (kind_ == LayoutKind::kOpaque || other.kind_ == LayoutKind::kOpaque) return false;
+  // One plain, one channels-last: [N][C][S] and [N][S][C] agree when C or S is 1.
+  if (type.shape.size() < 3) return false;
+  int64_t spatial = 1;
+  for (size_t i = 2; i < type.shape.size(); ++i) spatial *= type.shape[i];
+  return type.shape[1] == 1 || spatial == 1;
+}
+
 }  // namespace collage

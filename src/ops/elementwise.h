@@ -222,6 +222,8 @@ T WrapMul(T a, T b) {
 }
 template <typename T>
 T WrapNeg(T a) {
+  // Floats negate the sign bit (-0.0 for 0.0, as IEEE negation does); 0 - a would give +0.
+  if constexpr (std::is_floating_point_v<T>) return -a;
   return WrapSub(T{0}, a);
 }
 

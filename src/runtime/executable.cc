@@ -12,18 +12,12 @@
 namespace collage {
 
 // Everything one run needs, built once and reused: the arena and, per step, the pointers of
-// its buffers. Graph inputs change each run, so their uses are patched.
+// its buffers.
 struct Executable::RunContext {
   std::shared_ptr<void> arena;
   std::vector<std::vector<const void*>> step_inputs;
   std::vector<std::vector<void*>> step_outputs;
   std::vector<void*> step_workspaces;
-  struct InputUse {
-    size_t step;
-    size_t slot;
-    size_t graph_input;
-  };
-  std::vector<InputUse> input_uses;
 };
 
 // Turns a placement into steps and buffers, one group at a time.
@@ -33,11 +27,13 @@ class Executable::Builder {
       : exe_(exe), graph_(exe.graph_), registry_(registry), num_threads_(num_threads) {}
 
   Status Build() {
-    for (size_t i = 0; i < graph_.inputs().size(); ++i) {
-      size_t id = exe_.buffers_.size();
-      exe_.buffers_.push_back(BufferSlot{true, i});
-      buffer_of_[{graph_.inputs()[i], Layout::Plain().name()}] = id;
-      home_[graph_.inputs()[i]] = Layout::Plain();
+    // Graph inputs are copied into the arena at the start of a run, so that every buffer a
+    // kernel sees has the arena's slack after it.
+    for (ValueId input : graph_.inputs()) {
+      size_t id = NewArenaBuffer(graph_.value(input).type.nbytes());
+      exe_.input_buffers_.push_back(id);
+      buffer_of_[{input, Layout::Plain().name()}] = id;
+      home_[input] = Layout::Plain();
     }
     for (const PlacedGroup& group : exe_.placement_.groups) COLLAGE_RETURN_IF_ERROR(AddGroup(group));
     for (ValueId out : graph_.outputs()) {
@@ -51,8 +47,8 @@ class Executable::Builder {
     // Graph outputs stay alive to the end of the run.
     const int end = static_cast<int>(exe_.steps_.size());
     for (long buffer : exe_.output_buffers_) {
-      if (buffer < 0 || exe_.buffers_[static_cast<size_t>(buffer)].graph_input) continue;
-      exe_.requests_[exe_.buffers_[static_cast<size_t>(buffer)].index].last_step = end;
+      if (buffer < 0) continue;
+      exe_.requests_[exe_.buffers_[static_cast<size_t>(buffer)]].last_step = end;
     }
     exe_.plan_ = PlanMemory(exe_.requests_);
     return Status();
@@ -115,10 +111,15 @@ class Executable::Builder {
       return Internal("value '{}' is read before any group computes it", graph_.value(value).name);
     }
     const TensorType& type = graph_.value(value).type;
+    size_t source = buffer_of_.at({value, home->second.name()});
+    if (home->second.SameBytesAs(layout, type)) {
+      buffer_of_[{value, layout.name()}] = source;
+      MarkRead(source);
+      return source;
+    }
     COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> conversion,
                              CompileLayoutConversion(type, home->second, layout, registry_));
     Step step;
-    size_t source = buffer_of_.at({value, home->second.name()});
     MarkRead(source);
     step.inputs.push_back(source);
     size_t target = NewArenaBuffer(layout.BufferBytes(type));
@@ -137,23 +138,22 @@ class Executable::Builder {
 
   size_t NewArenaBuffer(size_t bytes) {
     const int next_step = static_cast<int>(exe_.steps_.size());
-    exe_.requests_.push_back(BufferRequest{bytes, next_step, next_step});
-    exe_.buffers_.push_back(BufferSlot{false, exe_.requests_.size() - 1});
+    exe_.requests_.push_back(BufferRequest{bytes + kBufferSlack, next_step, next_step});
+    exe_.buffers_.push_back(exe_.requests_.size() - 1);
     return exe_.buffers_.size() - 1;
   }
 
   // The buffer is read by the step about to be added.
   void MarkRead(size_t buffer) {
-    const BufferSlot& slot = exe_.buffers_[buffer];
-    if (slot.graph_input) return;
-    BufferRequest& request = exe_.requests_[slot.index];
+    BufferRequest& request = exe_.requests_[exe_.buffers_[buffer]];
     request.last_step = std::max(request.last_step, static_cast<int>(exe_.steps_.size()));
   }
 
   void AddStep(Step step) {
     const int index = static_cast<int>(exe_.steps_.size());
     if (step.kernel->workspace_bytes() > 0) {
-      exe_.requests_.push_back(BufferRequest{step.kernel->workspace_bytes(), index, index});
+      exe_.requests_.push_back(
+          BufferRequest{step.kernel->workspace_bytes() + kBufferSlack, index, index});
       step.workspace_request = static_cast<int>(exe_.requests_.size() - 1);
     }
     exe_.steps_.push_back(std::move(step));
@@ -196,18 +196,11 @@ std::unique_ptr<Executable::RunContext> Executable::NewContext() const {
   if (arena == nullptr) return nullptr;
   ctx->arena = std::shared_ptr<void>(arena, [](void* p) { std::free(p); });
   char* base = static_cast<char*>(arena);
-  auto address = [&](size_t buffer) -> void* {
-    const BufferSlot& slot = buffers_[buffer];
-    return slot.graph_input ? nullptr : base + plan_.offsets[slot.index];
-  };
+  auto address = [&](size_t buffer) -> void* { return base + plan_.offsets[buffers_[buffer]]; };
   for (size_t s = 0; s < steps_.size(); ++s) {
     const Step& step = steps_[s];
     std::vector<const void*> inputs;
-    for (size_t i = 0; i < step.inputs.size(); ++i) {
-      inputs.push_back(address(step.inputs[i]));
-      const BufferSlot& slot = buffers_[step.inputs[i]];
-      if (slot.graph_input) ctx->input_uses.push_back({s, i, slot.index});
-    }
+    for (size_t buffer : step.inputs) inputs.push_back(address(buffer));
     std::vector<void*> outputs;
     for (size_t buffer : step.outputs) outputs.push_back(address(buffer));
     ctx->step_inputs.push_back(std::move(inputs));
@@ -235,8 +228,11 @@ StatusOr<std::vector<Tensor>> Executable::Run(const std::vector<Tensor>& inputs,
   if (!ctx) ctx = NewContext();
   if (!ctx) return Internal("cannot allocate an arena of {} bytes", plan_.arena_bytes);
 
-  for (const RunContext::InputUse& use : ctx->input_uses) {
-    ctx->step_inputs[use.step][use.slot] = inputs[use.graph_input].data();
+  char* base = static_cast<char*>(ctx->arena.get());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].nbytes() > 0) {
+      std::memcpy(base + plan_.offsets[buffers_[input_buffers_[i]]], inputs[i].data(), inputs[i].nbytes());
+    }
   }
   Status status;
   if (profile != nullptr) profile->nodes.clear();
@@ -259,7 +255,6 @@ StatusOr<std::vector<Tensor>> Executable::Run(const std::vector<Tensor>& inputs,
   }
   std::vector<Tensor> outputs;
   if (status.ok()) {
-    const char* base = static_cast<const char*>(ctx->arena.get());
     for (size_t o = 0; o < graph_.outputs().size(); ++o) {
       const Value& value = graph_.value(graph_.outputs()[o]);
       long buffer = output_buffers_[o];
@@ -267,13 +262,10 @@ StatusOr<std::vector<Tensor>> Executable::Run(const std::vector<Tensor>& inputs,
         outputs.push_back(value.constant->Clone());
         continue;
       }
-      const BufferSlot& slot = buffers_[static_cast<size_t>(buffer)];
-      if (slot.graph_input) {
-        outputs.push_back(inputs[slot.index].Clone());
-        continue;
-      }
       Tensor out(value.type.dtype, value.type.shape);
-      std::memcpy(out.data(), base + plan_.offsets[slot.index], out.nbytes());
+      if (out.nbytes() > 0) {
+        std::memcpy(out.data(), base + plan_.offsets[buffers_[static_cast<size_t>(buffer)]], out.nbytes());
+      }
       outputs.push_back(std::move(out));
     }
   }

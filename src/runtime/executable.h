@@ -1,8 +1,9 @@
 // Executable: a placement compiled for running — every group compiled by its backend into a
 // kernel, a layout conversion wherever a producer's layout differs from what a consumer
 // wants, and every intermediate buffer and kernel workspace given a place in one arena
-// (runtime/memory_planner.h). Run() may be called from several threads: each concurrent run
-// takes its own arena from a pool.
+// (runtime/memory_planner.h). Graph inputs are copied into the arena when a run starts.
+// Run() may be called from several threads: each concurrent run takes its own arena from a
+// pool.
 #pragma once
 
 #include <memory>
@@ -17,6 +18,11 @@
 #include "runtime/placement.h"
 
 namespace collage {
+
+// Bytes readable past the end of every buffer and workspace a kernel is given: some
+// libraries' vector kernels read (never write) a little beyond their last element (XNNPACK:
+// up to 16 bytes).
+inline constexpr size_t kBufferSlack = 64;
 
 class Executable {
  public:
@@ -41,11 +47,6 @@ class Executable {
   int num_conversions() const;
 
  private:
-  // Where a buffer lives: in the arena (request index) or in a caller's input tensor.
-  struct BufferSlot {
-    bool graph_input = false;
-    size_t index = 0;
-  };
   struct Step {
     std::unique_ptr<Kernel> kernel;
     std::vector<size_t> inputs;   // buffer ids
@@ -62,7 +63,8 @@ class Executable {
   const Graph& graph_;
   Placement placement_;
   std::vector<Step> steps_;
-  std::vector<BufferSlot> buffers_;
+  std::vector<size_t> buffers_;        // buffer id → its request (arena placement)
+  std::vector<size_t> input_buffers_;  // per graph input: its buffer id
   // Per graph output: the buffer holding it in plain layout, or -1 when it is a constant.
   std::vector<long> output_buffers_;
   std::vector<BufferRequest> requests_;

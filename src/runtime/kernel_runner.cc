@@ -5,16 +5,18 @@
 #include <memory>
 
 #include "ops/op_registry.h"
+#include "runtime/executable.h"
 #include "runtime/layout_conversion.h"
 #include "util/errors.h"
 
 namespace collage {
 namespace {
 
-// A 64-byte aligned heap buffer (kernels may use aligned vector loads on their buffers).
+// A 64-byte aligned heap buffer with the executable's slack after it (kernels may use aligned
+// vector loads, and some read a little past their last element).
 using Buffer = std::unique_ptr<void, void (*)(void*)>;
 Buffer AllocateBuffer(size_t bytes) {
-  size_t rounded = std::max<size_t>(64, (bytes + 63) / 64 * 64);
+  size_t rounded = (bytes + kBufferSlack + 63) / 64 * 64;
   return Buffer(std::aligned_alloc(64, rounded), std::free);
 }
 
@@ -94,12 +96,16 @@ StatusOr<std::vector<Tensor>> KernelRunner::Run(const std::vector<Tensor>& input
     if (inputs[i].dtype() != type.dtype || inputs[i].shape() != type.shape) {
       return InvalidArgument("input {} must be {}", i, type.ToString());
     }
+    // Copied even when no conversion is needed: the copy has the slack kernels may read.
+    owned.push_back(AllocateBuffer(type.nbytes()));
+    if (type.nbytes() > 0) std::memcpy(owned.back().get(), inputs[i].data(), type.nbytes());
     if (!to_kernel_[i]) {
-      input_ptrs.push_back(inputs[i].data());
+      input_ptrs.push_back(owned.back().get());
       continue;
     }
+    const void* plain = owned.back().get();
     owned.push_back(AllocateBuffer(kernel_->input_layouts()[i].BufferBytes(type)));
-    COLLAGE_RETURN_IF_ERROR(RunWithWorkspace(*to_kernel_[i], inputs[i].data(), owned.back().get()));
+    COLLAGE_RETURN_IF_ERROR(RunWithWorkspace(*to_kernel_[i], plain, owned.back().get()));
     input_ptrs.push_back(owned.back().get());
   }
   std::vector<Tensor> outputs;
@@ -107,10 +113,6 @@ StatusOr<std::vector<Tensor>> KernelRunner::Run(const std::vector<Tensor>& input
   for (size_t i = 0; i < request_.outputs.size(); ++i) {
     const TensorType& type = request_.type(request_.outputs[i]);
     outputs.emplace_back(type.dtype, type.shape);
-    if (!from_kernel_[i]) {
-      output_ptrs.push_back(outputs.back().data());
-      continue;
-    }
     owned.push_back(AllocateBuffer(kernel_->output_layouts()[i].BufferBytes(type)));
     output_ptrs.push_back(owned.back().get());
   }
@@ -120,6 +122,8 @@ StatusOr<std::vector<Tensor>> KernelRunner::Run(const std::vector<Tensor>& input
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (from_kernel_[i]) {
       COLLAGE_RETURN_IF_ERROR(RunWithWorkspace(*from_kernel_[i], output_ptrs[i], outputs[i].data()));
+    } else if (outputs[i].nbytes() > 0) {
+      std::memcpy(outputs[i].data(), output_ptrs[i], outputs[i].nbytes());
     }
   }
   return outputs;
