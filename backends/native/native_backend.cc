@@ -17,17 +17,6 @@
 namespace collage::native {
 namespace {
 
-// Op() takes an initializer_list, whose length is fixed at compile time, while the registry
-// is only known at run time: the names are passed through a fixed-size list, padded by
-// repeating the last name (a repeated op type matches the same nodes).
-constexpr size_t kMaxOpTypes = 512;
-
-template <size_t... I>
-Pattern OpOfNames(const std::vector<std::string>& names, std::index_sequence<I...>) {
-  const size_t last = names.size() - 1;
-  return Op({names[std::min(I, last)]...});
-}
-
 // Every default-domain op of the registry. Ops of other domains ("domain::op" in OpTypes)
 // are left out: the pattern language matches the default domain only.
 StatusOr<Pattern> AnyRegisteredOp() {
@@ -35,11 +24,8 @@ StatusOr<Pattern> AnyRegisteredOp() {
   for (const std::string& name : OpRegistry::Global().OpTypes()) {
     if (name.find("::") == std::string::npos) names.push_back(name);
   }
-  if (names.empty() || names.size() > kMaxOpTypes) {
-    return Internal("the op registry has {} default-domain ops; the native `op` rule takes 1 to {}",
-                    names.size(), kMaxOpTypes);
-  }
-  return OpOfNames(names, std::make_index_sequence<kMaxOpTypes>());
+  if (names.empty()) return Internal("the op registry has no default-domain op");
+  return Op(std::move(names));
 }
 
 bool IsRegisteredKind(const Node& node, std::initializer_list<OpKind> kinds) {

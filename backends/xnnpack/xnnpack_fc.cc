@@ -125,7 +125,7 @@ class FcKernel final : public OperatorKernel {
     Status status = Check(xnn_create_fully_connected_nc_f32(
                               Sz(spec_.k), Sz(spec_.n), Sz(spec_.k), Sz(spec_.n), weights.data(),
                               bias.empty() ? nullptr : bias.data(), clamp.min, clamp.max,
-                              spec_.w_is_nk ? 0 : XNN_FLAG_TRANSPOSE_WEIGHTS, &op),
+                              kYieldWorkers | (spec_.w_is_nk ? 0u : XNN_FLAG_TRANSPOSE_WEIGHTS), &op),
                           "xnn_create_fully_connected_nc_f32");
     op_.reset(op);
     return status;

@@ -81,7 +81,7 @@ class SubgraphKernel final : public Kernel {
   Status CreateRuntime() const {
     xnn_runtime_t runtime = nullptr;
     runtime_.reset();
-    Status status = Check(xnn_create_runtime_v2(subgraph_.get(), pool_->get(), 0, &runtime),
+    Status status = Check(xnn_create_runtime_v2(subgraph_.get(), pool_->get(), kYieldWorkers, &runtime),
                           "xnn_create_runtime_v2");
     runtime_.reset(runtime);
     generation_ = pool_->generation();

@@ -14,6 +14,11 @@
 
 namespace collage::xnnpack {
 
+// Flags every operator and runtime is created with: after each run the pthreadpool workers
+// go to sleep instead of spinning, so that the next kernel — often another library's, on an
+// OpenMP pool — gets the cores (the threading policy, docs/architecture.md).
+inline constexpr uint32_t kYieldWorkers = XNN_FLAG_YIELD_WORKERS;
+
 // XNNPACK may read up to XNN_EXTRA_BYTES past the end of the arrays it is given. Buffers
 // this backend owns (constants passed at run time or as static tensors) are padded with it.
 template <typename T>

@@ -62,11 +62,11 @@ Pattern Pattern::WithAttr(const std::string& name, int64_t value) const {
   });
 }
 
-Pattern Op(std::initializer_list<std::string> op_types) {
-  if (op_types.size() == 0) PatternMisuse("Op() needs at least one op type");
+Pattern Op(std::vector<std::string> op_types) {
+  if (op_types.empty()) PatternMisuse("Op() needs at least one op type");
   auto data = std::make_shared<Pattern::Data>();
   data->kind = Pattern::Kind::kOp;
-  data->op_types.assign(op_types.begin(), op_types.end());
+  data->op_types = std::move(op_types);
   return Pattern(std::move(data));
 }
 

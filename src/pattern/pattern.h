@@ -49,7 +49,7 @@ class Pattern {
   const Data& data() const { return *data_; }
 
  private:
-  friend Pattern Op(std::initializer_list<std::string> op_types);
+  friend Pattern Op(std::vector<std::string> op_types);
   friend Pattern Any();
   friend Pattern Const();
   friend Pattern Alt(std::vector<Pattern> alternatives);
@@ -59,8 +59,11 @@ class Pattern {
 };
 
 // A node whose op type is one of `op_types` (default ONNX domain).
-Pattern Op(std::initializer_list<std::string> op_types);
-inline Pattern Op(const std::string& op_type) { return Op({op_type}); }
+Pattern Op(std::vector<std::string> op_types);
+inline Pattern Op(std::initializer_list<std::string> op_types) {
+  return Op(std::vector<std::string>(op_types));
+}
+inline Pattern Op(const std::string& op_type) { return Op(std::vector<std::string>{op_type}); }
 // Any value; it becomes an input of the group.
 Pattern Any();
 // A value with constant data (a weight); it is compiled into the group's kernel.
