@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "backend/find_node.h"
+#include "backend/gemm_params.h"
 #include "backend/matmul_plan.h"
 #include "backend/operand.h"
 #include "util/errors.h"
@@ -15,13 +17,6 @@ using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::Ro
 using ConstMatrixMap = Eigen::Map<const RowMatrix>;
 using MatrixMap = Eigen::Map<RowMatrix>;
 using Eigen::Index;
-
-const Node* FindNode(const CompileRequest& request, const char* op_type) {
-  for (NodeId id : request.node_ids()) {
-    if (request.graph->node(id).op_type == op_type) return &request.graph->node(id);
-  }
-  return nullptr;
-}
 
 class MatMulKernel final : public Kernel {
  public:
@@ -53,15 +48,8 @@ class MatMulKernel final : public Kernel {
 
 class GemmKernel final : public Kernel {
  public:
-  struct Params {
-    Index m = 0, n = 0, k = 0;
-    bool trans_a = false, trans_b = false;
-    float alpha = 1.0f, beta = 1.0f;
-    bool has_c = false;
-    Index c_rows = 1, c_cols = 1;  // C's shape, left-padded to 2-D; broadcast to [m, n]
-  };
-  GemmKernel(Params p, Operand a, Operand b, Operand c, size_t num_inputs)
-      : p_(p), a_(std::move(a)), b_(std::move(b)), c_(std::move(c)) {
+  GemmKernel(GemmOperands g, size_t num_inputs)
+      : p_(g.params), a_(std::move(g.a)), b_(std::move(g.b)), c_(std::move(g.c)) {
     input_layouts_.assign(num_inputs, Layout::Plain());
     output_layouts_ = {Layout::Plain()};
   }
@@ -103,7 +91,7 @@ class GemmKernel final : public Kernel {
     }
   }
 
-  Params p_;
+  GemmParams p_;
   Operand a_;
   Operand b_;
   Operand c_;
@@ -124,39 +112,9 @@ StatusOr<std::unique_ptr<Kernel>> CompileMatMul(const CompileRequest& request) {
 }
 
 StatusOr<std::unique_ptr<Kernel>> CompileGemm(const CompileRequest& request) {
-  const Node* gemm = FindNode(request, "Gemm");
-  if (gemm == nullptr) return InvalidArgument("the group has no Gemm node");
-  const Shape& a_shape = request.type(gemm->inputs[0]).shape;
-  const Shape& b_shape = request.type(gemm->inputs[1]).shape;
-  if (a_shape.size() != 2 || b_shape.size() != 2) return InvalidArgument("Gemm needs 2-D A and B");
-  GemmKernel::Params p;
-  p.trans_a = gemm->attributes.GetInt("transA", 0) != 0;
-  p.trans_b = gemm->attributes.GetInt("transB", 0) != 0;
-  p.alpha = gemm->attributes.GetFloat("alpha", 1.0f);
-  p.beta = gemm->attributes.GetFloat("beta", 1.0f);
-  p.m = p.trans_a ? a_shape[1] : a_shape[0];
-  p.k = p.trans_a ? a_shape[0] : a_shape[1];
-  p.n = p.trans_b ? b_shape[0] : b_shape[1];
-  if ((p.trans_b ? b_shape[1] : b_shape[0]) != p.k) return InvalidArgument("Gemm inner dims differ");
-  COLLAGE_ASSIGN_OR_RETURN(Operand a, Operand::Resolve(request, gemm->inputs[0]));
-  COLLAGE_ASSIGN_OR_RETURN(Operand b, Operand::Resolve(request, gemm->inputs[1]));
-  Operand c;
-  if (gemm->inputs.size() > 2 && gemm->inputs[2] != kNoValue) {
-    const Shape& c_shape = request.type(gemm->inputs[2]).shape;
-    if (c_shape.size() > 2) return InvalidArgument("Gemm C has rank {}", c_shape.size());
-    Shape c2(2 - c_shape.size(), 1);
-    c2.insert(c2.end(), c_shape.begin(), c_shape.end());
-    if ((c2[0] != 1 && c2[0] != p.m) || (c2[1] != 1 && c2[1] != p.n)) {
-      return InvalidArgument("Gemm C {} does not broadcast to [{}, {}]", ShapeToString(c_shape),
-                             p.m, p.n);
-    }
-    COLLAGE_ASSIGN_OR_RETURN(c, Operand::Resolve(request, gemm->inputs[2]));
-    p.has_c = true;
-    p.c_rows = c2[0];
-    p.c_cols = c2[1];
-  }
-  return std::unique_ptr<Kernel>(std::make_unique<GemmKernel>(p, std::move(a), std::move(b),
-                                                              std::move(c), request.inputs.size()));
+  COLLAGE_ASSIGN_OR_RETURN(GemmOperands g, ResolveGemm(request));
+  return std::unique_ptr<Kernel>(
+      std::make_unique<GemmKernel>(std::move(g), request.inputs.size()));
 }
 
 }  // namespace collage::eigen

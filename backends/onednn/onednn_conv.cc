@@ -9,51 +9,6 @@ namespace {
 
 using dnnl::memory;
 
-struct ConvGeometry {
-  memory::dims strides, dilates, pads_l, pads_r;
-};
-
-// Geometry of a Conv node from its attributes and the (static) shapes; errors for what oneDNN
-// cannot express.
-StatusOr<ConvGeometry> ConvGeometryOf(const Node& node, const Shape& x, const Shape& w, const Shape& y) {
-  const size_t spatial = x.size() - 2;
-  const Attributes& a = node.attributes;
-  std::vector<int64_t> strides = a.GetInts("strides", std::vector<int64_t>(spatial, 1));
-  std::vector<int64_t> dilations = a.GetInts("dilations", std::vector<int64_t>(spatial, 1));
-  std::vector<int64_t> pads = a.GetInts("pads", std::vector<int64_t>(2 * spatial, 0));
-  const std::string auto_pad = a.GetString("auto_pad", "NOTSET");
-  if (strides.size() != spatial || dilations.size() != spatial || pads.size() != 2 * spatial) {
-    return Unsupported("Conv attribute sizes do not match the rank");
-  }
-  std::vector<int64_t> kernel = a.GetInts("kernel_shape", Shape(w.begin() + 2, w.end()));
-  if (kernel != Shape(w.begin() + 2, w.end())) return Unsupported("kernel_shape differs from W");
-  ConvGeometry g;
-  for (size_t d = 0; d < spatial; ++d) {
-    const int64_t s = strides[d], dil = dilations[d];
-    if (s < 1 || dil < 1) return Unsupported("strides/dilations must be positive");
-    const int64_t dk = (kernel[d] - 1) * dil + 1;
-    int64_t pl = 0, pr = 0;
-    if (auto_pad == "NOTSET") {
-      pl = pads[d];
-      pr = pads[d + spatial];
-    } else if (auto_pad == "VALID") {
-    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      const int64_t total = std::max<int64_t>(0, (y[d + 2] - 1) * s + dk - x[d + 2]);
-      pl = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      pr = total - pl;
-    } else {
-      return Unsupported("auto_pad '{}'", auto_pad);
-    }
-    if (pl < 0 || pr < 0) return Unsupported("negative pads");
-    if ((x[d + 2] + pl + pr - dk) / s + 1 != y[d + 2]) return Unsupported("output size mismatch");
-    g.strides.push_back(s);
-    g.dilates.push_back(dil - 1);  // oneDNN counts the holes: ONNX dilation d is d - 1
-    g.pads_l.push_back(pl);
-    g.pads_r.push_back(pr);
-  }
-  return g;
-}
-
 bool ConvOk(const Graph& graph, const Node& node) {
   if (node.op_type != "Conv" || node.inputs.size() < 2 || node.outputs.size() != 1) return false;
   const TensorType& x = graph.value(node.inputs[0]).type;
@@ -70,7 +25,7 @@ bool ConvOk(const Graph& graph, const Node& node) {
       w.type.shape[1] * group != x.shape[1]) {
     return false;
   }
-  return ConvGeometryOf(node, x.shape, w.type.shape, y.shape).ok();
+  return ConvGeometryOf(node, x.shape, w.type.shape, y.shape, /*transposed=*/false).ok();
 }
 
 StatusOr<std::unique_ptr<Kernel>> CompileConv(const CompileRequest& request, bool blocked) {
@@ -82,7 +37,7 @@ StatusOr<std::unique_ptr<Kernel>> CompileConv(const CompileRequest& request, boo
   const Shape& y = graph.value(node.outputs[0]).type.shape;
   const bool has_bias = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
   const int64_t group = node.attributes.GetInt("group", 1);
-  COLLAGE_ASSIGN_OR_RETURN(ConvGeometry g, ConvGeometryOf(node, x, w.type.shape, y));
+  COLLAGE_ASSIGN_OR_RETURN(ConvGeometry g, ConvGeometryOf(node, x, w.type.shape, y, /*transposed=*/false));
 
   std::unique_ptr<Kernel> kernel;
   COLLAGE_RETURN_IF_ERROR(Guard("convolution", [&]() -> Status {
@@ -133,7 +88,7 @@ std::string BlockedConvWithAddImplementation(const Graph& graph, const Node& nod
   const Shape& x = graph.value(node.inputs[0]).type.shape;
   const Value& w = graph.value(node.inputs[1]);
   const Shape& y = graph.value(node.outputs[0]).type.shape;
-  auto g = ConvGeometryOf(node, x, w.type.shape, y);
+  auto g = ConvGeometryOf(node, x, w.type.shape, y, /*transposed=*/false);
   if (!g.ok()) return "";
   const int64_t group = node.attributes.GetInt("group", 1);
   memory::dims wdims = ToDims(w.type.shape);

@@ -10,63 +10,26 @@ namespace {
 
 using dnnl::memory;
 
-struct DeconvGeometry {
-  memory::dims strides, dilates, pads_l, pads_r;
-};
-
-StatusOr<DeconvGeometry> DeconvGeometryOf(const Graph& graph, const Node& node) {
+// The ConvTranspose forms oneDNN's deconvolution computes (no output_shape, no
+// output_padding, channels consistent with the group), with their geometry.
+StatusOr<ConvGeometry> DeconvGeometryOf(const Graph& graph, const Node& node) {
   if (node.inputs.size() < 2 || node.outputs.size() != 1) return Unsupported("inputs");
   const Shape& x = graph.value(node.inputs[0]).type.shape;
-  const Value& w = graph.value(node.inputs[1]);
+  const Shape& w = graph.value(node.inputs[1]).type.shape;
   const Shape& y = graph.value(node.outputs[0]).type.shape;
-  if (x.size() < 3 || x.size() > 5 || w.type.shape.size() != x.size() || y.size() != x.size()) {
+  if (x.size() < 3 || x.size() > 5 || w.size() != x.size() || y.size() != x.size()) {
     return Unsupported("rank");
   }
-  const size_t spatial = x.size() - 2;
   const Attributes& a = node.attributes;
   if (a.Has("output_shape")) return Unsupported("output_shape");
   for (int64_t p : a.GetInts("output_padding")) {
     if (p != 0) return Unsupported("output_padding");
   }
   const int64_t group = a.GetInt("group", 1);
-  if (group < 1 || x[1] != w.type.shape[0] || x[1] % group != 0 || y[1] != w.type.shape[1] * group) {
+  if (group < 1 || x[1] != w[0] || x[1] % group != 0 || y[1] != w[1] * group) {
     return Unsupported("channels");
   }
-  std::vector<int64_t> kernel = a.GetInts("kernel_shape", Shape(w.type.shape.begin() + 2, w.type.shape.end()));
-  std::vector<int64_t> strides = a.GetInts("strides", std::vector<int64_t>(spatial, 1));
-  std::vector<int64_t> dilations = a.GetInts("dilations", std::vector<int64_t>(spatial, 1));
-  std::vector<int64_t> pads = a.GetInts("pads", std::vector<int64_t>(2 * spatial, 0));
-  const std::string auto_pad = a.GetString("auto_pad", "NOTSET");
-  if (kernel != Shape(w.type.shape.begin() + 2, w.type.shape.end()) || strides.size() != spatial ||
-      dilations.size() != spatial || pads.size() != 2 * spatial) {
-    return Unsupported("attribute sizes");
-  }
-  DeconvGeometry g;
-  for (size_t d = 0; d < spatial; ++d) {
-    const int64_t s = strides[d], dil = dilations[d];
-    if (s < 1 || dil < 1) return Unsupported("geometry");
-    const int64_t dk = (kernel[d] - 1) * dil + 1;
-    int64_t pl = 0, pr = 0;
-    if (auto_pad == "NOTSET") {
-      pl = pads[d];
-      pr = pads[d + spatial];
-    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      // Output in * stride; the total padding split as the reference does.
-      const int64_t total = (x[d + 2] - 1) * s + dk - y[d + 2];
-      if (total < 0) return Unsupported("SAME with negative padding");
-      pl = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      pr = total - pl;
-    } else if (auto_pad != "VALID") {
-      return Unsupported("auto_pad '{}'", auto_pad);
-    }
-    if (pl < 0 || pr < 0) return Unsupported("negative pads");
-    if ((x[d + 2] - 1) * s + dk - pl - pr != y[d + 2]) return Unsupported("output size mismatch");
-    g.strides.push_back(s);
-    g.dilates.push_back(dil - 1);
-    g.pads_l.push_back(pl);
-    g.pads_r.push_back(pr);
-  }
-  return g;
+  return ConvGeometryOf(node, x, w, y, /*transposed=*/true);
 }
 
 bool DeconvOk(const Graph& graph, const Node& node) {
@@ -86,7 +49,7 @@ StatusOr<std::unique_ptr<Kernel>> CompileDeconv(const CompileRequest& request, b
   const Graph& graph = *request.graph;
   const Node& node = MainNode(request);
   if (!DeconvOk(graph, node)) return Unsupported("ConvTranspose '{}' is not supported", node.name);
-  COLLAGE_ASSIGN_OR_RETURN(DeconvGeometry g, DeconvGeometryOf(graph, node));
+  COLLAGE_ASSIGN_OR_RETURN(ConvGeometry g, DeconvGeometryOf(graph, node));
   const Shape& x = graph.value(node.inputs[0]).type.shape;
   const Value& w = graph.value(node.inputs[1]);
   const Shape& y = graph.value(node.outputs[0]).type.shape;

@@ -62,4 +62,16 @@ class OnednnKernel : public Kernel {
 // Primitive attributes every kernel starts from: user scratchpad.
 dnnl::primitive_attr BaseAttr();
 
+// Strides, dilations and pads of a convolution or deconvolution in oneDNN's terms.
+struct ConvGeometry {
+  dnnl::memory::dims strides, dilates, pads_l, pads_r;
+};
+
+// The geometry of a Conv (`transposed` false) or ConvTranspose node from its strides,
+// dilations, pads, auto_pad and kernel_shape attributes and the static shapes of X, W and Y
+// (equal ranks, spatial dims from 2 on); errors for what oneDNN cannot express or what does
+// not give Y's spatial dims. SAME padding is split as the reference kernels split it.
+StatusOr<ConvGeometry> ConvGeometryOf(const Node& node, const Shape& x, const Shape& w,
+                                      const Shape& y, bool transposed);
+
 }  // namespace collage::onednn

@@ -6,6 +6,8 @@
 #include <climits>
 #include <cstring>
 
+#include "backend/find_node.h"
+#include "backend/gemm_params.h"
 #include "backend/matmul_plan.h"
 #include "backend/operand.h"
 #include "util/errors.h"
@@ -15,13 +17,6 @@ namespace {
 
 // cblas takes int dims and leading dims.
 bool FitsBlasInt(int64_t v) { return v >= 0 && v <= INT_MAX; }
-
-const Node* FindNode(const CompileRequest& request, const char* op_type) {
-  for (NodeId id : request.node_ids()) {
-    if (request.graph->node(id).op_type == op_type) return &request.graph->node(id);
-  }
-  return nullptr;
-}
 
 std::vector<Layout> PlainLayouts(size_t n) { return std::vector<Layout>(n, Layout::Plain()); }
 
@@ -79,15 +74,13 @@ class MatMulKernel final : public Kernel {
 
 class GemmKernel final : public Kernel {
  public:
-  struct Params {
-    int64_t m = 0, n = 0, k = 0;
-    bool trans_a = false, trans_b = false;
-    float alpha = 1.0f, beta = 1.0f;
-    bool has_c = false;
-    int64_t c_row_stride = 0, c_col_stride = 0;  // C read as broadcast to [m, n]
-  };
-  GemmKernel(Params p, Operand a, Operand b, Operand c, size_t num_inputs)
-      : p_(p), a_(std::move(a)), b_(std::move(b)), c_(std::move(c)) {
+  GemmKernel(GemmOperands g, size_t num_inputs)
+      : p_(g.params),
+        c_row_stride_(g.params.c_rows == 1 ? 0 : g.params.c_cols),
+        c_col_stride_(g.params.c_cols == 1 ? 0 : 1),
+        a_(std::move(g.a)),
+        b_(std::move(g.b)),
+        c_(std::move(g.c)) {
     input_layouts_ = PlainLayouts(num_inputs);
     output_layouts_ = PlainLayouts(1);
   }
@@ -100,9 +93,9 @@ class GemmKernel final : public Kernel {
     if (p_.has_c && p_.beta != 0.0f) {
       const float* c = c_.Data(buffers);
       for (int64_t i = 0; i < p_.m; ++i) {
-        const float* row = c + i * p_.c_row_stride;
+        const float* row = c + i * c_row_stride_;
         float* out = y + i * p_.n;
-        if (p_.c_col_stride == 1) {
+        if (c_col_stride_ == 1) {
           std::memcpy(out, row, sizeof(float) * p_.n);
         } else {
           std::fill(out, out + p_.n, row[0]);
@@ -124,7 +117,8 @@ class GemmKernel final : public Kernel {
   }
 
  private:
-  Params p_;
+  GemmParams p_;
+  int64_t c_row_stride_, c_col_stride_;  // C read as broadcast to [m, n]
   Operand a_;
   Operand b_;
   Operand c_;
@@ -161,43 +155,13 @@ StatusOr<std::unique_ptr<Kernel>> CompileMatMul(const CompileRequest& request) {
 }
 
 StatusOr<std::unique_ptr<Kernel>> CompileGemm(const CompileRequest& request) {
-  const Graph& graph = *request.graph;
-  const Node* gemm = FindNode(request, "Gemm");
-  if (gemm == nullptr) return InvalidArgument("the group has no Gemm node");
-  const Shape& a_shape = graph.value(gemm->inputs[0]).type.shape;
-  const Shape& b_shape = graph.value(gemm->inputs[1]).type.shape;
-  if (a_shape.size() != 2 || b_shape.size() != 2) return InvalidArgument("Gemm needs 2-D A and B");
-  GemmKernel::Params p;
-  p.trans_a = gemm->attributes.GetInt("transA", 0) != 0;
-  p.trans_b = gemm->attributes.GetInt("transB", 0) != 0;
-  p.alpha = gemm->attributes.GetFloat("alpha", 1.0f);
-  p.beta = gemm->attributes.GetFloat("beta", 1.0f);
-  p.m = p.trans_a ? a_shape[1] : a_shape[0];
-  p.k = p.trans_a ? a_shape[0] : a_shape[1];
-  p.n = p.trans_b ? b_shape[0] : b_shape[1];
-  if ((p.trans_b ? b_shape[1] : b_shape[0]) != p.k) return InvalidArgument("Gemm inner dims differ");
+  COLLAGE_ASSIGN_OR_RETURN(GemmOperands g, ResolveGemm(request));
+  const GemmParams& p = g.params;
   if (!FitsBlasInt(p.m) || !FitsBlasInt(p.n) || !FitsBlasInt(p.k)) {
     return Unsupported("Gemm {}x{}x{} exceeds BLAS's int dims", p.m, p.n, p.k);
   }
-  COLLAGE_ASSIGN_OR_RETURN(Operand a, Operand::Resolve(request, gemm->inputs[0]));
-  COLLAGE_ASSIGN_OR_RETURN(Operand b, Operand::Resolve(request, gemm->inputs[1]));
-  Operand c;
-  if (gemm->inputs.size() > 2 && gemm->inputs[2] != kNoValue) {
-    const Shape& c_shape = graph.value(gemm->inputs[2]).type.shape;
-    if (c_shape.size() > 2) return InvalidArgument("Gemm C has rank {}", c_shape.size());
-    Shape c2(2 - c_shape.size(), 1);
-    c2.insert(c2.end(), c_shape.begin(), c_shape.end());
-    if ((c2[0] != 1 && c2[0] != p.m) || (c2[1] != 1 && c2[1] != p.n)) {
-      return InvalidArgument("Gemm C {} does not broadcast to [{}, {}]", ShapeToString(c_shape),
-                             p.m, p.n);
-    }
-    COLLAGE_ASSIGN_OR_RETURN(c, Operand::Resolve(request, gemm->inputs[2]));
-    p.has_c = true;
-    p.c_row_stride = c2[0] == 1 ? 0 : c2[1];
-    p.c_col_stride = c2[1] == 1 ? 0 : 1;
-  }
-  return std::unique_ptr<Kernel>(std::make_unique<GemmKernel>(p, std::move(a), std::move(b),
-                                                              std::move(c), request.inputs.size()));
+  return std::unique_ptr<Kernel>(
+      std::make_unique<GemmKernel>(std::move(g), request.inputs.size()));
 }
 
 }  // namespace collage::openblas

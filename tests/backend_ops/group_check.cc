@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <map>
 #include <type_traits>
 #include <variant>
@@ -211,35 +210,6 @@ std::vector<Tensor> RandomInputs(const CompileRequest& request, std::mt19937& rn
     inputs.push_back(std::move(t));
   }
   return inputs;
-}
-
-double NormalizedError(const Tensor& got, const Tensor& want, std::string* problem) {
-  constexpr double kInf = std::numeric_limits<double>::infinity();
-  if (got.dtype() != want.dtype() || got.shape() != want.shape()) {
-    *problem = fmt::format("output is {}[{}], expected {}[{}]", DTypeName(got.dtype()),
-                           ShapeToString(got.shape()), DTypeName(want.dtype()),
-                           ShapeToString(want.shape()));
-    return kInf;
-  }
-  const std::vector<double> a = got.ToVector<double>();
-  const std::vector<double> b = want.ToVector<double>();
-  double max_diff = 0, max_ref = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const bool nan_a = std::isnan(a[i]), nan_b = std::isnan(b[i]);
-    if (nan_a && nan_b) continue;
-    if (nan_a != nan_b) {
-      *problem = fmt::format("element {} is {}, expected {}", i, a[i], b[i]);
-      return kInf;
-    }
-    if (std::isinf(a[i]) || std::isinf(b[i])) {
-      if (a[i] == b[i]) continue;
-      *problem = fmt::format("element {} is {}, expected {}", i, a[i], b[i]);
-      return kInf;
-    }
-    max_diff = std::max(max_diff, std::fabs(a[i] - b[i]));
-    max_ref = std::max(max_ref, std::fabs(b[i]));
-  }
-  return max_diff / std::max(1.0, max_ref);
 }
 
 std::string DescribeTypes(const Graph& graph, const std::vector<ValueId>& values) {

@@ -11,6 +11,7 @@
 #include "collage/backend.h"
 #include "ir/graph.h"
 #include "ir/subgraph.h"
+#include "util/normalized_error.h"  // the comparison with the oracle
 
 namespace collage::backend_ops {
 
@@ -37,11 +38,6 @@ double ToleranceFor(const Graph& graph, const SubGraph& nodes);
 // GatherElements indices are drawn within the indexed axis, float inputs of Sqrt and Log
 // are made positive, integer divisors non-zero.
 std::vector<Tensor> RandomInputs(const CompileRequest& request, std::mt19937& rng);
-
-// Normalized error max|got - want| / max(1, max|want|). NaN in both at the same place counts
-// as equal; NaN in one only, or a dtype/shape mismatch, makes the result infinite and sets
-// `problem`.
-double NormalizedError(const Tensor& got, const Tensor& want, std::string* problem);
 
 // "float32[1x3x8x8], float32[4]" for a list of values.
 std::string DescribeTypes(const Graph& graph, const std::vector<ValueId>& values);

@@ -1,6 +1,6 @@
 // `collage run MODEL --input NAME=FILE ... --output-dir DIR`: one inference, outputs saved as
 // .npy and .pb, with a one-line summary of each.
-#include <cmath>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 
@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "util/errors.h"
+#include "util/normalized_error.h"
 #include "util/tensor_file.h"
 
 namespace collage::cli {
@@ -50,22 +51,6 @@ void PrintSummary(const std::string& name, const Tensor& t) {
     std::printf(" min %.6g max %.6g mean %.6g", lo, hi, sum / static_cast<double>(v.size()));
   }
   std::printf("\n");
-}
-
-// max|a - b| / max(1, max|reference|): an error relative to the output's scale, so that
-// large-magnitude outputs and near-zero elements are judged alike.
-double NormalizedError(const Tensor& actual, const Tensor& reference) {
-  std::vector<double> a = actual.ToVector<double>();
-  std::vector<double> r = reference.ToVector<double>();
-  if (a.size() != r.size()) return INFINITY;
-  double max_diff = 0, scale = 1;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::isnan(a[i]) != std::isnan(r[i])) return INFINITY;
-    if (std::isnan(r[i])) continue;
-    max_diff = std::max(max_diff, std::fabs(a[i] - r[i]));
-    scale = std::max(scale, std::fabs(r[i]));
-  }
-  return max_diff / scale;
 }
 
 // Runs the model again on the reference kernels (the native backend alone) and compares.

@@ -5,38 +5,19 @@
 
 #include <cmath>
 
-#include "ir/graph_builder.h"
-#include "native_test_util.h"
-#include "pattern/rule.h"
+#include "backend_test_util.h"
 
 namespace collage::testing {
 namespace {
 
-const Backend& EigenBackend() {
-  const Backend* backend = BackendRegistry::Global().Find("eigen");
-  EXPECT_NE(backend, nullptr);
-  return *backend;
-}
-
 std::vector<Candidate> Chains(const Graph& graph) {
-  std::vector<Candidate> out;
-  for (Candidate& c : EnumerateCandidates(graph, EigenBackend().rules())) {
-    if (c.rule == "elementwise_chain") out.push_back(std::move(c));
-  }
-  return out;
+  return CandidatesOf(graph, "eigen", "elementwise_chain");
 }
 
+// Compiled for 2 threads, the group matches the reference on inputs from seed 9.
 void ExpectGroupMatches(const Graph& graph, const SubGraph& nodes) {
-  CompileRequest request = CompileRequest::For(graph, nodes, "elementwise_chain", 2);
-  const std::string what = DescribeGroup("eigen", request);
-  auto runner = KernelRunner::Create(EigenBackend(), request, BackendRegistry::Global());
-  ASSERT_TRUE(runner.ok()) << runner.status().ToString();
-  const std::vector<Tensor> inputs = RandomInputs(request, 9);
-  auto got = (*runner)->Run(inputs);
-  ASSERT_TRUE(got.ok()) << what << ": " << got.status().ToString();
-  auto ref = RunReferenceGroup(request, inputs);
-  ASSERT_TRUE(ref.ok()) << what << ": " << ref.status().ToString();
-  ExpectClose(*got, *ref, 1e-4, what);
+  ExpectMatchesReference("eigen", CompileRequest::For(graph, nodes, "elementwise_chain", 2), 1e-4,
+                         9);
 }
 
 // The fusion offers the whole graph as one chain, and every chain it offers matches.
@@ -47,12 +28,6 @@ void ExpectWholeChainMatches(const Graph& graph) {
     ExpectGroupMatches(graph, c.nodes);
   }
   EXPECT_TRUE(whole) << "no chain of all " << graph.num_nodes() << " nodes was offered";
-}
-
-Graph Build(GraphBuilder&& b) {
-  StatusOr<Graph> graph = std::move(b).Build();
-  EXPECT_TRUE(graph.ok()) << graph.status().ToString();
-  return graph.ok() ? std::move(*graph) : Graph();
 }
 
 TEST(EigenChainTest, UnaryOps) {
@@ -67,7 +42,7 @@ TEST(EigenChainTest, UnaryOps) {
   y = b.Node("Exp", {y});
   y = b.Node("Neg", {y});
   b.Output(y);
-  ExpectWholeChainMatches(Build(std::move(b)));
+  ExpectWholeChainMatches(BuildOrFail(std::move(b)));
 }
 
 TEST(EigenChainTest, MoreUnaryOps) {
@@ -78,19 +53,19 @@ TEST(EigenChainTest, MoreUnaryOps) {
   y = b.Node("Reciprocal", {b.Node("Add", {y, b.Scalar("half", 0.5f)})});
   y = b.Node("Clip", {y, b.Scalar("lo", 0.8f), b.Scalar("hi", 1.7f)});
   b.Output(y);
-  ExpectWholeChainMatches(Build(std::move(b)));
+  ExpectWholeChainMatches(BuildOrFail(std::move(b)));
 }
 
 TEST(EigenChainTest, ClipBoundsAsAttributesBeforeOpset11) {
   GraphBuilder b("clip10", 10);
   ValueId x = b.Input("x", DType::kFloat32, {4, 50});
   b.Output(b.Node("Relu", {b.Node("Clip", {x}, {{"min", -0.5f}, {"max", 0.75f}})}));
-  ExpectWholeChainMatches(Build(std::move(b)));
+  ExpectWholeChainMatches(BuildOrFail(std::move(b)));
   GraphBuilder open("clip_open", 13);  // an absent bound leaves that side open
   ValueId z = open.Input("x", DType::kFloat32, {4, 50});
   ValueId lo = open.Scalar("lo", -0.25f);
   open.Output(open.Node("Neg", {open.Node("Clip", {z, lo})}));
-  ExpectWholeChainMatches(Build(std::move(open)));
+  ExpectWholeChainMatches(BuildOrFail(std::move(open)));
 }
 
 TEST(EigenChainTest, GeluErfForm) {
@@ -103,7 +78,7 @@ TEST(EigenChainTest, GeluErfForm) {
   y = b.Node("Mul", {x, y});
   y = b.Node("Mul", {y, b.Scalar("half", 0.5f)});
   b.Output(y);
-  ExpectWholeChainMatches(Build(std::move(b)));
+  ExpectWholeChainMatches(BuildOrFail(std::move(b)));
 }
 
 TEST(EigenChainTest, ConstantBroadcastForms) {
@@ -119,7 +94,7 @@ TEST(EigenChainTest, ConstantBroadcastForms) {
   y = b.Node("Sub", {b.Scalar("three", 3.0f), y});
   y = b.Node("Div", {b.Constant<float>("two", {1, 1, 1}, {2.0f}), y});
   b.Output(y);
-  ExpectWholeChainMatches(Build(std::move(b)));
+  ExpectWholeChainMatches(BuildOrFail(std::move(b)));
 }
 
 TEST(EigenChainTest, PerChannelConstantOnLargeTensor) {
@@ -129,7 +104,7 @@ TEST(EigenChainTest, PerChannelConstantOnLargeTensor) {
   ValueId y = b.Node("Mul", {x, b.RandomNormal("scale", {32, 1, 1}, 1.0f)});
   y = b.Node("Add", {y, b.RandomNormal("shift", {32, 1, 1}, 1.0f)});
   b.Output(b.Node("Relu", {y}));
-  ExpectWholeChainMatches(Build(std::move(b)));
+  ExpectWholeChainMatches(BuildOrFail(std::move(b)));
 }
 
 TEST(EigenChainTest, IntermediateReadOutsideIsAnOutput) {
@@ -140,7 +115,7 @@ TEST(EigenChainTest, IntermediateReadOutsideIsAnOutput) {
   ValueId s = b.Node("Add", {r, b.Node("Exp", {r})});
   b.Output(r);
   b.Output(s);
-  Graph graph = Build(std::move(b));
+  Graph graph = BuildOrFail(std::move(b));
   SubGraph all(graph.num_nodes());
   for (NodeId n = 0; n < graph.num_nodes(); ++n) all.Add(n);
   ASSERT_EQ(CompileRequest::For(graph, all, "elementwise_chain", 2).outputs.size(), 2u);
@@ -158,7 +133,7 @@ TEST(EigenChainTest, RejectsUnsupportedForms) {
     ValueId x = b.Input("x", DType::kFloat32, {4, 8});
     ValueId y = b.Node("Add", {b.Node("Relu", {x}), b.Input("bias", DType::kFloat32, {8})});
     b.Output(b.Node("Exp", {y}));
-    Graph graph = Build(std::move(b));
+    Graph graph = BuildOrFail(std::move(b));
     EXPECT_FALSE(offered_nodes(graph).Contains(1)) << offered_nodes(graph).ToString();
   }
   {  // a constant broadcast in the middle of the shape is not a block
@@ -166,7 +141,7 @@ TEST(EigenChainTest, RejectsUnsupportedForms) {
     ValueId x = b.Input("x", DType::kFloat32, {4, 5, 8});
     ValueId y = b.Node("Mul", {b.Node("Relu", {x}), b.RandomNormal("c", {4, 1, 8}, 1.0f)});
     b.Output(b.Node("Exp", {y}));
-    Graph graph = Build(std::move(b));
+    Graph graph = BuildOrFail(std::move(b));
     EXPECT_FALSE(offered_nodes(graph).Contains(1));
   }
   {  // int32 and ops outside the list (Pow) are not offered
@@ -175,7 +150,7 @@ TEST(EigenChainTest, RejectsUnsupportedForms) {
     b.Output(b.Node("Neg", {b.Node("Abs", {i})}));
     ValueId x = b.Input("x", DType::kFloat32, {16});
     b.Output(b.Node("Exp", {b.Node("Pow", {x, b.Scalar("p", 2.0f)})}));
-    Graph graph = Build(std::move(b));
+    Graph graph = BuildOrFail(std::move(b));
     const SubGraph offered = offered_nodes(graph);
     EXPECT_FALSE(offered.Contains(0));
     EXPECT_FALSE(offered.Contains(1));
@@ -186,13 +161,13 @@ TEST(EigenChainTest, RejectsUnsupportedForms) {
     ValueId x = b.Input("x", DType::kFloat32, {16});
     ValueId y = b.Node("Clip", {b.Node("Relu", {x}), b.Input("lo", DType::kFloat32, {})});
     b.Output(b.Node("Exp", {y}));
-    EXPECT_FALSE(offered_nodes(Build(std::move(b))).Contains(1));
+    EXPECT_FALSE(offered_nodes(BuildOrFail(std::move(b))).Contains(1));
   }
   {  // before opset 7 nothing is offered (binary ops broadcast by attribute then)
     GraphBuilder b("opset6", 6);
     ValueId x = b.Input("x", DType::kFloat32, {16});
     b.Output(b.Node("Exp", {b.Node("Relu", {x})}));
-    EXPECT_TRUE(Chains(Build(std::move(b))).empty());
+    EXPECT_TRUE(Chains(BuildOrFail(std::move(b))).empty());
   }
 }
 

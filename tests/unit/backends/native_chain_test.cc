@@ -15,11 +15,13 @@
 #include "ir/graph_builder.h"
 #include "native_elementwise_chain.h"
 #include "native_node_sequence.h"
-#include "native_test_util.h"
+#include "backend_test_util.h"
 #include "zoo/zoo.h"
 
 namespace collage::testing {
 namespace {
+
+const Backend& Native() { return BackendNamed("native"); }
 
 using native::ChainOptions;
 using native::CompileElementwiseChain;
@@ -45,12 +47,6 @@ void ExpectChainMatches(const CompileRequest& request, int64_t tile, uint32_t se
   ExpectClose(*got, *ref, 1e-4, DescribeGroup("native", request));
 }
 
-Graph MustBuild(GraphBuilder&& b) {
-  auto graph = std::move(b).Build();
-  EXPECT_TRUE(graph.ok()) << graph.status().ToString();
-  return graph.ok() ? std::move(*graph) : Graph();
-}
-
 // BERT's exact GELU: x * 0.5 * (1 + erf(x / sqrt(2))), on [rows, cols].
 Graph GeluGraph(int64_t rows, int64_t cols) {
   GraphBuilder b("gelu");
@@ -60,13 +56,13 @@ Graph GeluGraph(int64_t rows, int64_t cols) {
   ValueId a = b.Node("Add", {e, b.Scalar<float>("one", 1.0f)});
   ValueId m = b.Node("Mul", {x, a});
   b.Output(b.Node("Mul", {m, b.Scalar<float>("half", 0.5f)}));
-  return MustBuild(std::move(b));
+  return BuildOrFail(std::move(b));
 }
 
 TEST(NativeChain, GeluMatchesReference) {
   Graph g = GeluGraph(128, 3072);
-  ExpectMatchesReference(WholeGraph(g, "elementwise_chain"));
-  ExpectMatchesReference(WholeGraph(g, "elementwise_chain", 4));
+  ExpectMatchesReference("native", WholeGraph(g, "elementwise_chain"), 1e-4, /*seed=*/1);
+  ExpectMatchesReference("native", WholeGraph(g, "elementwise_chain", 4), 1e-4, /*seed=*/1);
 }
 
 // x[N,C,H,W] + bias[C,1,1] (constant) → Relu → * scale[1,C,H,W] (input) - 0.25 → Max with
@@ -83,7 +79,7 @@ Graph BroadcastGraph(int64_t n, int64_t c, int64_t h, int64_t w) {
   y = b.Node("Sub", {y, b.Scalar<float>("quarter", 0.25f)});
   y = b.Node("Max", {y, row});
   b.Output(b.Node("Where", {mask, y, x}));
-  return MustBuild(std::move(b));
+  return BuildOrFail(std::move(b));
 }
 
 TEST(NativeChain, BroadcastOperands) {
@@ -93,7 +89,7 @@ TEST(NativeChain, BroadcastOperands) {
   for (int64_t tile : std::vector<int64_t>{1, 3, 7, 11, 35, 64, 210, 211, kDefaultTileElements}) {
     ExpectChainMatches(request, tile);
   }
-  ExpectMatchesReference(request);
+  ExpectMatchesReference("native", request, 1e-4, /*seed=*/1);
 }
 
 TEST(NativeChain, TileBoundaries) {
@@ -107,8 +103,8 @@ TEST(NativeChain, TileBoundaries) {
     y = b.Node("Add", {y, col});
     y = b.Node("Tanh", {y});
     b.Output(b.Node("Div", {y, b.Scalar<float>("two", 2.0f)}));
-    Graph g = MustBuild(std::move(b));
-    ExpectMatchesReference(WholeGraph(g, "elementwise_chain"));
+    Graph g = BuildOrFail(std::move(b));
+    ExpectMatchesReference("native", WholeGraph(g, "elementwise_chain"), 1e-4, /*seed=*/1);
     ExpectChainMatches(WholeGraph(g, "elementwise_chain"), 5);
   }
 }
@@ -121,10 +117,10 @@ TEST(NativeChain, IntermediateReadOutsideIsWritten) {
   ValueId s = b.Node("Sigmoid", {a});
   b.Output(s);
   b.Output(b.Node("Exp", {r}));  // reads the chain's intermediate
-  Graph g = MustBuild(std::move(b));
+  Graph g = BuildOrFail(std::move(b));
   CompileRequest request = CompileRequest::For(g, SubGraph(4, {0, 1, 2}), "elementwise_chain", 1);
   ASSERT_EQ(request.outputs.size(), 2u);  // r and s
-  ExpectMatchesReference(request);
+  ExpectMatchesReference("native", request, 1e-4, /*seed=*/1);
   ExpectChainMatches(request, 300);
 }
 
@@ -140,7 +136,7 @@ TEST(NativeChain, SmallNodesRunFirstAndExpandBroadcasts) {
   y = b.Node("Mul", {y, e});
   b.Output(b.Node("Relu", {y}));
   b.Output(nb);
-  Graph g = MustBuild(std::move(b));
+  Graph g = BuildOrFail(std::move(b));
   CompileRequest request = WholeGraph(g, "elementwise_chain");
   for (int64_t tile : std::vector<int64_t>{1, 4, 9, 100}) ExpectChainMatches(request, tile);
 }
@@ -154,7 +150,7 @@ TEST(NativeChain, OtherDtypes) {
   ValueId f = b.Node("Cast", {y}, {{"to", int64_t{1}}});
   ValueId n = b.Node("Not", {big});
   b.Output(b.Node("Where", {n, f, b.Scalar<float>("m1", -1.0f)}));
-  Graph g = MustBuild(std::move(b));
+  Graph g = BuildOrFail(std::move(b));
   CompileRequest request = WholeGraph(g, "elementwise_chain");
   for (int64_t tile : std::vector<int64_t>{7, 256, kDefaultTileElements}) ExpectChainMatches(request, tile);
 }
@@ -196,7 +192,7 @@ TEST(NativeChain, RefusesWhatItCannotTile) {
                      {x, b.RandomNormal("s", {3}, 1.0f), b.RandomNormal("bb", {3}, 1.0f),
                       b.RandomNormal("m", {3}, 1.0f), b.RandomUniform("v", {3}, 0.5f, 2.0f)});
   b.Output(b.Node("Relu", {n}));
-  Graph g = MustBuild(std::move(b));
+  Graph g = BuildOrFail(std::move(b));
   EXPECT_FALSE(native::IsChainableNode(g, g.node(0)));  // Conv
   EXPECT_TRUE(native::IsChainableNode(g, g.node(1)));   // Relu
   EXPECT_FALSE(native::IsChainableNode(g, g.node(2)));  // BatchNormalization
@@ -233,7 +229,7 @@ int CheckZooChains(const std::string& name) {
       EXPECT_TRUE(kernel.ok()) << kernel.status().ToString();
       continue;
     }
-    ExpectMatchesReference(request);
+    ExpectMatchesReference("native", request, 1e-4, /*seed=*/1);
   }
   return count;
 }
@@ -261,12 +257,13 @@ TEST(NativeInjectiveChain, MatchesReference) {
   ValueId r = b.Node("Reshape", {t, b.Ints("shape", {2, 12})});
   ValueId a = b.Node("Add", {r, b.RandomNormal("bias", {12}, 1.0f)});
   b.Output(b.Node("Relu", {a}));
-  Graph g = MustBuild(std::move(b));
+  Graph g = BuildOrFail(std::move(b));
   bool offered = false;
   for (const Candidate& c : EnumerateCandidates(g, Native().rules())) {
     if (c.rule != "injective_chain") continue;
     offered = offered || c.nodes.size() == 4;
-    ExpectMatchesReference(CompileRequest::For(g, c.nodes, c.rule, 1));
+    ExpectMatchesReference("native", CompileRequest::For(g, c.nodes, c.rule, 1), 1e-4,
+                           /*seed=*/1);
   }
   EXPECT_TRUE(offered);
 }

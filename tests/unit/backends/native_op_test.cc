@@ -8,12 +8,14 @@
 
 #include "ir/graph_builder.h"
 #include "native_backend.h"
-#include "native_test_util.h"
+#include "backend_test_util.h"
 #include "ops/op_registry.h"
 #include "zoo/zoo.h"
 
 namespace collage::testing {
 namespace {
+
+const Backend& Native() { return BackendNamed("native"); }
 
 // The `op` candidate of node `id`, as the backend's rules offer it.
 std::optional<CompileRequest> OpRequest(const Graph& graph, NodeId id) {
@@ -37,7 +39,7 @@ void CheckEveryNode(const std::string& what,
   for (NodeId id = 0; id < graph->num_nodes(); ++id) {
     auto request = OpRequest(*graph, id);
     ASSERT_TRUE(request.has_value()) << "no `op` candidate for " << graph->node(id).op_type;
-    ExpectMatchesReference(*request);
+    ExpectMatchesReference("native", *request, 1e-4, /*seed=*/1);
   }
 }
 
@@ -188,7 +190,7 @@ TEST(NativeOp, LstmWithOptionalInputsAndOutputs) {
   graph->mutable_node(0).outputs[0] = kNoValue;
   CompileRequest request = CompileRequest::For(*graph, SubGraph(graph->num_nodes(), {0}), "op", 1);
   ASSERT_EQ(request.outputs.size(), 1u);
-  ExpectMatchesReference(request);
+  ExpectMatchesReference("native", request, 1e-4, /*seed=*/1);
 }
 
 TEST(NativeOp, DropoutMaskUnread) {

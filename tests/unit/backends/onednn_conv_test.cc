@@ -1,5 +1,5 @@
 // Conv and ConvTranspose on the oneDNN backend, plain and blocked, with fused post-ops.
-#include "onednn_test_util.h"
+#include "backend_test_util.h"
 
 namespace collage::testing {
 namespace {
@@ -45,7 +45,7 @@ TEST(OnednnConv, VariantsMatchReference) {
     for (const std::string epilogue : {"", "relu", "add_relu", "clip", "hardsigmoid"}) {
       SCOPED_TRACE(ShapeToString(c.x) + " " + epilogue);
       Graph g = ConvGraph(c, epilogue);
-      auto offered = CheckAllCandidates(g, 1e-4);
+      auto offered = CheckAllCandidates(g, "onednn", 1e-4);
       EXPECT_TRUE(Offers(offered, "conv"));
       if (epilogue == "add_relu") {
         EXPECT_TRUE(Offers(offered, "conv_add_act"));
@@ -59,7 +59,7 @@ TEST(OnednnConv, VariantsMatchReference) {
 
 TEST(OnednnConv, BlockedVariantOfferedForWideChannels) {
   Graph g = ConvGraph({{1, 32, 8, 8}, {32, 32, 3, 3}, {{"pads", {1, 1, 1, 1}}}, true}, "relu");
-  auto offered = CheckAllCandidates(g);
+  auto offered = CheckAllCandidates(g, "onednn");
   EXPECT_TRUE(Offers(offered, "conv_blocked"));
   EXPECT_TRUE(Offers(offered, "conv_act_blocked"));
 }
@@ -70,7 +70,7 @@ TEST(OnednnConv, IntegerConvIsNotOffered) {
   ValueId w = b.Input("w", DType::kFloat32, {4, 4, 3, 3});  // weights not constant
   b.Output(b.Node("Conv", {x, w}));
   Graph g = BuildOrFail(std::move(b));
-  for (const Candidate& c : EnumerateCandidates(g, Onednn().rules())) {
+  for (const Candidate& c : EnumerateCandidates(g, BackendNamed("onednn").rules())) {
     EXPECT_NE(c.rule.rfind("conv", 0), 0u) << c.rule;
   }
 }
@@ -93,7 +93,7 @@ TEST(OnednnConvTranspose, VariantsMatchReference) {
     ValueId bias = b.RandomNormal("b", {c.w[1] * group}, 0.3f);
     b.Output(b.Node("Relu", {b.Node("ConvTranspose", {x, w, bias}, c.attrs)}));
     Graph g = BuildOrFail(std::move(b));
-    auto offered = CheckAllCandidates(g);
+    auto offered = CheckAllCandidates(g, "onednn");
     EXPECT_TRUE(Offers(offered, "conv_transpose"));
     EXPECT_TRUE(Offers(offered, "conv_transpose_act"));
   }

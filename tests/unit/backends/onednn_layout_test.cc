@@ -2,7 +2,7 @@
 // consumers agree on the format so that a conv_blocked chain needs no conversion.
 #include <cstdlib>
 
-#include "onednn_test_util.h"
+#include "backend_test_util.h"
 
 namespace collage::testing {
 namespace {
@@ -20,7 +20,7 @@ Tensor RunConversion(const Kernel& kernel, const Tensor& in, size_t out_bytes) {
 }
 
 TEST(OnednnLayout, BlockedAndChannelsLastRoundTrip) {
-  const Backend& backend = Onednn();
+  const Backend& backend = BackendNamed("onednn");
   const TensorType type{DType::kFloat32, {2, 20, 3, 5}};
   // nChw16c: channels padded to 32.
   const Layout blocked = Layout::Opaque("onednn:abcd:16b", 2 * 32 * 3 * 5 * 4);
@@ -58,10 +58,10 @@ TEST(OnednnLayout, BlockedConvChainAgreesOnFormat) {
   b.Output(b.Node("MaxPool", {z}, {{"kernel_shape", {2, 2}}, {"strides", {2, 2}}}));
   Graph g = BuildOrFail(std::move(b));
   std::vector<Layout> produced, consumed;
-  for (const Candidate& c : EnumerateCandidates(g, Onednn().rules())) {
+  for (const Candidate& c : EnumerateCandidates(g, BackendNamed("onednn").rules())) {
     if (c.rule != "conv_blocked" && c.rule != "max_pool_blocked") continue;
     CompileRequest request = CompileRequest::For(g, c.nodes, c.rule, 1);
-    auto kernel = Onednn().Compile(request);
+    auto kernel = BackendNamed("onednn").Compile(request);
     ASSERT_TRUE(kernel.ok()) << kernel.status().ToString();
     if (request.inputs[0] != x) consumed.push_back((*kernel)->input_layouts()[0]);
     if (request.outputs[0] != g.outputs()[0]) produced.push_back((*kernel)->output_layouts()[0]);
@@ -74,7 +74,7 @@ TEST(OnednnLayout, BlockedConvChainAgreesOnFormat) {
 }
 
 TEST(OnednnBackend, VersionNamesLibraryAndIsa) {
-  const std::string v = Onednn().version();
+  const std::string v = BackendNamed("onednn").version();
   EXPECT_EQ(v.rfind("oneDNN 2.", 0), 0u) << v;
   EXPECT_NE(v.find(' ', 7), std::string::npos) << v;  // then the ISA
 }

@@ -1,6 +1,6 @@
 // MatMul/Gemm, pooling, eltwise, binary and normalization on the oneDNN backend: every
 // candidate against the reference kernels.
-#include "onednn_test_util.h"
+#include "backend_test_util.h"
 
 namespace collage::testing {
 namespace {
@@ -18,7 +18,7 @@ TEST(OnednnMatmul, BatchedBroadcastWithBiasAndActivation) {
       b.Output(b.Node("Tanh", {b.Node("Add", {m, bias})}));
       Graph g = BuildOrFail(std::move(b));
       // Reductions of up to 16 terms: float32 sums in another order.
-      auto offered = CheckAllCandidates(g, 1e-4);
+      auto offered = CheckAllCandidates(g, "onednn", 1e-4);
       EXPECT_TRUE(Offers(offered, "matmul"));
       EXPECT_TRUE(Offers(offered, "matmul_bias"));
       EXPECT_TRUE(Offers(offered, "matmul_bias_act"));
@@ -39,7 +39,7 @@ TEST(OnednnGemm, TransposeFlagsAlphaBetaAndBroadcastC) {
         ValueId y = b.Node("Gemm", in, {{"transA", trans_a}, {"transB", trans_b}, {"alpha", 0.7f}, {"beta", 1.5f}});
         b.Output(b.Node("Relu", {y}));
         Graph g = BuildOrFail(std::move(b));
-        auto offered = CheckAllCandidates(g);
+        auto offered = CheckAllCandidates(g, "onednn");
         EXPECT_TRUE(Offers(offered, "gemm"));
         EXPECT_TRUE(Offers(offered, "gemm_act"));
       }
@@ -51,7 +51,7 @@ TEST(OnednnGemm, TransposeFlagsAlphaBetaAndBroadcastC) {
   ValueId w = b.Input("b", DType::kFloat32, {5, 4});
   ValueId c = b.Input("c", DType::kFloat32, {5});
   b.Output(b.Node("Gemm", {x, w, c}, {{"transB", 1}}));
-  EXPECT_TRUE(Offers(CheckAllCandidates(BuildOrFail(std::move(b))), "gemm"));
+  EXPECT_TRUE(Offers(CheckAllCandidates(BuildOrFail(std::move(b)), "onednn"), "gemm"));
 }
 
 TEST(OnednnPooling, MaxAverageGlobal) {
@@ -75,7 +75,7 @@ TEST(OnednnPooling, MaxAverageGlobal) {
     GraphBuilder b("pool");
     ValueId x = b.Input("x", DType::kFloat32, {2, 32, 10, 9});
     b.Output(b.Node(c.op, {x}, c.attrs));
-    auto offered = CheckAllCandidates(BuildOrFail(std::move(b)));
+    auto offered = CheckAllCandidates(BuildOrFail(std::move(b)), "onednn");
     EXPECT_EQ(offered.size(), 2u);  // plain and blocked
   }
 }
@@ -87,7 +87,7 @@ TEST(OnednnPooling, MaxPoolWithIndicesIsNotOffered) {
   b.Output(outs[0]);
   b.Output(outs[1]);
   Graph g = BuildOrFail(std::move(b));
-  EXPECT_TRUE(EnumerateCandidates(g, Onednn().rules()).empty());
+  EXPECT_TRUE(EnumerateCandidates(g, BackendNamed("onednn").rules()).empty());
 }
 
 TEST(OnednnEltwise, ActivationsAndBinaryBroadcast) {
@@ -97,7 +97,7 @@ TEST(OnednnEltwise, ActivationsAndBinaryBroadcast) {
     GraphBuilder b("eltwise");
     ValueId x = b.Input("x", DType::kFloat32, {2, 16, 5, 5});
     b.Output(b.Node(op, {x}));
-    auto offered = CheckAllCandidates(BuildOrFail(std::move(b)), 1e-4, /*positive=*/op == "Log" || op == "Sqrt" || op == "Reciprocal");
+    auto offered = CheckAllCandidates(BuildOrFail(std::move(b)), "onednn", 1e-4, /*positive=*/op == "Log" || op == "Sqrt" || op == "Reciprocal");
     EXPECT_TRUE(Offers(offered, "eltwise"));
   }
   const std::vector<std::pair<Shape, Shape>> shapes = {
@@ -110,7 +110,7 @@ TEST(OnednnEltwise, ActivationsAndBinaryBroadcast) {
       ValueId y = b.Input("y", DType::kFloat32, sb);
       b.Output(b.Node("Relu", {b.Node(op, {x, y})}));
       Graph g = BuildOrFail(std::move(b));
-      auto offered = CheckAllCandidates(g, 1e-4, /*positive=*/op == "Div");
+      auto offered = CheckAllCandidates(g, "onednn", 1e-4, /*positive=*/op == "Div");
       // src0 must have the output's shape: a Sub/Div whose first operand broadcasts is refused.
       const bool swappable = op == "Add" || op == "Mul" || op == "Max" || op == "Min";
       const bool expected = sa.size() >= sb.size() || swappable;
@@ -125,7 +125,7 @@ TEST(OnednnNorm, SoftmaxLayerNormBatchNorm) {
       GraphBuilder b("softmax", opset);
       ValueId x = b.Input("x", DType::kFloat32, {2, 3, 7});
       b.Output(b.Node("Softmax", {x}, {{"axis", axis}}));
-      EXPECT_TRUE(Offers(CheckAllCandidates(BuildOrFail(std::move(b))), "softmax"));
+      EXPECT_TRUE(Offers(CheckAllCandidates(BuildOrFail(std::move(b)), "onednn"), "softmax"));
     }
   }
   {
@@ -134,7 +134,7 @@ TEST(OnednnNorm, SoftmaxLayerNormBatchNorm) {
     ValueId s = b.RandomNormal("s", {32}, 0.5f, 1.0f);
     ValueId bias = b.RandomNormal("b", {32}, 0.5f);
     b.Output(b.Node("LayerNormalization", {x, s, bias}, {{"axis", -1}, {"epsilon", 1e-5f}}));
-    EXPECT_TRUE(Offers(CheckAllCandidates(BuildOrFail(std::move(b))), "layer_norm"));
+    EXPECT_TRUE(Offers(CheckAllCandidates(BuildOrFail(std::move(b)), "onednn"), "layer_norm"));
   }
   {
     GraphBuilder b("batchnorm");
@@ -144,7 +144,7 @@ TEST(OnednnNorm, SoftmaxLayerNormBatchNorm) {
     ValueId mean = b.RandomNormal("m", {24}, 0.5f);
     ValueId var = b.RandomUniform("v", {24}, 0.5f, 2.0f);
     b.Output(b.Node("BatchNormalization", {x, s, bias, mean, var}, {{"epsilon", 1e-5f}}));
-    auto offered = CheckAllCandidates(BuildOrFail(std::move(b)));
+    auto offered = CheckAllCandidates(BuildOrFail(std::move(b)), "onednn");
     EXPECT_TRUE(Offers(offered, "batch_norm"));
     EXPECT_TRUE(Offers(offered, "batch_norm_blocked"));
   }

@@ -2,7 +2,7 @@
 // reject what Compile cannot do), and the expected families appear.
 #include <map>
 
-#include "onednn_test_util.h"
+#include "backend_test_util.h"
 #include "zoo/zoo.h"
 
 namespace collage::testing {
@@ -10,9 +10,9 @@ namespace {
 
 std::map<std::string, int> CompileAll(const Graph& graph) {
   std::map<std::string, int> per_rule;
-  for (const Candidate& c : EnumerateCandidates(graph, Onednn().rules())) {
+  for (const Candidate& c : EnumerateCandidates(graph, BackendNamed("onednn").rules())) {
     CompileRequest request = CompileRequest::For(graph, c.nodes, c.rule, 1);
-    auto kernel = Onednn().Compile(request);
+    auto kernel = BackendNamed("onednn").Compile(request);
     EXPECT_TRUE(kernel.ok()) << DescribeGroup("onednn", request) << ": " << kernel.status().ToString();
     ++per_rule[c.rule];
   }

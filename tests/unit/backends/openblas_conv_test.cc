@@ -3,40 +3,15 @@
 // at most 144 long.
 #include <gtest/gtest.h>
 
-#include "ir/graph_builder.h"
-#include "native_test_util.h"
-#include "pattern/rule.h"
+#include "backend_test_util.h"
 
 namespace collage::testing {
 namespace {
 
-const Backend& Openblas() {
-  const Backend* backend = BackendRegistry::Global().Find("openblas");
-  EXPECT_NE(backend, nullptr);
-  return *backend;
-}
-
-std::vector<Candidate> Offered(const Graph& graph, const std::string& rule) {
-  std::vector<Candidate> out;
-  for (Candidate& c : EnumerateCandidates(graph, Openblas().rules())) {
-    if (c.rule == rule) out.push_back(std::move(c));
-  }
-  return out;
-}
-
+// `rule` offers exactly one candidate on `graph`; compiled for 2 threads, it matches the
+// reference on inputs from seed 5.
 void ExpectRuleMatches(const Graph& graph, const std::string& rule) {
-  std::vector<Candidate> candidates = Offered(graph, rule);
-  ASSERT_EQ(candidates.size(), 1u) << "rule '" << rule << "'";
-  CompileRequest request = CompileRequest::For(graph, candidates[0].nodes, rule, 2);
-  const std::string what = DescribeGroup("openblas", request);
-  auto runner = KernelRunner::Create(Openblas(), request, BackendRegistry::Global());
-  ASSERT_TRUE(runner.ok()) << runner.status().ToString();
-  const std::vector<Tensor> inputs = RandomInputs(request, 5);
-  auto got = (*runner)->Run(inputs);
-  ASSERT_TRUE(got.ok()) << what << ": " << got.status().ToString();
-  auto ref = RunReferenceGroup(request, inputs);
-  ASSERT_TRUE(ref.ok()) << what << ": " << ref.status().ToString();
-  ExpectClose(*got, *ref, 1e-4, what);
+  collage::testing::ExpectRuleMatches(graph, "openblas", rule, kAnyNodes, 1e-4, 5, /*threads=*/2);
 }
 
 struct ConvCase {
@@ -55,9 +30,7 @@ Graph ConvGraph(const ConvCase& c, bool relu) {
   ValueId y = b.Node("Conv", inputs, c.attrs);
   if (relu) y = b.Node("Relu", {y});
   b.Output(y);
-  StatusOr<Graph> graph = std::move(b).Build();
-  EXPECT_TRUE(graph.ok()) << graph.status().ToString();
-  return graph.ok() ? std::move(*graph) : Graph();
+  return BuildOrFail(std::move(b));
 }
 
 const std::vector<ConvCase>& Cases() {
@@ -98,9 +71,10 @@ TEST(OpenblasConvTest, ReluEpilogue) {
 
 TEST(OpenblasConvTest, OnlyTwoDimensionalConstantWeights) {
   // 1-D and 3-D convolutions are not offered.
-  EXPECT_TRUE(Offered(ConvGraph({"1-D", {1, 4, 16}, {4, 4, 3}, {}}, false), "conv").empty());
-  EXPECT_TRUE(
-      Offered(ConvGraph({"3-D", {1, 2, 6, 6, 6}, {2, 2, 3, 3, 3}, {}}, false), "conv").empty());
+  EXPECT_FALSE(
+      RuleOffers(ConvGraph({"1-D", {1, 4, 16}, {4, 4, 3}, {}}, false), "openblas", "conv"));
+  EXPECT_FALSE(RuleOffers(ConvGraph({"3-D", {1, 2, 6, 6, 6}, {2, 2, 3, 3, 3}, {}}, false),
+                          "openblas", "conv"));
   // Weights that are an input (not packable at Compile) are not offered.
   GraphBuilder b("weight_input");
   ValueId x = b.Input("x", DType::kFloat32, {1, 4, 8, 8});
@@ -108,7 +82,7 @@ TEST(OpenblasConvTest, OnlyTwoDimensionalConstantWeights) {
   b.Output(b.Node("Conv", {x, w}));
   StatusOr<Graph> graph = std::move(b).Build();
   ASSERT_TRUE(graph.ok()) << graph.status().ToString();
-  EXPECT_TRUE(Offered(*graph, "conv").empty());
+  EXPECT_FALSE(RuleOffers(*graph, "openblas", "conv"));
 }
 
 }  // namespace

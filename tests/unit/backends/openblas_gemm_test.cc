@@ -6,47 +6,15 @@
 
 #include <cblas.h>
 
-#include "ir/graph_builder.h"
-#include "native_test_util.h"
-#include "pattern/rule.h"
+#include "backend_test_util.h"
 
 namespace collage::testing {
 namespace {
 
-const Backend& Openblas() {
-  const Backend* backend = BackendRegistry::Global().Find("openblas");
-  EXPECT_NE(backend, nullptr);
-  return *backend;
-}
-
-std::vector<Candidate> Offered(const Graph& graph, const std::string& rule) {
-  std::vector<Candidate> out;
-  for (Candidate& c : EnumerateCandidates(graph, Openblas().rules())) {
-    if (c.rule == rule) out.push_back(std::move(c));
-  }
-  return out;
-}
-
-// `rule` offers exactly one candidate on `graph`, and it matches the reference.
+// `rule` offers exactly one candidate on `graph`; compiled for 2 threads, it matches the
+// reference on inputs from seed 11.
 void ExpectRuleMatches(const Graph& graph, const std::string& rule) {
-  std::vector<Candidate> candidates = Offered(graph, rule);
-  ASSERT_EQ(candidates.size(), 1u) << "rule '" << rule << "'";
-  CompileRequest request = CompileRequest::For(graph, candidates[0].nodes, rule, 2);
-  const std::string what = DescribeGroup("openblas", request);
-  auto runner = KernelRunner::Create(Openblas(), request, BackendRegistry::Global());
-  ASSERT_TRUE(runner.ok()) << runner.status().ToString();
-  const std::vector<Tensor> inputs = RandomInputs(request, 11);
-  auto got = (*runner)->Run(inputs);
-  ASSERT_TRUE(got.ok()) << what << ": " << got.status().ToString();
-  auto ref = RunReferenceGroup(request, inputs);
-  ASSERT_TRUE(ref.ok()) << what << ": " << ref.status().ToString();
-  ExpectClose(*got, *ref, 1e-4, what);
-}
-
-Graph Build(GraphBuilder&& b) {
-  StatusOr<Graph> graph = std::move(b).Build();
-  EXPECT_TRUE(graph.ok()) << graph.status().ToString();
-  return graph.ok() ? std::move(*graph) : Graph();
+  collage::testing::ExpectRuleMatches(graph, "openblas", rule, kAnyNodes, 1e-4, 11, /*threads=*/2);
 }
 
 // MatMul of two inputs, or of an input by a constant when b_constant.
@@ -55,14 +23,14 @@ Graph MatMulGraph(const Shape& a, const Shape& b, bool b_constant = false) {
   ValueId x = builder.Input("a", DType::kFloat32, a);
   ValueId y = b_constant ? builder.RandomNormal("w", b, 1.0f) : builder.Input("b", DType::kFloat32, b);
   builder.Output(builder.Node("MatMul", {x, y}));
-  return Build(std::move(builder));
+  return BuildOrFail(std::move(builder));
 }
 
 TEST(OpenblasBackendTest, IsTheOpenmpBuildAndNamesItsCore) {
   // 2 = OpenMP (0 sequential, 1 pthreads): the OpenMP build must win over Debian's default
   // pthread build, which has the same soname.
   EXPECT_EQ(openblas_get_parallel(), 2);
-  const std::string version = Openblas().version();
+  const std::string version = BackendNamed("openblas").version();
   EXPECT_EQ(version.rfind("OpenBLAS 0.3.21 ", 0), 0u) << version;
   EXPECT_NE(version.find(openblas_get_corename()), std::string::npos) << version;
 }
@@ -95,7 +63,7 @@ TEST(OpenblasMatMulTest, FusesBiasRow) {
     ValueId x = b.Input("x", DType::kFloat32, {2, 7, 13});
     ValueId y = b.Node("MatMul", {x, b.RandomNormal("w", {13, 5}, 1.0f)});
     b.Output(b.Node("Add", {y, b.RandomNormal("bias", bias, 1.0f)}));
-    Graph graph = Build(std::move(b));
+    Graph graph = BuildOrFail(std::move(b));
     ExpectRuleMatches(graph, "matmul_bias");
     ExpectRuleMatches(graph, "matmul");  // the MatMul alone is offered too
   }
@@ -108,14 +76,15 @@ TEST(OpenblasMatMulTest, BiasThatIsNotARowIsNotFused) {
     ValueId x = b.Input("x", DType::kFloat32, {2, 7, 13});
     ValueId y = b.Node("MatMul", {x, b.RandomNormal("w", {13, 5}, 1.0f)});
     b.Output(b.Node("Add", {y, b.RandomNormal("bias", bias, 1.0f)}));
-    EXPECT_TRUE(Offered(Build(std::move(b)), "matmul_bias").empty()) << ShapeToString(bias);
+    EXPECT_FALSE(RuleOffers(BuildOrFail(std::move(b)), "openblas", "matmul_bias"))
+        << ShapeToString(bias);
   }
   // A non-constant bias is not fused either.
   GraphBuilder b("input_bias");
   ValueId x = b.Input("x", DType::kFloat32, {7, 13});
   ValueId y = b.Node("MatMul", {x, b.RandomNormal("w", {13, 5}, 1.0f)});
   b.Output(b.Node("Add", {y, b.Input("bias", DType::kFloat32, {5})}));
-  EXPECT_TRUE(Offered(Build(std::move(b)), "matmul_bias").empty());
+  EXPECT_FALSE(RuleOffers(BuildOrFail(std::move(b)), "openblas", "matmul_bias"));
 }
 
 TEST(OpenblasMatMulTest, RejectsNonFloat32) {
@@ -123,38 +92,13 @@ TEST(OpenblasMatMulTest, RejectsNonFloat32) {
   ValueId x = b.Input("a", DType::kInt32, {4, 3});
   ValueId y = b.Input("b", DType::kInt32, {3, 2});
   b.Output(b.Node("MatMul", {x, y}));
-  EXPECT_TRUE(Offered(Build(std::move(b)), "matmul").empty());
+  EXPECT_FALSE(RuleOffers(BuildOrFail(std::move(b)), "openblas", "matmul"));
 }
 
 TEST(OpenblasGemmTest, FlagsAndBroadcastC) {
-  struct Case { int trans_a, trans_b; float alpha, beta; Shape c; bool c_constant; };
-  const Case cases[] = {
-      {0, 0, 1.0f, 1.0f, {6, 5}, true},
-      {1, 0, 0.5f, 2.0f, {5}, true},        // C a row
-      {0, 1, 1.0f, 1.0f, {6, 1}, true},     // C a column
-      {1, 1, -1.5f, 0.25f, {}, true},       // C a scalar
-      {0, 1, 1.0f, 1.0f, {1, 1}, false},    // C an input
-      {0, 0, 2.0f, 1.0f, {6, 5}, false},
-      {0, 0, 1.0f, 0.0f, {6, 5}, true},     // beta 0 ignores C
-      {1, 0, 1.0f, 1.0f, {0}, false},       // no C (opset >= 11)
-  };
-  for (const Case& c : cases) {
-    SCOPED_TRACE(::testing::Message() << "transA " << c.trans_a << " transB " << c.trans_b
-                                      << " alpha " << c.alpha << " beta " << c.beta << " C "
-                                      << ShapeToString(c.c));
-    GraphBuilder b("gemm");
-    const int64_t m = 6, n = 5, k = 9;
-    ValueId a = b.Input("a", DType::kFloat32, c.trans_a ? Shape{k, m} : Shape{m, k});
-    ValueId w = b.RandomNormal("b", c.trans_b ? Shape{n, k} : Shape{k, n}, 1.0f);
-    std::vector<ValueId> inputs = {a, w};
-    if (c.c != Shape{0}) {
-      inputs.push_back(c.c_constant ? b.RandomNormal("c", c.c, 1.0f)
-                                    : b.Input("c", DType::kFloat32, c.c));
-    }
-    b.Output(b.Node("Gemm", inputs,
-                    {{"transA", c.trans_a}, {"transB", c.trans_b}, {"alpha", c.alpha},
-                     {"beta", c.beta}}));
-    ExpectRuleMatches(Build(std::move(b)), "gemm");
+  for (const GemmCase& c : GemmCases()) {
+    SCOPED_TRACE(c.ToString());
+    ExpectRuleMatches(GemmGraph(c), "gemm");
   }
 }
 

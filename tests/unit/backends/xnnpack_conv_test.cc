@@ -3,12 +3,12 @@
 // normalized (reductions here are at most a few hundred terms).
 #include <gtest/gtest.h>
 
-#include "xnnpack_test_util.h"
+#include "backend_test_util.h"
 
 namespace collage {
 namespace {
 
-using namespace xnnpack_testing;
+using namespace collage::testing;
 
 struct ConvCase {
   Shape x;
@@ -27,7 +27,7 @@ Graph ConvGraph(const ConvCase& c, const std::string& op = "Conv", const std::st
   if (act == "Relu") y = b.Node("Relu", {y});
   if (act == "Clip") y = b.Node("Clip", {y, b.Scalar("lo", -0.5f), b.Scalar("hi", 0.75f)});
   b.Output(y, "y");
-  return BuildOrDie(std::move(b));
+  return BuildOrFail(std::move(b));
 }
 
 TEST(XnnpackConvTest, Variants) {
@@ -84,7 +84,7 @@ TEST(XnnpackConvTest, ConvTranspose) {
       ValueId w = b.RandomNormal("w", c.w, 0.2f);
       ValueId bias = b.RandomNormal("b", {c.w[1] * group}, 0.5f);
       b.Output(b.Node("ConvTranspose", {x, w, bias}, c.attrs, "deconv"), "y");
-      g = BuildOrDie(std::move(b));
+      g = BuildOrFail(std::move(b));
     }
     ExpectRuleMatches(g, "xnnpack", "conv_transpose", 1);
   }
@@ -96,7 +96,7 @@ TEST(XnnpackConvTest, RejectsWhatItCannotRun) {
     GraphBuilder b;
     ValueId x = b.Input("x", DType::kFloat32, {1, 4, 10});
     b.Output(b.Node("Conv", {x, b.RandomNormal("w", {4, 4, 3}, 0.1f)}), "y");
-    Graph g = BuildOrDie(std::move(b));
+    Graph g = BuildOrFail(std::move(b));
     EXPECT_FALSE(RuleOffers(g, "xnnpack", "conv"));
     EXPECT_FALSE(RuleOffers(g, "xnnpack_graph", "single"));
   }
@@ -106,7 +106,7 @@ TEST(XnnpackConvTest, RejectsWhatItCannotRun) {
     ValueId x = b.Input("x", DType::kFloat32, {1, 4, 6, 6});
     ValueId w = b.Input("w", DType::kFloat32, {4, 4, 3, 3});
     b.Output(b.Node("Conv", {x, w}), "y");
-    Graph g = BuildOrDie(std::move(b));
+    Graph g = BuildOrFail(std::move(b));
     EXPECT_FALSE(RuleOffers(g, "xnnpack", "conv"));
   }
   // Negative ConvTranspose padding (output_shape larger than the scatter covers).
@@ -116,7 +116,7 @@ TEST(XnnpackConvTest, RejectsWhatItCannotRun) {
     b.Output(b.Node("ConvTranspose", {x, b.RandomNormal("w", {4, 2, 3, 3}, 0.1f)},
                     {{"output_shape", {12, 12}}}),
              "y");
-    Graph g = BuildOrDie(std::move(b));
+    Graph g = BuildOrFail(std::move(b));
     EXPECT_FALSE(RuleOffers(g, "xnnpack", "conv_transpose"));
   }
 }
@@ -133,7 +133,7 @@ Graph FcGraph(const std::string& op, Shape a_shape, Shape w_shape, NamedAttribut
   if (act == "Relu") y = b.Node("Relu", {y});
   if (act == "Clip") y = b.Node("Clip", {y, b.Scalar("lo", 0.0f), b.Scalar("hi", 6.0f)});
   b.Output(y, "y");
-  return BuildOrDie(std::move(b));
+  return BuildOrFail(std::move(b));
 }
 
 TEST(XnnpackFcTest, GemmAndMatMul) {
@@ -159,7 +159,7 @@ Graph MatMulBiasGraph(Shape a_shape, Shape bias_shape, bool bias_first, const st
   y = b.Node("Add", bias_first ? std::vector<ValueId>{bias, y} : std::vector<ValueId>{y, bias});
   if (act == "Relu") y = b.Node("Relu", {y});
   b.Output(y, "y");
-  return BuildOrDie(std::move(b));
+  return BuildOrFail(std::move(b));
 }
 
 TEST(XnnpackFcTest, MatMulWithBiasAdd) {
@@ -183,14 +183,14 @@ TEST(XnnpackFcTest, RejectsNonBiasC) {
   GraphBuilder b;
   ValueId a = b.Input("a", DType::kFloat32, {2, 3, 8});
   b.Output(b.Node("MatMul", {a, b.RandomNormal("w", {2, 8, 4}, 0.1f)}), "y");
-  EXPECT_FALSE(RuleOffers(BuildOrDie(std::move(b)), "xnnpack", "matmul"));
+  EXPECT_FALSE(RuleOffers(BuildOrFail(std::move(b)), "xnnpack", "matmul"));
 }
 
 Graph PoolGraph(const std::string& op, Shape x, NamedAttributes attrs) {
   GraphBuilder b("pool");
   ValueId in = b.Input("x", DType::kFloat32, x);
   b.Output(b.Node(op, {in}, attrs, "pool"), "y");
-  return BuildOrDie(std::move(b));
+  return BuildOrFail(std::move(b));
 }
 
 TEST(XnnpackPoolTest, Pooling) {

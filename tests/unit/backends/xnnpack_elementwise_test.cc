@@ -5,12 +5,12 @@
 
 #include <thread>
 
-#include "xnnpack_test_util.h"
+#include "backend_test_util.h"
 
 namespace collage {
 namespace {
 
-using namespace xnnpack_testing;
+using namespace collage::testing;
 
 // y = op(a, b) where b is an input of shape b_shape or (const_b) a random constant.
 Graph BinaryGraph(const std::string& op, Shape a_shape, Shape b_shape, bool const_b,
@@ -22,7 +22,7 @@ Graph BinaryGraph(const std::string& op, Shape a_shape, Shape b_shape, bool cons
   ValueId y = b.Node(op, {a, other}, {}, "op");
   if (act == "Relu") y = b.Node("Relu", {y});
   b.Output(y, "y");
-  return BuildOrDie(std::move(b));
+  return BuildOrFail(std::move(b));
 }
 
 TEST(XnnpackElementwiseTest, BinaryBroadcastPlain) {
@@ -37,7 +37,7 @@ TEST(XnnpackElementwiseTest, BinaryBroadcastPlain) {
   GraphBuilder b("square");
   ValueId x = b.Input("x", DType::kFloat32, {1, 3, 4, 5});
   b.Output(b.Node("Mul", {x, x}), "y");
-  Graph square = BuildOrDie(std::move(b));
+  Graph square = BuildOrFail(std::move(b));
   ExpectRuleMatches(square, "xnnpack", "binary", 1);
   ExpectRuleMatches(square, "xnnpack", "binary_nhwc", 1);
   ExpectRuleMatches(square, "xnnpack_graph", "single", 1);
@@ -72,16 +72,16 @@ TEST(XnnpackElementwiseTest, RejectsNonFloat) {
   ValueId a = b.Input("a", DType::kInt64, {4, 5});
   ValueId c = b.Input("c", DType::kInt64, {4, 5});
   b.Output(b.Node("Add", {a, c}), "y");
-  Graph g = BuildOrDie(std::move(b));
-  EXPECT_TRUE(EnumerateCandidates(g, XnnBackend("xnnpack").rules()).empty());
-  EXPECT_TRUE(EnumerateCandidates(g, XnnBackend("xnnpack_graph").rules()).empty());
+  Graph g = BuildOrFail(std::move(b));
+  EXPECT_TRUE(EnumerateCandidates(g, BackendNamed("xnnpack").rules()).empty());
+  EXPECT_TRUE(EnumerateCandidates(g, BackendNamed("xnnpack_graph").rules()).empty());
 }
 
 Graph UnaryGraph(const std::string& op, Shape shape, NamedAttributes attrs = {}) {
   GraphBuilder b("unary");
   ValueId x = b.Input("x", DType::kFloat32, shape);
   b.Output(b.Node(op, {x}, attrs, "op"), "y");
-  return BuildOrDie(std::move(b));
+  return BuildOrFail(std::move(b));
 }
 
 TEST(XnnpackElementwiseTest, Unary) {
@@ -96,7 +96,7 @@ TEST(XnnpackElementwiseTest, Unary) {
   GraphBuilder b;
   ValueId x = b.Input("x", DType::kFloat32, {4, 10});
   b.Output(b.Node("Clip", {x, b.Scalar("lo", -0.2f), b.Scalar("hi", 0.3f)}), "y");
-  ExpectRuleMatches(BuildOrDie(std::move(b)), "xnnpack", "unary", 1);
+  ExpectRuleMatches(BuildOrFail(std::move(b)), "xnnpack", "unary", 1);
 }
 
 TEST(XnnpackElementwiseTest, Softmax) {
@@ -107,12 +107,12 @@ TEST(XnnpackElementwiseTest, Softmax) {
   GraphBuilder b("softmax11", 11);
   ValueId x = b.Input("x", DType::kFloat32, {2, 3, 10});
   b.Output(b.Node("Softmax", {x}, {{"axis", 2}}), "y");
-  ExpectRuleMatches(BuildOrDie(std::move(b)), "xnnpack", "softmax", 1);
+  ExpectRuleMatches(BuildOrFail(std::move(b)), "xnnpack", "softmax", 1);
   // Opset 11 default axis 1 on a 3-D input coerces to [2, 30]: not last-axis.
   GraphBuilder c("softmax11d", 11);
   ValueId y = c.Input("x", DType::kFloat32, {2, 3, 10});
   c.Output(c.Node("Softmax", {y}), "y");
-  EXPECT_FALSE(RuleOffers(BuildOrDie(std::move(c)), "xnnpack", "softmax"));
+  EXPECT_FALSE(RuleOffers(BuildOrFail(std::move(c)), "xnnpack", "softmax"));
 }
 
 // One operator kernel run from several threads at once with different buffers: setup + run
@@ -123,11 +123,11 @@ TEST(XnnpackElementwiseTest, ConcurrentRunsAndThreadCounts) {
   ValueId y =
       b.Node("Conv", {x, b.RandomNormal("w", {8, 8, 3, 3}, 0.2f)}, {{"pads", {1, 1, 1, 1}}});
   b.Output(y, "y");
-  Graph g = BuildOrDie(std::move(b));
+  Graph g = BuildOrFail(std::move(b));
   std::vector<Candidate> candidates = CandidatesOf(g, "xnnpack", "conv");
   ASSERT_EQ(candidates.size(), 1u);
   CompileRequest request = CompileRequest::For(g, candidates[0].nodes, "conv", 1);
-  auto runner = KernelRunner::Create(XnnBackend("xnnpack"), request, BackendRegistry::Global());
+  auto runner = KernelRunner::Create(BackendNamed("xnnpack"), request, BackendRegistry::Global());
   ASSERT_TRUE(runner.ok()) << runner.status().ToString();
   constexpr int kThreads = 4;
   std::vector<double> errors(kThreads, INFINITY);
@@ -161,11 +161,11 @@ TEST(XnnpackElementwiseTest, ConcurrentRunsAndThreadCounts) {
 }
 
 TEST(XnnpackElementwiseTest, VersionNamesLibraryAndIsa) {
-  const std::string v = XnnBackend("xnnpack").version();
+  const std::string v = BackendNamed("xnnpack").version();
   EXPECT_EQ(v.rfind("XNNPACK ", 0), 0u) << v;
-  EXPECT_EQ(XnnBackend("xnnpack_graph").version(), v);
-  EXPECT_TRUE(XnnBackend("xnnpack_graph").graph_level());
-  EXPECT_FALSE(XnnBackend("xnnpack").graph_level());
+  EXPECT_EQ(BackendNamed("xnnpack_graph").version(), v);
+  EXPECT_TRUE(BackendNamed("xnnpack_graph").graph_level());
+  EXPECT_FALSE(BackendNamed("xnnpack").graph_level());
 }
 
 }  // namespace

@@ -3,12 +3,12 @@
 // (convolutions of ≤ 144 terms, products of ≤ 32).
 #include <gtest/gtest.h>
 
-#include "xnnpack_test_util.h"
+#include "backend_test_util.h"
 
 namespace collage {
 namespace {
 
-using namespace xnnpack_testing;
+using namespace collage::testing;
 
 // x → conv → relu → conv → add(x): a ResNet basic block without normalisation.
 Graph ResidualBlock() {
@@ -22,16 +22,14 @@ Graph ResidualBlock() {
              "conv2");
   y = b.Node("Add", {y, x}, {}, "add");
   b.Output(y, "y");
-  return BuildOrDie(std::move(b));
+  return BuildOrFail(std::move(b));
 }
 
 TEST(XnnpackGraphTest, ResidualRegionIsOneRuntime) {
   Graph g = ResidualBlock();
   ExpectRuleMatches(g, "xnnpack_graph", "region", 4);
   // Every smaller region and single op compiles and matches too.
-  for (const Candidate& c : EnumerateCandidates(g, XnnBackend("xnnpack_graph").rules())) {
-    ExpectCandidateMatches(g, "xnnpack_graph", c);
-  }
+  CheckAllCandidates(g, "xnnpack_graph");
 }
 
 TEST(XnnpackGraphTest, MobileNetStyleRegions) {
@@ -48,11 +46,9 @@ TEST(XnnpackGraphTest, MobileNetStyleRegions) {
   y = b.Node("Mul", {y, b.RandomNormal("scale", {1, 8, 1, 1}, 1.0f)}, {}, "scale");
   y = b.Node("GlobalAveragePool", {y}, {}, "gap");
   b.Output(y, "y");
-  Graph g = BuildOrDie(std::move(b));
+  Graph g = BuildOrFail(std::move(b));
   ExpectRuleMatches(g, "xnnpack_graph", "region", 8);
-  for (const Candidate& c : EnumerateCandidates(g, XnnBackend("xnnpack_graph").rules())) {
-    ExpectCandidateMatches(g, "xnnpack_graph", c);
-  }
+  CheckAllCandidates(g, "xnnpack_graph");
 }
 
 TEST(XnnpackGraphTest, MlpRegionsPlainLayout) {
@@ -65,11 +61,9 @@ TEST(XnnpackGraphTest, MlpRegionsPlainLayout) {
              {{"transB", 1}, {"alpha", 0.5f}}, "fc2");
   y = b.Node("Softmax", {y}, {}, "softmax");
   b.Output(y, "y");
-  Graph g = BuildOrDie(std::move(b));
+  Graph g = BuildOrFail(std::move(b));
   ExpectRuleMatches(g, "xnnpack_graph", "region", 5);
-  for (const Candidate& c : EnumerateCandidates(g, XnnBackend("xnnpack_graph").rules())) {
-    ExpectCandidateMatches(g, "xnnpack_graph", c);
-  }
+  CheckAllCandidates(g, "xnnpack_graph");
 }
 
 TEST(XnnpackGraphTest, ClassifierHeadWithFlatten) {
@@ -83,7 +77,7 @@ TEST(XnnpackGraphTest, ClassifierHeadWithFlatten) {
   y = b.Node("Gemm", {y, b.RandomNormal("fc", {10, 16}, 0.3f), b.RandomNormal("fcb", {10}, 0.1f)},
              {{"transB", 1}}, "gemm");
   b.Output(y, "y");
-  Graph g = BuildOrDie(std::move(b));
+  Graph g = BuildOrFail(std::move(b));
   ExpectRuleMatches(g, "xnnpack_graph", "region", 4);
   // Flattening a 5x5 image with channels would reorder bytes: not in any region.
   GraphBuilder c("bad_flatten");
@@ -91,7 +85,7 @@ TEST(XnnpackGraphTest, ClassifierHeadWithFlatten) {
   z = c.Node("Relu", {z}, {}, "relu");
   z = c.Node("Flatten", {z}, {{"axis", 1}}, "flatten");
   c.Output(z, "y");
-  Graph h = BuildOrDie(std::move(c));
+  Graph h = BuildOrFail(std::move(c));
   EXPECT_TRUE(CandidatesOf(h, "xnnpack_graph", "region").empty());
 }
 
@@ -107,7 +101,7 @@ TEST(XnnpackGraphTest, RegionOutputsReadInsideAndOutside) {
   y = b.Node("Add", {y, r}, {}, "add");
   b.Output(r, "r");
   b.Output(y, "y");
-  Graph g = BuildOrDie(std::move(b));
+  Graph g = BuildOrFail(std::move(b));
   Candidate all{"region", SubGraph(g.num_nodes(), {0, 1, 2})};
   ASSERT_EQ(CompileRequest::For(g, all.nodes, all.rule, 1).outputs.size(), 2u);
   ExpectCandidateMatches(g, "xnnpack_graph", all);
@@ -120,7 +114,7 @@ TEST(XnnpackGraphTest, ThreadCountChangeRecreatesRuntime) {
   const Candidate& region = regions.back();
   CompileRequest request = CompileRequest::For(g, region.nodes, region.rule, 1);
   auto runner =
-      KernelRunner::Create(XnnBackend("xnnpack_graph"), request, BackendRegistry::Global());
+      KernelRunner::Create(BackendNamed("xnnpack_graph"), request, BackendRegistry::Global());
   ASSERT_TRUE(runner.ok()) << runner.status().ToString();
   Backend* backend = BackendRegistry::Global().FindMutable("xnnpack_graph");
   ASSERT_NE(backend, nullptr);
@@ -142,8 +136,8 @@ TEST(XnnpackGraphTest, RefusesLayoutBreakingOps) {
   ValueId y = b.Node("MatMul", {x, b.RandomNormal("w", {8, 4}, 0.3f)}, {}, "mm");
   y = b.Node("Softmax", {y}, {}, "softmax");
   b.Output(y, "y");
-  Graph g = BuildOrDie(std::move(b));
-  EXPECT_TRUE(EnumerateCandidates(g, XnnBackend("xnnpack_graph").rules()).empty());
+  Graph g = BuildOrFail(std::move(b));
+  EXPECT_TRUE(EnumerateCandidates(g, BackendNamed("xnnpack_graph").rules()).empty());
   // The operator backend runs both (plain layout).
   EXPECT_TRUE(RuleOffers(g, "xnnpack", "matmul"));
   EXPECT_TRUE(RuleOffers(g, "xnnpack", "softmax"));
