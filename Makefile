@@ -25,15 +25,21 @@ build: deps
 	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
-# One clang build with AddressSanitizer + UndefinedBehaviorSanitizer serves two checks:
-# the unit tests run once more under the sanitizers (any report fails), and the libFuzzer
-# target of the model loader runs for a short while (any crash fails).
+# One clang build with AddressSanitizer + UndefinedBehaviorSanitizer serves three checks:
+# the unit tests and the differential harness of the backends run once more under the
+# sanitizers (any report fails), and the libFuzzer target of the model loader runs for a
+# short while (any crash fails).
 sanitize: test-deps
 	CXX=clang++ cmake -S . -B $(ASAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCOLLAGE_SANITIZE=ON -DCOLLAGE_FUZZ=ON >/dev/null
-	cmake --build $(ASAN_DIR) -j $(JOBS) --target collage_unit_tests collage model_loader_fuzzer
+	cmake --build $(ASAN_DIR) -j $(JOBS) --target collage_unit_tests collage model_loader_fuzzer \
+	  collage_backend_ops
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ./$(ASAN_DIR)/tests/collage_unit_tests --gtest_brief=1
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ./$(ASAN_DIR)/tests/backend_ops/collage_backend_ops > $(ASAN_DIR)/backend_ops.log \
+	  || { tail -40 $(ASAN_DIR)/backend_ops.log; exit 1; }
+	tail -1 $(ASAN_DIR)/backend_ops.log
 
 fuzz: sanitize
 	COLLAGE_FUZZ_BUILD_DIR=$(ASAN_DIR) ./scripts/fuzz_smoke.sh 20

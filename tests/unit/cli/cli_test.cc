@@ -225,5 +225,49 @@ TEST_F(CliTest, BenchPrintsPercentiles) {
   EXPECT_EQ(RunCli("bench " + WriteTinyModel() + " --iterations 0").exit_code, 1);
 }
 
+TEST_F(CliTest, BackendsListsEveryBackendAndItsRules) {
+  CommandResult r = RunCli("backends");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  for (const char* name : {"native", "onednn", "xnnpack", "xnnpack_graph", "openblas", "eigen"}) {
+    EXPECT_NE(r.output.find(std::string("\n") + name + " "), std::string::npos) << name << "\n" << r.output;
+  }
+  EXPECT_NE(r.output.find("oneDNN 2."), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("plugin_example"), std::string::npos);
+
+  CommandResult verbose = RunCli("backends -v --backend-path " COLLAGE_PLUGIN_DIR);
+  EXPECT_EQ(verbose.exit_code, 0) << verbose.output;
+  EXPECT_NE(verbose.output.find("plugin_example"), std::string::npos) << verbose.output;
+  EXPECT_NE(verbose.output.find("conv_act"), std::string::npos) << verbose.output;
+  EXPECT_NE(verbose.output.find("Relu(Conv(any"), std::string::npos) << verbose.output;
+}
+
+TEST_F(CliTest, RunOnABackendChecksAgainstTheReference) {
+  std::string model = WriteTinyModel();
+  CommandResult r = RunCli("run " + model + " --random-inputs --backend onednn --check");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("onednn:"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("ok"), std::string::npos) << r.output;
+
+  CommandResult bench = RunCli("bench " + model + " --backend xnnpack --iterations 2 --profile");
+  EXPECT_EQ(bench.exit_code, 0) << bench.output;
+  EXPECT_NE(bench.output.find("p50"), std::string::npos) << bench.output;
+}
+
+TEST_F(CliTest, UnknownBackendAndBadPluginPathsAreClearErrors) {
+  std::string model = WriteTinyModel();
+  CommandResult unknown = RunCli("run " + model + " --random-inputs --backend nosuch");
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.output.find("error: no backend named 'nosuch'"), std::string::npos) << unknown.output;
+  EXPECT_NE(unknown.output.find("onednn"), std::string::npos) << unknown.output;  // lists them
+
+  CommandResult missing = RunCli("backends --backend-path " + (dir_ / "nowhere").string());
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.output.find("error: backend plug-in folder"), std::string::npos) << missing.output;
+
+  CommandResult wrong_abi = RunCli("backends --backend-path " COLLAGE_TEST_PLUGIN_DIR "/wrong_abi");
+  EXPECT_EQ(wrong_abi.exit_code, 1);
+  EXPECT_NE(wrong_abi.output.find("ABI version"), std::string::npos) << wrong_abi.output;
+}
+
 }  // namespace
 }  // namespace collage

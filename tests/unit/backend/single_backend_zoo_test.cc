@@ -1,0 +1,69 @@
+// Every zoo model on every built-in backend (`--backend NAME`: the backend where one of its
+// rules matches, native elsewhere, layout conversions between) gives the outputs of the
+// reference kernels run node by node. Tolerance 1e-3 normalized (max|a-b| / max(1, max|ref|)):
+// the backends reassociate long reductions (ResNet's 4608-long convolution sums, BERT's
+// 3072-long matmuls) and use other exp/erf approximations than the reference.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <tuple>
+
+#include "../zoo/zoo_test_util.h"
+#include "collage/backend.h"
+#include "collage/session.h"
+#include "util/normalized_error.h"
+#include "util/random_tensor.h"
+#include "zoo/zoo.h"
+
+namespace collage {
+namespace {
+
+constexpr double kTolerance = 1e-3;
+
+class SingleBackendZooTest
+    : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+
+TEST_P(SingleBackendZooTest, OutputsMatchTheReferenceKernels) {
+  const auto& [backend, model] = GetParam();
+  if (BackendRegistry::Global().Find(backend) == nullptr) {
+    GTEST_SKIP() << "backend " << backend << " is not built";
+  }
+  auto graph = BuildZooModel(model);
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  std::mt19937 rng(5);
+  std::map<std::string, Tensor> inputs;
+  for (ValueId in : graph->inputs()) {
+    const Value& value = graph->value(in);
+    inputs[value.name] = RandomTensor(value.type.dtype, value.type.shape, rng);
+  }
+  auto reference = zoo_test::RunWithReferenceKernels(*graph, inputs);
+  ASSERT_TRUE(reference.ok()) << reference.status().ToString();
+
+  SessionOptions options;
+  options.backend = backend;
+  options.num_threads = 2;
+  auto session = Session::FromGraph(std::move(*graph), options);
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  auto outputs = (*session)->Run(inputs);
+  ASSERT_TRUE(outputs.ok()) << outputs.status().ToString();
+  for (const auto& [name, expected] : *reference) {
+    double error = NormalizedError(outputs->at(name), expected);
+    EXPECT_LE(error, kTolerance) << backend << " on " << model << ", output " << name
+                                 << "; placement: " << (*session)->DescribePlacement();
+  }
+  if (backend != "native") {
+    // The backend took part: a rule of it matched somewhere in every zoo model.
+    EXPECT_NE((*session)->DescribePlacement().find(backend + ":"), std::string::npos)
+        << (*session)->DescribePlacement();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Zoo, SingleBackendZooTest,
+    ::testing::Combine(::testing::Values("native", "onednn", "xnnpack", "xnnpack_graph",
+                                         "openblas", "eigen"),
+                       ::testing::Values("resnet50", "mobilenetv2", "bert_base")),
+    [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
+
+}  // namespace
+}  // namespace collage
