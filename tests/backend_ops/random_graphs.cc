@@ -361,6 +361,7 @@ ValueId Binary(Generator& gen, GraphBuilder& b, ValueId x, DType dtype, std::str
   } else {
     y = b.Input("y", dtype, partner);
   }
+  if (!b.ok()) return x;  // the builder refused an earlier node: nothing to read
   const bool y_const = b.graph().value(y).is_constant();
   // Random real exponents of negative bases give NaN; random integer divisors include 0.
   if (!y_const && (op == "Pow" || (op == "Div" && dtype != DType::kFloat32))) {
