@@ -88,13 +88,18 @@ bool BinaryOk(const Graph& graph, const Node& node) {
   return BinaryOperands(graph, node).has_value() && node.inputs[0] != node.inputs[1];
 }
 
+// Elementwise ops take the convolutions' format only for 4-D and 5-D tensors: a 3-D tensor
+// is more often a sequence (BERT's [1, 128, 768]) than a 1-D image, and its "channels-last"
+// form would transpose it for nothing.
+bool IsImageWithBlockedForm(const Shape& shape) { return shape.size() >= 4 && HasBlockedForm(shape); }
+
 // Blocked binaries take same-shape operands only (a broadcast operand in a blocked format
 // is not something oneDNN promises to handle fast or at all).
 bool BinaryBlockedOk(const Match& m) {
   const Node& node = m.graph->node(*std::min_element(m.op_nodes.begin(), m.op_nodes.end()));
   const Shape& y = m.graph->value(node.outputs[0]).type.shape;
   return m.graph->value(node.inputs[0]).type.shape == y &&
-         m.graph->value(node.inputs[1]).type.shape == y && HasBlockedForm(y);
+         m.graph->value(node.inputs[1]).type.shape == y && IsImageWithBlockedForm(y);
 }
 
 }  // namespace
@@ -106,7 +111,7 @@ void AddEltwiseRules(std::vector<RuleEntry>& rules) {
   const Pattern eltwise = Alt(alternatives);
   rules.push_back({Rule("eltwise", eltwise), [](const CompileRequest& r) { return CompileEltwise(r, false); }});
   rules.push_back({Rule("eltwise_blocked", eltwise).Where([](const Match& m) {
-                     return HasBlockedForm(m.graph->value(m.root_node().inputs[0]).type.shape);
+                     return IsImageWithBlockedForm(m.graph->value(m.root_node().inputs[0]).type.shape);
                    }),
                    [](const CompileRequest& r) { return CompileEltwise(r, true); }});
 

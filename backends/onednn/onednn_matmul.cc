@@ -46,6 +46,35 @@ memory::desc Operand2D(const Shape& shape, bool transposed) {
   return memory::desc({shape[1], shape[0]}, memory::data_type::f32, memory::dims{1, shape[1]});
 }
 
+// A MatMul of an [..., M, K] activation by a constant [K, N] weight is one [prod(...) * M, K]
+// x [K, N] product on the same bytes. oneDNN picks a packed weight format and its fast
+// 2-D kernels for that form; the batched 3-D form kept the weights plain and ran at half the
+// speed (BERT's linear layers). Only when every post-op operand still broadcasts the same way
+// on the flattened output: the output's own shape, or a row (one value per column).
+bool FlattensTo2D(const CompileRequest& request, const Node& node) {
+  const Graph& graph = *request.graph;
+  const Value& a = graph.value(node.inputs[0]);
+  const Value& b = graph.value(node.inputs[1]);
+  if (node.op_type != "MatMul" || !b.is_constant() || b.type.shape.size() != 2 ||
+      a.type.shape.size() < 3) {
+    return false;
+  }
+  std::vector<NodeId> nodes = request.node_ids();
+  ValueId chain = node.outputs[0];
+  for (size_t i = 1; i < nodes.size(); ++i) {
+    const Node& next = graph.node(nodes[i]);
+    for (ValueId in : next.inputs) {
+      if (in == chain || in == kNoValue) continue;
+      if (next.op_type == "Clip") continue;  // scalar bounds
+      const Shape& shape = graph.value(in).type.shape;
+      const bool row = shape.size() <= 2 && (shape.size() < 2 || shape[0] == 1);
+      if (shape != graph.value(chain).type.shape && !row) return false;
+    }
+    chain = next.outputs[0];
+  }
+  return true;
+}
+
 StatusOr<std::unique_ptr<Kernel>> CompileMatmul(const CompileRequest& request) {
   const Graph& graph = *request.graph;
   const Node& node = MainNode(request);
@@ -62,11 +91,17 @@ StatusOr<std::unique_ptr<Kernel>> CompileMatmul(const CompileRequest& request) {
     if (gemm) {
       src = Operand2D(a.type.shape, node.attributes.GetInt("transA", 0) != 0);
       weights_plain = Operand2D(b.type.shape, node.attributes.GetInt("transB", 0) != 0);
+    } else if (FlattensTo2D(request, node)) {
+      const int64_t rows = a.type.num_elements() / a.type.shape.back();
+      src = PlainDesc({rows, a.type.shape.back()});
+      weights_plain = PlainDesc(b.type.shape);
     } else {
       src = PlainDesc(PadShape(a.type.shape, y.size()));
       weights_plain = PlainDesc(PadShape(b.type.shape, y.size()));
     }
-    const memory::desc dst = PlainDesc(y);
+    const memory::desc dst = src.dims().size() == 2 && !gemm && y.size() > 2
+                                 ? PlainDesc({src.dims()[0], y.back()})
+                                 : PlainDesc(y);
     const memory::desc weights = b.is_constant()
                                      ? memory::desc(weights_plain.dims(), memory::data_type::f32,
                                                     memory::format_tag::any)

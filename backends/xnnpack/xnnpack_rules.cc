@@ -123,7 +123,16 @@ RuleSet MakeOperatorRules() {
   rules.Add(Rule("softmax", Op("Softmax")).Where([](const Match& m) {
     return AnalyzeSoftmax(*m.graph, m.root_node()).ok();
   }));
-  return rules;
+  // The channels-last variants go first: single-backend runs break ties by declaration
+  // order, and between this backend's NHWC convolutions they need no conversion.
+  RuleSet ordered;
+  for (bool nhwc : {true, false}) {
+    for (const Rule& rule : rules.rules()) {
+      if (rule.name().ends_with("_nhwc") == nhwc) ordered.Add(rule);
+    }
+  }
+  for (const Fusion& fusion : rules.fusions()) ordered.Add(fusion);
+  return ordered;
 }
 
 RuleSet MakeSubgraphRules() {
