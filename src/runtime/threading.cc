@@ -13,16 +13,14 @@ namespace collage {
 namespace {
 
 // OpenMP workers block as soon as a parallel region ends (OMP_WAIT_POLICY=PASSIVE; libgomp
-// then spins 0 iterations) instead of spinning for up to ~300k iterations. Measured with
-// bench/thread_policy_bench.cc at 2 threads on 2 cores, alternating OpenBLAS (OpenMP), Eigen
-// (OpenMP) and XNNPACK (its own pthreadpool): a spinning OpenMP worker takes the core the
-// next library's threads need, and XNNPACK's pthreadpool worker spins in turn. In three runs
-// on a shared (loaded) 2-vCPU machine, one round of the kernels took, relative to the sum of
-// their times alone: PASSIVE 1.3-1.6x (one outlier 3.5x), libgomp's default wait 1.8-4.7x,
-// GOMP_SPINCOUNT=10000 1.6-6.8x, ACTIVE 1.2-2.5x; XNNPACK's kernel suffered least under
-// PASSIVE (1.14-1.18x) in every run, and no kernel ran measurably slower alone. The numbers
-// are noisy; rerun the bench on a quiet machine before tuning further. GOMP_SPINCOUNT is
-// left unset, so that PASSIVE's zero spin holds.
+// then spins 0 iterations) instead of spinning for up to ~300k iterations, which would take
+// the core the next library's threads need. bench/thread_policy_bench.cc (2 threads, one
+// child process per setting, each library's kernel alone and interleaved with the others):
+// once XNNPACK's workers also yield after each run (XNN_FLAG_YIELD_WORKERS), every OpenMP
+// wait setting gives interleaved/alone ≈ 1.1 on a quiet machine, and one thread count for
+// all libraries is 12% faster than their defaults; before the yield flag, on a busy
+// machine, PASSIVE was the setting that hurt interleaving least. GOMP_SPINCOUNT is left
+// unset, so that PASSIVE's zero spin holds.
 constexpr const char* kWaitPolicy = "PASSIVE";
 
 bool IsSet(const char* name) {
