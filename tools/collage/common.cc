@@ -1,4 +1,5 @@
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 
 #include "commands.h"
@@ -68,11 +69,24 @@ std::string FormatMillis(double ms) {
 
 void AddPluginOption(CLI::App* cmd, std::vector<std::string>& plugin_dirs) {
   cmd->add_option("--backend-path", plugin_dirs,
-                  "Load the backend plug-ins (lib*.so) in this folder first (repeatable)");
+                  "Load the backend plug-ins (lib*.so) in this folder first (repeatable; also "
+                  "COLLAGE_BACKEND_PATH=DIR[:DIR])");
 }
 
 Status LoadPlugins(const std::vector<std::string>& plugin_dirs) {
-  for (const std::string& dir : plugin_dirs) {
+  std::vector<std::string> dirs;
+  // COLLAGE_BACKEND_PATH=DIR[:DIR...] adds folders to every command, like --backend-path.
+  if (const char* env = std::getenv("COLLAGE_BACKEND_PATH"); env != nullptr) {
+    std::string list = env;
+    for (size_t start = 0; start <= list.size();) {
+      size_t end = list.find(':', start);
+      if (end == std::string::npos) end = list.size();
+      if (end > start) dirs.push_back(list.substr(start, end - start));
+      start = end + 1;
+    }
+  }
+  dirs.insert(dirs.end(), plugin_dirs.begin(), plugin_dirs.end());
+  for (const std::string& dir : dirs) {
     COLLAGE_RETURN_IF_ERROR(BackendRegistry::Global().LoadPluginsFrom(dir));
   }
   return Status();

@@ -269,5 +269,13 @@ TEST_F(CliTest, UnknownBackendAndBadPluginPathsAreClearErrors) {
   EXPECT_NE(wrong_abi.output.find("ABI version"), std::string::npos) << wrong_abi.output;
 }
 
+TEST_F(CliTest, BackendPathFromTheEnvironment) {
+  ASSERT_EQ(setenv("COLLAGE_BACKEND_PATH", COLLAGE_PLUGIN_DIR, 1), 0);
+  CommandResult r = RunCli("backends");
+  unsetenv("COLLAGE_BACKEND_PATH");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("plugin_example"), std::string::npos) << r.output;
+}
+
 }  // namespace
 }  // namespace collage
