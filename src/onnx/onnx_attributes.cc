@@ -29,6 +29,8 @@ AttrType EffectiveType(const onnx::AttributeProto& proto) {
 
 }  // namespace
 
+int EffectiveAttributeType(const onnx::AttributeProto& proto) { return EffectiveType(proto); }
+
 StatusOr<Attribute> AttributeFromProto(const onnx::AttributeProto& proto,
                                        const std::string& base_dir) {
   if (!proto.ref_attr_name().empty()) {

@@ -20,4 +20,8 @@ StatusOr<Attribute> AttributeFromProto(const onnx::AttributeProto& proto,
 Status AttributeToProto(const std::string& name, const Attribute& attribute,
                         onnx::AttributeProto& proto);
 
+// The attribute's type as an AttributeProto::AttributeType value: its `type` field, or, when
+// that is unset (IR version 1 models), the type of the field that holds the value.
+int EffectiveAttributeType(const onnx::AttributeProto& proto);
+
 }  // namespace collage

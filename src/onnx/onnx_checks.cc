@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "onnx/checker.h"
+#include "onnx/onnx_attributes.h"
 #include "onnx/onnx_pb.h"
 #include "onnx/onnx_types.h"
 #include "onnx/shape_inference/implementation.h"
@@ -73,9 +74,13 @@ Status CheckAttributeTypes(const onnx::NodeProto& node, const std::string& where
   for (const auto& attr : node.attribute()) {
     auto it = schema->attributes().find(attr.name());
     if (it == schema->attributes().end()) continue;
-    if (attr.type() == onnx::AttributeProto::UNDEFINED || attr.type() == it->second.type) continue;
+    // An untyped attribute (IR version 1) has the type of the field holding its value: a
+    // float in an int attribute is refused here as it would be once typed.
+    const int type = EffectiveAttributeType(attr);
+    if (type == onnx::AttributeProto::UNDEFINED || type == it->second.type) continue;
     return InvalidModel("{}: attribute '{}' is {}, the op defines it as {}", where, attr.name(),
-                        onnx::AttributeProto::AttributeType_Name(attr.type()),
+                        onnx::AttributeProto::AttributeType_Name(
+                            static_cast<onnx::AttributeProto::AttributeType>(type)),
                         onnx::AttributeProto::AttributeType_Name(it->second.type));
   }
   return Status::Ok();
