@@ -23,9 +23,14 @@ function(collage_add_backend)
 endfunction()
 
 # A backend built as a plug-in: a shared library loaded at run time with --backend-path.
-# It links nothing of collage: the host process provides those symbols.
+# It links nothing of collage: the host process provides those symbols. It goes to
+# build/plugins unless OUTPUT_DIRECTORY says otherwise; TEST_ONLY keeps it out of the
+# plug-ins the collage executable depends on (tests build deliberately broken ones).
 function(collage_add_plugin)
-  cmake_parse_arguments(ARG "" "NAME" "SOURCES;LIBRARIES" ${ARGN})
+  cmake_parse_arguments(ARG "TEST_ONLY" "NAME;OUTPUT_DIRECTORY" "SOURCES;LIBRARIES" ${ARGN})
+  if(NOT ARG_OUTPUT_DIRECTORY)
+    set(ARG_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/plugins)
+  endif()
   add_library(${ARG_NAME} MODULE ${ARG_SOURCES})
   target_include_directories(${ARG_NAME} PRIVATE ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_LIBRARIES})
@@ -35,8 +40,10 @@ function(collage_add_plugin)
     $<TARGET_PROPERTY:fmt::fmt,INTERFACE_INCLUDE_DIRECTORIES>
     $<TARGET_PROPERTY:nlohmann_json::nlohmann_json,INTERFACE_INCLUDE_DIRECTORIES>)
   set_target_properties(${ARG_NAME} PROPERTIES PREFIX "lib"
-                        LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/plugins)
-  set_property(GLOBAL APPEND PROPERTY COLLAGE_PLUGIN_TARGETS ${ARG_NAME})
+                        LIBRARY_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIRECTORY})
+  if(NOT ARG_TEST_ONLY)
+    set_property(GLOBAL APPEND PROPERTY COLLAGE_PLUGIN_TARGETS ${ARG_NAME})
+  endif()
 endfunction()
 
 # Writes builtin_backends.cc: one call per registered backend, "native" first.

@@ -28,41 +28,57 @@ bool ConvOk(const Graph& graph, const Node& node) {
   return ConvGeometryOf(node, x.shape, w.type.shape, y.shape, /*transposed=*/false).ok();
 }
 
+// The operand descriptors of a Conv node: activations as ActivationDesc(blocked), weights in
+// the format oneDNN picks ([G][OCg][ICg][k...] when grouped), bias plain.
+struct ConvDescs {
+  memory::desc src, weights, bias, dst;
+  ConvGeometry geometry;
+
+  dnnl::convolution_forward::desc OpDesc() const {
+    return dnnl::convolution_forward::desc(
+        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, weights,
+        bias, dst, geometry.strides, geometry.dilates, geometry.pads_l, geometry.pads_r);
+  }
+};
+
+StatusOr<ConvDescs> DescribeConv(const Graph& graph, const Node& node, bool blocked) {
+  const Shape& x = graph.value(node.inputs[0]).type.shape;
+  const Shape& w = graph.value(node.inputs[1]).type.shape;
+  const Shape& y = graph.value(node.outputs[0]).type.shape;
+  ConvDescs d;
+  COLLAGE_ASSIGN_OR_RETURN(d.geometry, ConvGeometryOf(node, x, w, y, /*transposed=*/false));
+  const int64_t group = node.attributes.GetInt("group", 1);
+  memory::dims wdims = ToDims(w);
+  if (group > 1) {
+    wdims[0] /= group;
+    wdims.insert(wdims.begin(), group);
+  }
+  d.src = ActivationDesc(x, blocked);
+  d.dst = ActivationDesc(y, blocked);
+  d.weights = memory::desc(wdims, memory::data_type::f32, memory::format_tag::any);
+  const bool has_bias = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
+  if (has_bias) d.bias = PlainDesc({y[1]});
+  return d;
+}
+
 StatusOr<std::unique_ptr<Kernel>> CompileConv(const CompileRequest& request, bool blocked) {
   const Graph& graph = *request.graph;
   const Node& node = MainNode(request);
   if (!ConvOk(graph, node)) return Unsupported("Conv '{}' is not supported", node.name);
-  const Shape& x = graph.value(node.inputs[0]).type.shape;
   const Value& w = graph.value(node.inputs[1]);
-  const Shape& y = graph.value(node.outputs[0]).type.shape;
-  const bool has_bias = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
-  const int64_t group = node.attributes.GetInt("group", 1);
-  COLLAGE_ASSIGN_OR_RETURN(ConvGeometry g, ConvGeometryOf(node, x, w.type.shape, y, /*transposed=*/false));
-
   std::unique_ptr<Kernel> kernel;
   COLLAGE_RETURN_IF_ERROR(Guard("convolution", [&]() -> Status {
-    memory::dims wdims = ToDims(w.type.shape);
-    if (group > 1) {
-      wdims[0] /= group;
-      wdims.insert(wdims.begin(), group);
-    }
-    const memory::desc src = ActivationDesc(x, blocked);
-    const memory::desc dst = ActivationDesc(y, blocked);
-    const memory::desc weights(wdims, memory::data_type::f32, memory::format_tag::any);
-    const memory::desc bias = has_bias ? PlainDesc({y[1]}) : memory::desc();
-    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
-                                         dnnl::algorithm::convolution_direct, src, weights, bias,
-                                         dst, g.strides, g.dilates, g.pads_l, g.pads_r);
+    COLLAGE_ASSIGN_OR_RETURN(ConvDescs d, DescribeConv(graph, node, blocked));
     KernelBuilder builder(request);
-    COLLAGE_ASSIGN_OR_RETURN(Epilogue epilogue, BuildEpilogue(request, dst, builder));
+    COLLAGE_ASSIGN_OR_RETURN(Epilogue epilogue, BuildEpilogue(request, d.dst, builder));
     dnnl::primitive_attr attr = BaseAttr();
     attr.set_post_ops(epilogue.ops);
-    dnnl::convolution_forward::primitive_desc pd(desc, attr, Engine());
-    COLLAGE_RETURN_IF_ERROR(builder.BindValue(node.inputs[0], DNNL_ARG_SRC, src));
+    dnnl::convolution_forward::primitive_desc pd(d.OpDesc(), attr, Engine());
+    COLLAGE_RETURN_IF_ERROR(builder.BindValue(node.inputs[0], DNNL_ARG_SRC, d.src));
     COLLAGE_ASSIGN_OR_RETURN(dnnl::memory packed, ConstantMemory(*w.constant, pd.weights_desc()));
     builder.BindConstant(DNNL_ARG_WEIGHTS, std::move(packed));
-    if (has_bias) COLLAGE_RETURN_IF_ERROR(builder.BindValue(node.inputs[2], DNNL_ARG_BIAS, bias));
-    COLLAGE_RETURN_IF_ERROR(builder.BindOutput(epilogue.output, DNNL_ARG_DST, dst));
+    if (!d.bias.is_zero()) COLLAGE_RETURN_IF_ERROR(builder.BindValue(node.inputs[2], DNNL_ARG_BIAS, d.bias));
+    COLLAGE_RETURN_IF_ERROR(builder.BindOutput(epilogue.output, DNNL_ARG_DST, d.dst));
     COLLAGE_ASSIGN_OR_RETURN(kernel, builder.Finish(std::string("convolution ") + pd.impl_info_str(),
                                                     dnnl::convolution_forward(pd),
                                                     pd.scratchpad_desc()));
@@ -85,28 +101,14 @@ bool BlockedDiffers(const Match& m) {
 // The implementation oneDNN picks for a Conv node in the layout it chooses with a binary Add
 // post-op of the output's shape ("" when none).
 std::string BlockedConvWithAddImplementation(const Graph& graph, const Node& node) {
-  const Shape& x = graph.value(node.inputs[0]).type.shape;
-  const Value& w = graph.value(node.inputs[1]);
-  const Shape& y = graph.value(node.outputs[0]).type.shape;
-  auto g = ConvGeometryOf(node, x, w.type.shape, y, /*transposed=*/false);
-  if (!g.ok()) return "";
-  const int64_t group = node.attributes.GetInt("group", 1);
-  memory::dims wdims = ToDims(w.type.shape);
-  if (group > 1) {
-    wdims[0] /= group;
-    wdims.insert(wdims.begin(), group);
-  }
   try {
-    const memory::desc dst = ActivationDesc(y, true);
-    dnnl::convolution_forward::desc desc(
-        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-        ActivationDesc(x, true), memory::desc(wdims, memory::data_type::f32, memory::format_tag::any),
-        dst, g->strides, g->dilates, g->pads_l, g->pads_r);
+    auto d = DescribeConv(graph, node, /*blocked=*/true);
+    if (!d.ok()) return "";
     dnnl::post_ops ops;
-    ops.append_binary(dnnl::algorithm::binary_add, dst);
+    ops.append_binary(dnnl::algorithm::binary_add, d->dst);
     dnnl::primitive_attr attr = BaseAttr();
     attr.set_post_ops(ops);
-    return dnnl::convolution_forward::primitive_desc(desc, attr, Engine()).impl_info_str();
+    return dnnl::convolution_forward::primitive_desc(d->OpDesc(), attr, Engine()).impl_info_str();
   } catch (const dnnl::error&) {
     return "";
   }

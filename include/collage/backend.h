@@ -113,6 +113,7 @@ class BackendRegistry {
   Backend* FindMutable(const std::string& name);
   // In registration order (built-ins first, "native" first of all).
   std::vector<const Backend*> backends() const;
+  size_t size() const { return backends_.size(); }
 
   // Loads one plug-in (.so) / every lib*.so in a folder, refusing libraries without the
   // entry points or with another ABI version, naming the file.

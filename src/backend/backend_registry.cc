@@ -38,10 +38,7 @@ Status BackendRegistry::Register(std::unique_ptr<Backend> backend) {
 }
 
 const Backend* BackendRegistry::Find(const std::string& name) const {
-  for (const auto& backend : backends_) {
-    if (backend->name() == name) return backend.get();
-  }
-  return nullptr;
+  return const_cast<BackendRegistry*>(this)->FindMutable(name);
 }
 
 Backend* BackendRegistry::FindMutable(const std::string& name) {

@@ -59,16 +59,15 @@ class ChannelsLastTranspose : public Kernel {
   int64_t batch_ = 0, channels_ = 0, spatial_ = 0;
 };
 
-// Two conversions in a row through an intermediate buffer kept at the start of the
-// workspace (from → middle → to).
+// Two conversions in a row through an intermediate buffer at the start of the workspace
+// (from → middle → to); the inner kernels' workspace follows it.
 class ChainedConversion : public Kernel {
  public:
   ChainedConversion(std::unique_ptr<Kernel> first, std::unique_ptr<Kernel> second,
                     size_t middle_bytes)
       : first_(std::move(first)), second_(std::move(second)) {
-    middle_offset_ = 0;
-    first_workspace_offset_ = AlignUp(middle_bytes);
-    workspace_bytes_ = first_workspace_offset_ +
+    inner_workspace_offset_ = AlignUp(middle_bytes);
+    workspace_bytes_ = inner_workspace_offset_ +
                        AlignUp(std::max(first_->workspace_bytes(), second_->workspace_bytes()));
     input_layouts_ = first_->input_layouts();
     output_layouts_ = second_->output_layouts();
@@ -76,8 +75,8 @@ class ChainedConversion : public Kernel {
 
   Status Run(const KernelBuffers& buffers) const override {
     char* workspace = static_cast<char*>(buffers.workspace);
-    void* middle = workspace + middle_offset_;
-    void* inner_workspace = workspace + first_workspace_offset_;
+    void* middle = workspace;
+    void* inner_workspace = workspace + inner_workspace_offset_;
     const void* first_in[] = {buffers.inputs[0]};
     void* first_out[] = {middle};
     COLLAGE_RETURN_IF_ERROR(first_->Run({first_in, first_out, inner_workspace}));
@@ -89,8 +88,7 @@ class ChainedConversion : public Kernel {
  private:
   static size_t AlignUp(size_t bytes) { return (bytes + 63) / 64 * 64; }
   std::unique_ptr<Kernel> first_, second_;
-  size_t middle_offset_ = 0;
-  size_t first_workspace_offset_ = 0;
+  size_t inner_workspace_offset_ = 0;
 };
 
 StatusOr<std::unique_ptr<Kernel>> CompileDirect(const TensorType& type, const Layout& from,

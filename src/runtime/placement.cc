@@ -93,8 +93,7 @@ StatusOr<Placement> PlaceOnSingleBackend(const Graph& graph, const Backend& back
   return placement;
 }
 
-std::string DescribePlacement(const Graph& graph, const Placement& placement) {
-  (void)graph;
+std::string DescribePlacement(const Placement& placement) {
   std::map<std::string, std::pair<int, int>> per_backend;  // groups, nodes
   for (const PlacedGroup& group : placement.groups) {
     auto& [groups, nodes] = per_backend[group.backend];

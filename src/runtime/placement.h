@@ -38,7 +38,7 @@ bool GroupInputsAvailable(const Graph& graph, const SubGraph& group, const SubGr
 StatusOr<Placement> PlaceOnSingleBackend(const Graph& graph, const Backend& backend,
                                          const BackendRegistry& registry);
 
-// "onednn:conv ×12, native:op ×3" style summary, and nodes per backend.
-std::string DescribePlacement(const Graph& graph, const Placement& placement);
+// Nodes and groups per backend: "native: 1 nodes in 1 groups, onednn: 121 nodes in 60 groups".
+std::string DescribePlacement(const Placement& placement);
 
 }  // namespace collage

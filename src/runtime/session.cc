@@ -95,7 +95,7 @@ const std::vector<TensorInfo>& Session::inputs() const { return impl_->inputs; }
 const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs; }
 const Graph& Session::graph() const { return impl_->graph; }
 std::string Session::DescribePlacement() const {
-  return collage::DescribePlacement(impl_->graph, impl_->executable->placement());
+  return collage::DescribePlacement(impl_->executable->placement());
 }
 int Session::num_layout_conversions() const { return impl_->executable->num_conversions(); }
 

@@ -3,9 +3,9 @@
 #include <omp.h>
 #include <sched.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
-#include <utility>
 
 #include "collage/backend.h"
 
@@ -53,19 +53,24 @@ void ApplyThreadPolicy(int num_threads, BackendRegistry& registry) {
   // The OpenMP team size is a per-thread setting: set it on every call, for the calling thread.
   omp_set_num_threads(threads);
   // Backends keep one process-wide count; tell those of the process-wide registry only when
-  // it (or their number: plug-ins arrive later) changed. Another registry is always told: it
-  // may be short-lived, and a new one at the same address would look unchanged.
-  static std::mutex mutex;
-  static std::pair<int, size_t> applied(0, 0);
-  std::lock_guard<std::mutex> lock(mutex);
-  const std::vector<const Backend*> backends = registry.backends();
-  const std::pair<int, size_t> state(threads, backends.size());
+  // it (or their number: plug-ins arrive later) changed — checked without a lock, since every
+  // Session::Run comes here. Another registry is always told: it may be short-lived, and a new
+  // one at the same address would look unchanged.
+  static std::atomic<int> applied_threads{0};
+  static std::atomic<size_t> applied_backends{0};
   const bool global = &registry == &BackendRegistry::Global();
-  if (global && applied == state) return;
-  for (const Backend* backend : backends) {
+  if (global && applied_threads.load() == threads && applied_backends.load() == registry.size()) {
+    return;
+  }
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  for (const Backend* backend : registry.backends()) {
     registry.FindMutable(backend->name())->SetNumThreads(threads);
   }
-  if (global) applied = state;
+  if (global) {
+    applied_threads.store(threads);
+    applied_backends.store(registry.size());
+  }
 }
 
 }  // namespace collage

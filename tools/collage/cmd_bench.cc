@@ -76,8 +76,7 @@ int RunBench(const BenchFlags& flags) {
   LatencyStats s = ComputeLatencyStats(samples);
   std::printf("model: %s  threads: %d  iterations: %d (after %d warm-up)\n", flags.model.c_str(),
               flags.threads, s.count, flags.warmup);
-  std::printf("placement: %s; %d layout conversions\n", (*session)->DescribePlacement().c_str(),
-              (*session)->num_layout_conversions());
+  std::printf("%s\n", PlacementSummary(**session).c_str());
   std::printf("latency: p50 %s  p90 %s  p99 %s  min %s  mean %s\n", FormatMillis(s.p50_ms).c_str(),
               FormatMillis(s.p90_ms).c_str(), FormatMillis(s.p99_ms).c_str(),
               FormatMillis(s.min_ms).c_str(), FormatMillis(s.mean_ms).c_str());

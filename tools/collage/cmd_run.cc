@@ -98,8 +98,7 @@ int RunRun(const RunFlags& flags) {
     std::filesystem::create_directories(flags.output_dir, ec);
     if (ec) return ReportError(IoError("cannot create {}: {}", flags.output_dir, ec.message()));
   }
-  std::printf("placement: %s; %d layout conversions\n", (*session)->DescribePlacement().c_str(),
-              (*session)->num_layout_conversions());
+  std::printf("%s\n", PlacementSummary(**session).c_str());
   std::printf("outputs:\n");
   for (const auto& [name, tensor] : *outputs) {
     PrintSummary(name, tensor);

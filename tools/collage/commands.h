@@ -39,4 +39,7 @@ StatusOr<std::map<std::string, Tensor>> LoadInputs(const Session& session,
 // "1.23 ms", "456 us"
 std::string FormatMillis(double ms);
 
+// "placement: <nodes and groups per backend>; N layout conversions"
+std::string PlacementSummary(const Session& session);
+
 }  // namespace collage::cli

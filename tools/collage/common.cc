@@ -67,6 +67,11 @@ std::string FormatMillis(double ms) {
   return fmt::format("{:.2f} ms", ms);
 }
 
+std::string PlacementSummary(const Session& session) {
+  return "placement: " + session.DescribePlacement() + "; " +
+         std::to_string(session.num_layout_conversions()) + " layout conversions";
+}
+
 void AddPluginOption(CLI::App* cmd, std::vector<std::string>& plugin_dirs) {
   cmd->add_option("--backend-path", plugin_dirs,
                   "Load the backend plug-ins (lib*.so) in this folder first (repeatable; also "
