@@ -3,41 +3,19 @@
 // tolerance its arithmetic deserves, random inputs, and the comparison with the oracle.
 #pragma once
 
-#include <cstdint>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "collage/backend.h"
 #include "ir/graph.h"
 #include "ir/subgraph.h"
-#include "util/normalized_error.h"  // the comparison with the oracle
+#include "cost/group_signature.h"  // signatures, tolerances and random inputs
+#include "util/normalized_error.h"   // the comparison with the oracle
 
 namespace collage::backend_ops {
 
-// Equal for two groups that a backend compiles the same way: op types and domains,
-// attributes, how the nodes connect, the types of inputs and outputs, which inputs are
-// constants (with the data of scalars and small integer constants: shapes, axes, clip bounds), and the graph's
-// opset. Weights' values are left out.
-std::string GroupSignature(const Graph& graph, const SubGraph& nodes);
-
 // Sum of the nodes' arithmetic (src/ir/flops.h).
 double GroupFlops(const Graph& graph, const SubGraph& nodes);
-
-// The longest sum any output element of the group accumulates (Conv: input channels per
-// group × kernel size; MatMul/Gemm: K; pooling: the window; reductions: the reduced count).
-int64_t LongestReduction(const Graph& graph, const SubGraph& nodes);
-
-// Tolerance on the normalized error: 1e-4 (float32 rounding of short sums, and of
-// transcendental functions computed by different approximations), 1e-3 when an output
-// element sums more than 1000 products — libraries reorder and block such sums (and may use
-// FMA or Winograd), so their rounding error grows with the length of the sum.
-double ToleranceFor(const Graph& graph, const SubGraph& nodes);
-
-// One random tensor per request input (random_tensor.h); integer inputs used as Gather /
-// GatherElements indices are drawn within the indexed axis, float inputs of Sqrt and Log
-// are made positive, integer divisors non-zero.
-std::vector<Tensor> RandomInputs(const CompileRequest& request, std::mt19937& rng);
 
 // "float32[1x3x8x8], float32[4]" for a list of values.
 std::string DescribeTypes(const Graph& graph, const std::vector<ValueId>& values);
