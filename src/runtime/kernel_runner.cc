@@ -14,7 +14,7 @@ namespace {
 
 // A 64-byte aligned heap buffer with the executable's slack after it (kernels may use aligned
 // vector loads, and some read a little past their last element).
-using Buffer = std::unique_ptr<void, void (*)(void*)>;
+using Buffer = BoundKernel::Buffer;
 Buffer AllocateBuffer(size_t bytes) {
   size_t rounded = (bytes + kBufferSlack + 63) / 64 * 64;
   return Buffer(std::aligned_alloc(64, rounded), std::free);
@@ -85,45 +85,58 @@ StatusOr<std::unique_ptr<KernelRunner>> KernelRunner::Create(const Backend& back
   return runner;
 }
 
-StatusOr<std::vector<Tensor>> KernelRunner::Run(const std::vector<Tensor>& inputs) const {
+Status BoundKernel::Run() const {
+  return kernel_->Run({input_ptrs_, output_ptrs_, workspace_.get()});
+}
+
+StatusOr<std::unique_ptr<BoundKernel>> KernelRunner::Bind(const std::vector<Tensor>& inputs) const {
   if (inputs.size() != request_.inputs.size()) {
     return InvalidArgument("expected {} inputs, got {}", request_.inputs.size(), inputs.size());
   }
-  std::vector<Buffer> owned;
-  std::vector<const void*> input_ptrs;
+  auto bound = std::make_unique<BoundKernel>();
+  bound->kernel_ = kernel_.get();
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorType& type = request_.type(request_.inputs[i]);
     if (inputs[i].dtype() != type.dtype || inputs[i].shape() != type.shape) {
       return InvalidArgument("input {} must be {}", i, type.ToString());
     }
     // Copied even when no conversion is needed: the copy has the slack kernels may read.
-    owned.push_back(AllocateBuffer(type.nbytes()));
-    if (type.nbytes() > 0) std::memcpy(owned.back().get(), inputs[i].data(), type.nbytes());
+    bound->owned_.push_back(AllocateBuffer(type.nbytes()));
+    if (type.nbytes() > 0) std::memcpy(bound->owned_.back().get(), inputs[i].data(), type.nbytes());
     if (!to_kernel_[i]) {
-      input_ptrs.push_back(owned.back().get());
+      bound->input_ptrs_.push_back(bound->owned_.back().get());
       continue;
     }
-    const void* plain = owned.back().get();
-    owned.push_back(AllocateBuffer(kernel_->input_layouts()[i].BufferBytes(type)));
-    COLLAGE_RETURN_IF_ERROR(RunWithWorkspace(*to_kernel_[i], plain, owned.back().get()));
-    input_ptrs.push_back(owned.back().get());
+    const void* plain = bound->owned_.back().get();
+    bound->owned_.push_back(AllocateBuffer(kernel_->input_layouts()[i].BufferBytes(type)));
+    COLLAGE_RETURN_IF_ERROR(RunWithWorkspace(*to_kernel_[i], plain, bound->owned_.back().get()));
+    bound->input_ptrs_.push_back(bound->owned_.back().get());
   }
+  for (size_t i = 0; i < request_.outputs.size(); ++i) {
+    const TensorType& type = request_.type(request_.outputs[i]);
+    bound->owned_.push_back(AllocateBuffer(kernel_->output_layouts()[i].BufferBytes(type)));
+    bound->output_ptrs_.push_back(bound->owned_.back().get());
+  }
+  if (kernel_->workspace_bytes() > 0) {
+    bound->workspace_ = AllocateBuffer(kernel_->workspace_bytes());
+    if (!bound->workspace_) {
+      return Internal("cannot allocate a workspace of {} bytes", kernel_->workspace_bytes());
+    }
+  }
+  return bound;
+}
+
+StatusOr<std::vector<Tensor>> KernelRunner::Run(const std::vector<Tensor>& inputs) const {
+  COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<BoundKernel> bound, Bind(inputs));
+  COLLAGE_RETURN_IF_ERROR(bound->Run());
   std::vector<Tensor> outputs;
-  std::vector<void*> output_ptrs;
   for (size_t i = 0; i < request_.outputs.size(); ++i) {
     const TensorType& type = request_.type(request_.outputs[i]);
     outputs.emplace_back(type.dtype, type.shape);
-    owned.push_back(AllocateBuffer(kernel_->output_layouts()[i].BufferBytes(type)));
-    output_ptrs.push_back(owned.back().get());
-  }
-  Buffer workspace = AllocateBuffer(kernel_->workspace_bytes());
-  COLLAGE_RETURN_IF_ERROR(kernel_->Run(
-      {input_ptrs, output_ptrs, kernel_->workspace_bytes() ? workspace.get() : nullptr}));
-  for (size_t i = 0; i < outputs.size(); ++i) {
     if (from_kernel_[i]) {
-      COLLAGE_RETURN_IF_ERROR(RunWithWorkspace(*from_kernel_[i], output_ptrs[i], outputs[i].data()));
+      COLLAGE_RETURN_IF_ERROR(RunWithWorkspace(*from_kernel_[i], bound->output(i), outputs[i].data()));
     } else if (outputs[i].nbytes() > 0) {
-      std::memcpy(outputs[i].data(), output_ptrs[i], outputs[i].nbytes());
+      std::memcpy(outputs[i].data(), bound->output(i), outputs[i].nbytes());
     }
   }
   return outputs;

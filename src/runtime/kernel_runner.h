@@ -10,6 +10,24 @@
 
 namespace collage {
 
+// A compiled group's inputs converted into the layouts its kernel declared, with its output
+// and workspace buffers: the kernel can run on them again and again (cost measurement).
+class BoundKernel {
+ public:
+  using Buffer = std::unique_ptr<void, void (*)(void*)>;
+  Status Run() const;
+  // Output `i` as it lies in the kernel's layout.
+  const void* output(size_t i) const { return output_ptrs_[i]; }
+
+ private:
+  friend class KernelRunner;
+  const Kernel* kernel_ = nullptr;
+  std::vector<Buffer> owned_;
+  std::vector<const void*> input_ptrs_;
+  std::vector<void*> output_ptrs_;
+  Buffer workspace_{nullptr, nullptr};
+};
+
 class KernelRunner {
  public:
   // Compiles `request` with `backend`, plus the conversions its layouts need. Errors name the
@@ -22,6 +40,8 @@ class KernelRunner {
   // One plain tensor per request.inputs (types must match); returns one plain tensor per
   // request.outputs. Safe to call from several threads.
   StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs) const;
+  // The same inputs, converted and bound, for running the kernel alone.
+  StatusOr<std::unique_ptr<BoundKernel>> Bind(const std::vector<Tensor>& inputs) const;
 
   const Kernel& kernel() const { return *kernel_; }
   const CompileRequest& request() const { return request_; }

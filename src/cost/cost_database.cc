@@ -1,0 +1,324 @@
+#include "cost/cost_database.h"
+
+#include <signal.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "ir/graph.h"
+#include "util/errors.h"
+
+namespace collage {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kBusyTimeoutMs = 60000;
+
+constexpr const char* kCreateSchema = R"sql(
+CREATE TABLE IF NOT EXISTS costs(
+  device TEXT NOT NULL,
+  backend TEXT NOT NULL,
+  backend_version TEXT NOT NULL,
+  signature TEXT NOT NULL,
+  threads INTEGER NOT NULL,
+  state TEXT NOT NULL CHECK(state IN ('valid', 'invalid', 'measuring')),
+  median_ms REAL NOT NULL DEFAULT 0,
+  p90_ms REAL NOT NULL DEFAULT 0,
+  samples INTEGER NOT NULL DEFAULT 0,
+  layouts TEXT NOT NULL DEFAULT '{}',
+  reason TEXT NOT NULL DEFAULT '',
+  pid INTEGER NOT NULL DEFAULT 0,
+  measured_at INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY(device, backend, backend_version, signature, threads));
+)sql";
+
+// Owns a prepared statement.
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql) { status_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr); }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  bool ok() const { return status_ == SQLITE_OK; }
+  sqlite3_stmt* get() { return stmt_; }
+  void Bind(int index, const std::string& text) {
+    sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+  }
+  void Bind(int index, int64_t number) { sqlite3_bind_int64(stmt_, index, number); }
+  void Bind(int index, double number) { sqlite3_bind_double(stmt_, index, number); }
+  void BindKey(const CostKey& key) {
+    Bind(1, key.device);
+    Bind(2, key.backend);
+    Bind(3, key.backend_version);
+    Bind(4, key.signature);
+    Bind(5, static_cast<int64_t>(key.threads));
+  }
+  std::string Text(int column) {
+    const unsigned char* text = sqlite3_column_text(stmt_, column);
+    return text == nullptr ? std::string() : reinterpret_cast<const char*>(text);
+  }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+  int status_ = SQLITE_ERROR;
+};
+
+Status SqliteError(sqlite3* db, const std::string& path, const std::string& what) {
+  return IoError("cost database {}: {}: {}", path, what, sqlite3_errmsg(db));
+}
+
+bool ProcessAlive(int64_t pid) {
+  if (pid <= 0) return false;
+  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+}
+
+std::string LayoutsToJson(const CostRecord& record) {
+  nlohmann::json j;
+  j["inputs"] = nlohmann::json::array();
+  j["outputs"] = nlohmann::json::array();
+  for (const Layout& l : record.input_layouts) j["inputs"].push_back(LayoutToText(l));
+  for (const Layout& l : record.output_layouts) j["outputs"].push_back(LayoutToText(l));
+  return j.dump();
+}
+
+// False when the stored text is not what LayoutsToJson writes.
+bool LayoutsFromJson(const std::string& text, CostRecord& record) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("inputs") || !j.contains("outputs")) return false;
+  for (const char* side : {"inputs", "outputs"}) {
+    const nlohmann::json& list = j[side];
+    if (!list.is_array()) return false;
+    for (const nlohmann::json& item : list) {
+      if (!item.is_string()) return false;
+      auto layout = LayoutFromText(item.get<std::string>());
+      if (!layout.ok()) return false;
+      (std::string(side) == "inputs" ? record.input_layouts : record.output_layouts).push_back(*layout);
+    }
+  }
+  return true;
+}
+
+// Whether an open database is one this collage can use: a readable SQLite file whose schema
+// version is ours (or 0 for a new, empty file).
+enum class FileState { kUsable, kNewerSchema, kUnreadable };
+
+FileState Inspect(sqlite3* db, int* version) {
+  {
+    Statement check(db, "PRAGMA quick_check");
+    if (!check.ok() || sqlite3_step(check.get()) != SQLITE_ROW || check.Text(0) != "ok") {
+      return FileState::kUnreadable;
+    }
+  }
+  Statement user_version(db, "PRAGMA user_version");
+  if (!user_version.ok() || sqlite3_step(user_version.get()) != SQLITE_ROW) return FileState::kUnreadable;
+  *version = sqlite3_column_int(user_version.get(), 0);
+  if (*version > CostDatabase::kSchemaVersion) return FileState::kNewerSchema;
+  if (*version == 0) {
+    // A file of schema 0 must be empty: anything else is some other SQLite database.
+    Statement tables(db, "SELECT count(*) FROM sqlite_master");
+    if (!tables.ok() || sqlite3_step(tables.get()) != SQLITE_ROW) return FileState::kUnreadable;
+    if (sqlite3_column_int(tables.get(), 0) != 0) return FileState::kUnreadable;
+  }
+  return FileState::kUsable;
+}
+
+std::string Timestamp() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y%m%d-%H%M%S", &tm);
+  return text;
+}
+
+// Moves the database and its WAL files aside; never deletes them (nothing is lost).
+Status MoveAside(const std::string& path, std::string* moved_to) {
+  *moved_to = path + ".corrupt-" + Timestamp() + "-" + std::to_string(::getpid());
+  std::error_code ec;
+  fs::rename(path, *moved_to, ec);
+  if (ec && fs::exists(path)) return IoError("cannot move {} aside: {}", path, ec.message());
+  for (const char* suffix : {"-wal", "-shm"}) {
+    if (fs::exists(path + suffix)) fs::rename(path + suffix, *moved_to + suffix, ec);
+  }
+  return Status();
+}
+
+StatusOr<sqlite3*> OpenConnection(const std::string& path) {
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                           nullptr);
+  if (rc != SQLITE_OK) {
+    std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close(db);
+    return IoError("cannot open cost database {}: {}", path, message);
+  }
+  sqlite3_busy_timeout(db, kBusyTimeoutMs);
+  return db;
+}
+
+}  // namespace
+
+std::string LayoutToText(const Layout& layout) {
+  if (layout.kind() == LayoutKind::kOpaque) {
+    // The byte count of an opaque layout does not depend on the type asked for.
+    return fmt::format("opaque:{}:{}", layout.BufferBytes(TensorType{}), layout.name());
+  }
+  return layout.name();
+}
+
+StatusOr<Layout> LayoutFromText(const std::string& text) {
+  if (text == Layout::Plain().name()) return Layout::Plain();
+  if (text == Layout::ChannelsLast().name()) return Layout::ChannelsLast();
+  if (text.rfind("opaque:", 0) == 0) {
+    size_t colon = text.find(':', 7);
+    if (colon != std::string::npos && colon > 7 && colon + 1 < text.size()) {
+      char* end = nullptr;
+      unsigned long long bytes = std::strtoull(text.c_str() + 7, &end, 10);
+      if (end == text.c_str() + colon) return Layout::Opaque(text.substr(colon + 1), bytes);
+    }
+  }
+  return InvalidArgument("'{}' is not a layout", text);
+}
+
+std::string CostDatabase::DefaultPath() {
+  auto nonempty = [](const char* name) -> const char* {
+    const char* v = std::getenv(name);
+    return v != nullptr && v[0] != '\0' ? v : nullptr;
+  };
+  if (const char* dir = nonempty("COLLAGE_CACHE_DIR")) return (fs::path(dir) / "costs.sqlite").string();
+  if (const char* xdg = nonempty("XDG_CACHE_HOME")) return (fs::path(xdg) / "collage" / "costs.sqlite").string();
+  if (const char* home = nonempty("HOME")) return (fs::path(home) / ".cache" / "collage" / "costs.sqlite").string();
+  return "collage-costs.sqlite";
+}
+
+StatusOr<std::unique_ptr<CostDatabase>> CostDatabase::Open(const std::string& path,
+                                                           std::vector<std::string>* warnings) {
+  std::error_code ec;
+  fs::path parent = fs::path(path).parent_path();
+  if (!parent.empty()) fs::create_directories(parent, ec);
+  if (ec) return IoError("cannot create the folder of cost database {}: {}", path, ec.message());
+  if (fs::is_directory(path)) return InvalidArgument("cost database {} is a folder", path);
+
+  COLLAGE_ASSIGN_OR_RETURN(sqlite3 * db, OpenConnection(path));
+  int version = 0;
+  FileState state = Inspect(db, &version);
+  if (state == FileState::kNewerSchema) {
+    sqlite3_close(db);
+    return InvalidArgument("cost database {} has schema version {}, newer than this collage's {}: "
+                           "use another file (--cost-db)", path, version, kSchemaVersion);
+  }
+  if (state == FileState::kUnreadable) {
+    sqlite3_close(db);
+    std::string moved_to;
+    COLLAGE_RETURN_IF_ERROR(MoveAside(path, &moved_to));
+    if (warnings != nullptr) {
+      warnings->push_back(fmt::format("cost database {} is not a readable collage cost database; "
+                                      "moved it to {} and started a fresh one", path, moved_to));
+    }
+    COLLAGE_ASSIGN_OR_RETURN(db, OpenConnection(path));
+  }
+  std::unique_ptr<CostDatabase> database(new CostDatabase(path, db));
+  // WAL lets readers and one writer work at once across processes; journal_mode may report
+  // busy while another process switches it, which the busy timeout does not cover.
+  for (int attempt = 0;; ++attempt) {
+    Statement wal(db, "PRAGMA journal_mode=WAL");
+    if (wal.ok() && sqlite3_step(wal.get()) == SQLITE_ROW) break;
+    if (attempt == 100) return SqliteError(db, path, "cannot switch to WAL mode");
+    ::usleep(50000);
+  }
+  COLLAGE_RETURN_IF_ERROR(database->Exec("BEGIN IMMEDIATE"));
+  Status created = database->Exec(kCreateSchema);
+  if (created.ok()) created = database->Exec(fmt::format("PRAGMA user_version={}", kSchemaVersion).c_str());
+  COLLAGE_RETURN_IF_ERROR(database->Exec(created.ok() ? "COMMIT" : "ROLLBACK"));
+  COLLAGE_RETURN_IF_ERROR(created);
+  return database;
+}
+
+CostDatabase::~CostDatabase() { sqlite3_close(db_); }
+
+Status CostDatabase::Exec(const char* sql) {
+  char* error = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &error) != SQLITE_OK) {
+    std::string message = error != nullptr ? error : "unknown error";
+    sqlite3_free(error);
+    return IoError("cost database {}: {}", path_, message);
+  }
+  return Status();
+}
+
+StatusOr<std::optional<CostRecord>> CostDatabase::Find(const CostKey& key) {
+  Statement select(db_,
+                   "SELECT state, median_ms, p90_ms, samples, layouts, reason, pid FROM costs "
+                   "WHERE device=?1 AND backend=?2 AND backend_version=?3 AND signature=?4 AND threads=?5");
+  if (!select.ok()) return SqliteError(db_, path_, "cannot read");
+  select.BindKey(key);
+  const int rc = sqlite3_step(select.get());
+  if (rc == SQLITE_DONE) return std::optional<CostRecord>();
+  if (rc != SQLITE_ROW) return SqliteError(db_, path_, "cannot read");
+  const std::string state = select.Text(0);
+  CostRecord record;
+  if (state == "measuring") {
+    const int64_t pid = sqlite3_column_int64(select.get(), 6);
+    if (pid == ::getpid() || ProcessAlive(pid)) return std::optional<CostRecord>();
+    record.valid = false;
+    record.reason = fmt::format("the process measuring it (pid {}) died before it finished; "
+                                "not tried again", pid);
+    return std::optional<CostRecord>(record);
+  }
+  record.valid = state == "valid";
+  record.median_ms = sqlite3_column_double(select.get(), 1);
+  record.p90_ms = sqlite3_column_double(select.get(), 2);
+  record.samples = sqlite3_column_int(select.get(), 3);
+  record.reason = select.Text(5);
+  // A row that cannot be read back is measured again rather than trusted.
+  if (!LayoutsFromJson(select.Text(4), record)) return std::optional<CostRecord>();
+  return std::optional<CostRecord>(record);
+}
+
+Status CostDatabase::Put(const CostKey& key, const CostRecord& record) {
+  Statement insert(db_,
+                   "INSERT OR REPLACE INTO costs(device, backend, backend_version, signature, threads, "
+                   "state, median_ms, p90_ms, samples, layouts, reason, pid, measured_at) "
+                   "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
+  if (!insert.ok()) return SqliteError(db_, path_, "cannot write");
+  insert.BindKey(key);
+  insert.Bind(6, std::string(record.valid ? "valid" : "invalid"));
+  insert.Bind(7, record.median_ms);
+  insert.Bind(8, record.p90_ms);
+  insert.Bind(9, static_cast<int64_t>(record.samples));
+  insert.Bind(10, LayoutsToJson(record));
+  insert.Bind(11, record.reason);
+  insert.Bind(12, static_cast<int64_t>(::getpid()));
+  insert.Bind(13, static_cast<int64_t>(std::time(nullptr)));
+  if (sqlite3_step(insert.get()) != SQLITE_DONE) return SqliteError(db_, path_, "cannot write");
+  return Status();
+}
+
+Status CostDatabase::MarkMeasuring(const CostKey& key) {
+  // Never replaces a finished record another process wrote in the meantime.
+  Statement insert(db_,
+                   "INSERT INTO costs(device, backend, backend_version, signature, threads, state, pid, "
+                   "measured_at) VALUES(?1, ?2, ?3, ?4, ?5, 'measuring', ?6, ?7) "
+                   "ON CONFLICT DO UPDATE SET pid=excluded.pid, measured_at=excluded.measured_at "
+                   "WHERE state='measuring'");
+  if (!insert.ok()) return SqliteError(db_, path_, "cannot write");
+  insert.BindKey(key);
+  insert.Bind(6, static_cast<int64_t>(::getpid()));
+  insert.Bind(7, static_cast<int64_t>(std::time(nullptr)));
+  if (sqlite3_step(insert.get()) != SQLITE_DONE) return SqliteError(db_, path_, "cannot write");
+  return Status();
+}
+
+StatusOr<int64_t> CostDatabase::Count() {
+  Statement count(db_, "SELECT count(*) FROM costs WHERE state != 'measuring'");
+  if (!count.ok() || sqlite3_step(count.get()) != SQLITE_ROW) return SqliteError(db_, path_, "cannot read");
+  return static_cast<int64_t>(sqlite3_column_int64(count.get(), 0));
+}
+
+}  // namespace collage

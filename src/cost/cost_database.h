@@ -1,0 +1,86 @@
+// The persistent cost database (DESIGN.md 1.4): every measured candidate and layout
+// conversion, keyed so that a measurement is reused exactly when it still describes this
+// machine and these libraries. SQLite in WAL mode, so that several processes optimizing at
+// once read and write it safely; the schema carries a version.
+//
+// Key: device fingerprint, backend, backend version, signature (the rule and the group's
+// canonical signature, or a conversion's type and layouts — never weight values), threads.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collage/layout.h"
+#include "collage/status.h"
+
+struct sqlite3;
+
+namespace collage {
+
+struct CostKey {
+  std::string device;
+  std::string backend;
+  std::string backend_version;
+  std::string signature;
+  int threads = 1;
+};
+
+struct CostRecord {
+  // False for a candidate that failed to compile, disagreed with the reference kernels or
+  // was being measured by a process that died: never chosen.
+  bool valid = false;
+  std::string reason;  // why invalid
+  double median_ms = 0;
+  double p90_ms = 0;
+  int samples = 0;
+  // The kernel's layouts, per CompileRequest input and output: the search needs them to price
+  // the conversions between groups without compiling anything.
+  std::vector<Layout> input_layouts;
+  std::vector<Layout> output_layouts;
+};
+
+class CostDatabase {
+ public:
+  // Schema version written to PRAGMA user_version; a file with a newer one is refused.
+  static constexpr int kSchemaVersion = 1;
+
+  // $COLLAGE_CACHE_DIR/costs.sqlite, else $XDG_CACHE_HOME/collage/costs.sqlite, else
+  // ~/.cache/collage/costs.sqlite.
+  static std::string DefaultPath();
+
+  // Opens or creates the database (and its folder). A file that is not a readable SQLite
+  // database of this schema is moved aside to "<path>.corrupt-<time>" and a fresh one is
+  // created; `warnings` then says so.
+  static StatusOr<std::unique_ptr<CostDatabase>> Open(const std::string& path,
+                                                      std::vector<std::string>* warnings);
+  ~CostDatabase();
+  CostDatabase(const CostDatabase&) = delete;
+  CostDatabase& operator=(const CostDatabase&) = delete;
+
+  // The stored record, or nullopt when there is none or another live process is measuring
+  // it right now. A candidate whose measurement was started by a process that is gone (it
+  // crashed while measuring) comes back invalid, so it is never tried again.
+  StatusOr<std::optional<CostRecord>> Find(const CostKey& key);
+  Status Put(const CostKey& key, const CostRecord& record);
+  // Records that this process is about to measure `key` (see Find).
+  Status MarkMeasuring(const CostKey& key);
+
+  // Number of stored records (valid and invalid).
+  StatusOr<int64_t> Count();
+  const std::string& path() const { return path_; }
+
+ private:
+  CostDatabase(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
+  Status Exec(const char* sql);
+  std::string path_;
+  sqlite3* db_;
+};
+
+// Layouts to and from the text stored in the database ("plain", "channels_last",
+// "opaque:<bytes>:<name>").
+std::string LayoutToText(const Layout& layout);
+StatusOr<Layout> LayoutFromText(const std::string& text);
+
+}  // namespace collage

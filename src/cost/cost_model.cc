@@ -1,0 +1,212 @@
+#include "cost/cost_model.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <set>
+
+#include "cost/device_fingerprint.h"
+#include "cost/group_signature.h"
+#include "runtime/kernel_runner.h"
+#include "runtime/layout_conversion.h"
+#include "util/errors.h"
+
+namespace collage {
+namespace {
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::string KeyText(const CostKey& key) {
+  return key.backend + '\n' + key.backend_version + '\n' + key.signature;
+}
+
+// Random inputs and the reference kernels' outputs for one node set: shared by every
+// backend measuring it.
+struct ReferenceRun {
+  std::string nodes;  // SubGraph::ToString of the node set, "" before the first
+  std::vector<Tensor> inputs;
+  std::vector<Tensor> outputs;
+  Status status;
+};
+
+}  // namespace
+
+MeasuredCostModel::MeasuredCostModel(const Graph& graph, const BackendRegistry& registry,
+                                     CostDatabase& database, int threads, MeasureSettings settings,
+                                     std::function<void(const OptimizeProgress&)> on_progress)
+    : graph_(graph),
+      registry_(registry),
+      database_(database),
+      threads_(threads),
+      settings_(settings),
+      on_progress_(std::move(on_progress)),
+      started_(Now()) {}
+
+CostKey MeasuredCostModel::KeyFor(const SearchCandidate& candidate) const {
+  CostKey key;
+  key.device = DeviceFingerprint();
+  key.backend = candidate.backend;
+  const Backend* backend = registry_.Find(candidate.backend);
+  key.backend_version = backend != nullptr ? backend->version() : "";
+  key.signature = candidate.rule + "|" + GroupSignature(graph_, candidate.nodes);
+  key.threads = threads_;
+  return key;
+}
+
+void MeasuredCostModel::Report(const std::string& phase, int done, int total) {
+  if (!on_progress_) return;
+  OptimizeProgress progress;
+  progress.phase = phase;
+  progress.done = done;
+  progress.total = total;
+  progress.cache_hits = cache_hits_;
+  progress.invalid = invalid_;
+  progress.elapsed_seconds = Now() - started_;
+  on_progress_(progress);
+}
+
+StatusOr<CostRecord> MeasuredCostModel::Resolve(const CostKey& key,
+                                                const std::function<CostRecord()>& measure) {
+  COLLAGE_ASSIGN_OR_RETURN(std::optional<CostRecord> found, database_.Find(key));
+  if (found.has_value()) {
+    ++cache_hits_;
+    return *found;
+  }
+  // Marked first: if this process dies inside the measurement, the next one finds the mark
+  // and records the candidate invalid instead of crashing again.
+  COLLAGE_RETURN_IF_ERROR(database_.MarkMeasuring(key));
+  CostRecord record = measure();
+  ++measured_;
+  COLLAGE_RETURN_IF_ERROR(database_.Put(key, record));
+  return record;
+}
+
+Status MeasuredCostModel::PriceCandidates(std::vector<SearchCandidate>& candidates,
+                                          std::vector<CostRecord>* records) {
+  records->assign(candidates.size(), CostRecord());
+  std::vector<CostKey> keys;
+  std::map<std::string, std::vector<size_t>> by_key;
+  std::vector<std::string> order;  // distinct keys by first candidate
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    keys.push_back(KeyFor(candidates[i]));
+    auto [it, inserted] = by_key.try_emplace(KeyText(keys.back()));
+    if (inserted) order.push_back(it->first);
+    it->second.push_back(i);
+  }
+  distinct_candidates_ = static_cast<int>(order.size());
+  // Measured node set by node set, so that each node set's reference outputs are computed
+  // once and dropped before the next.
+  std::stable_sort(order.begin(), order.end(), [&](const std::string& a, const std::string& b) {
+    return candidates[by_key[a].front()].nodes.ToString() < candidates[by_key[b].front()].nodes.ToString();
+  });
+  ReferenceRun reference;
+  int done = 0;
+  Report("candidates", done, distinct_candidates_);
+  for (const std::string& text : order) {
+    const std::vector<size_t>& members = by_key[text];
+    SearchCandidate& representative = candidates[members.front()];
+    const Backend* backend = registry_.Find(representative.backend);
+    if (backend == nullptr) return NotFound("no backend named '{}'", representative.backend);
+    const CompileRequest request =
+        CompileRequest::For(graph_, representative.nodes, representative.rule, threads_);
+    auto measure = [&]() -> CostRecord {
+      const std::string nodes = representative.nodes.ToString();
+      if (reference.nodes != nodes) {
+        reference = ReferenceRun();
+        reference.nodes = nodes;
+        std::mt19937 rng(1234);
+        reference.inputs = RandomInputs(request, rng);
+        auto outputs = RunReferenceGroup(request, reference.inputs);
+        reference.status = outputs.status();
+        if (outputs.ok()) reference.outputs = std::move(*outputs);
+      }
+      if (!reference.status.ok()) {
+        CostRecord invalid;
+        invalid.reason = "the reference kernels cannot run it: " + reference.status.message();
+        return invalid;
+      }
+      return MeasureCandidate(*backend, request, registry_, reference.inputs, reference.outputs,
+                              ToleranceFor(graph_, representative.nodes), settings_);
+    };
+    COLLAGE_ASSIGN_OR_RETURN(CostRecord record, Resolve(keys[members.front()], measure));
+    if (record.valid && (record.input_layouts.size() != request.inputs.size() ||
+                         record.output_layouts.size() != request.outputs.size())) {
+      // A stored record that does not fit the group (written by another collage): measure.
+      record = measure();
+      ++measured_;
+      COLLAGE_RETURN_IF_ERROR(database_.Put(keys[members.front()], record));
+    }
+    if (!record.valid) ++invalid_;
+    for (size_t i : members) {
+      (*records)[i] = record;
+      candidates[i].cost_ms = record.median_ms;
+      candidates[i].input_layouts = record.input_layouts;
+      candidates[i].output_layouts = record.output_layouts;
+    }
+    Report("candidates", ++done, distinct_candidates_);
+  }
+  return Status();
+}
+
+Status MeasuredCostModel::PriceConversions(const std::vector<SearchCandidate>& candidates) {
+  std::vector<std::vector<Layout>> produced(static_cast<size_t>(graph_.num_values()));
+  std::vector<std::vector<Layout>> wanted(static_cast<size_t>(graph_.num_values()));
+  auto add = [](std::vector<Layout>& list, const Layout& layout) {
+    if (std::find(list.begin(), list.end(), layout) == list.end()) list.push_back(layout);
+  };
+  for (ValueId in : graph_.inputs()) add(produced[static_cast<size_t>(in)], Layout::Plain());
+  for (ValueId out : graph_.outputs()) add(wanted[static_cast<size_t>(out)], Layout::Plain());
+  for (const SearchCandidate& c : candidates) {
+    for (size_t i = 0; i < c.inputs.size(); ++i) add(wanted[static_cast<size_t>(c.inputs[i])], c.input_layouts[i]);
+    for (size_t i = 0; i < c.outputs.size(); ++i) add(produced[static_cast<size_t>(c.outputs[i])], c.output_layouts[i]);
+  }
+  struct Conversion {
+    TensorType type;
+    Layout from, to;
+  };
+  std::map<std::tuple<std::string, std::string, std::string>, Conversion> needed;
+  for (ValueId v = 0; v < graph_.num_values(); ++v) {
+    const TensorType& type = graph_.value(v).type;
+    for (const Layout& from : produced[static_cast<size_t>(v)]) {
+      for (const Layout& to : wanted[static_cast<size_t>(v)]) {
+        if (from == to || from.SameBytesAs(to, type)) continue;
+        needed.try_emplace({type.ToString(), LayoutToText(from), LayoutToText(to)}, Conversion{type, from, to});
+      }
+    }
+  }
+  auto version_of = [&](const Layout& layout) {
+    const std::string owner = LayoutOwner(layout);
+    const Backend* backend = owner.empty() ? nullptr : registry_.Find(owner);
+    return backend != nullptr ? backend->version() : std::string("collage");
+  };
+  int done = 0;
+  const int total = static_cast<int>(needed.size());
+  Report("conversions", done, total);
+  for (const auto& [text, conversion] : needed) {
+    CostKey key;
+    key.device = DeviceFingerprint();
+    key.backend = "layout-conversion";
+    key.backend_version = version_of(conversion.from) + " -> " + version_of(conversion.to);
+    key.signature = std::get<0>(text) + "|" + std::get<1>(text) + "->" + std::get<2>(text);
+    key.threads = threads_;
+    COLLAGE_ASSIGN_OR_RETURN(CostRecord record, Resolve(key, [&] {
+      return MeasureConversion(conversion.type, conversion.from, conversion.to, registry_, settings_);
+    }));
+    conversion_ms_[text] = record.valid ? record.median_ms : std::numeric_limits<double>::infinity();
+    Report("conversions", ++done, total);
+  }
+  return Status();
+}
+
+double MeasuredCostModel::Transition(ValueId value, const Layout& from, const Layout& to) const {
+  const TensorType& type = graph_.value(value).type;
+  if (from == to || from.SameBytesAs(to, type)) return 0;
+  auto it = conversion_ms_.find({type.ToString(), LayoutToText(from), LayoutToText(to)});
+  return it == conversion_ms_.end() ? std::numeric_limits<double>::infinity() : it->second;
+}
+
+}  // namespace collage

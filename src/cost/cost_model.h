@@ -1,0 +1,64 @@
+// The measured cost model behind the placement search: the cost of every candidate group
+// and of every layout conversion the search may need, taken from the cost database or
+// measured (and stored) when absent. Candidates with the same key — repeated blocks of a
+// model offered to one backend by one rule — are measured once.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "collage/optimize.h"
+#include "cost/cost_database.h"
+#include "cost/measure.h"
+#include "search/search_candidate.h"
+
+namespace collage {
+
+class MeasuredCostModel {
+ public:
+  MeasuredCostModel(const Graph& graph, const BackendRegistry& registry, CostDatabase& database,
+                    int threads, MeasureSettings settings,
+                    std::function<void(const OptimizeProgress&)> on_progress);
+
+  // Fills the cost and layouts of every candidate; `records[i]` says whether candidate i is
+  // valid (and why not).
+  Status PriceCandidates(std::vector<SearchCandidate>& candidates, std::vector<CostRecord>* records);
+
+  // Prices every conversion a placement of `candidates` (valid, priced) can need: from each
+  // layout a value is produced in to each layout a consumer reads it in, plain for outputs.
+  Status PriceConversions(const std::vector<SearchCandidate>& candidates);
+  // After PriceConversions: the measured cost (0 for layouts holding the same bytes; +inf
+  // for a conversion that cannot be built).
+  double Transition(ValueId value, const Layout& from, const Layout& to) const;
+
+  int distinct_candidates() const { return distinct_candidates_; }
+  int conversions() const { return static_cast<int>(conversion_ms_.size()); }
+  int measured() const { return measured_; }
+  int cache_hits() const { return cache_hits_; }
+  int invalid() const { return invalid_; }
+
+ private:
+  CostKey KeyFor(const SearchCandidate& candidate) const;
+  // Looks `key` up, or measures it with `measure` and stores the result.
+  StatusOr<CostRecord> Resolve(const CostKey& key, const std::function<CostRecord()>& measure);
+  void Report(const std::string& phase, int done, int total);
+
+  const Graph& graph_;
+  const BackendRegistry& registry_;
+  CostDatabase& database_;
+  const int threads_;
+  const MeasureSettings settings_;
+  std::function<void(const OptimizeProgress&)> on_progress_;
+  double started_ = 0;
+  int distinct_candidates_ = 0;
+  int measured_ = 0;
+  int cache_hits_ = 0;
+  int invalid_ = 0;
+  // (type, from, to) → ms
+  std::map<std::tuple<std::string, std::string, std::string>, double> conversion_ms_;
+};
+
+}  // namespace collage

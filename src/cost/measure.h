@@ -1,0 +1,43 @@
+// Measuring one candidate group on one backend, or one layout conversion (DESIGN.md 1.4):
+// compile, check against the reference kernels, warm up, then time repeated runs until the
+// spread is small or a cap is reached. The caller applies the thread policy first, so that
+// the measurement runs with the deployment's settings.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "collage/backend.h"
+#include "cost/cost_database.h"
+
+namespace collage {
+
+struct MeasureSettings {
+  int warmup_runs = 2;
+  int min_runs = 5;
+  int max_runs = 100;
+  // Timed runs stop at this much time spent (once min_runs are done)...
+  double max_seconds = 0.25;
+  // ...or as soon as (p90 - median) / median falls below this.
+  double target_spread = 0.05;
+};
+
+// Runs `run` settings.warmup_runs times, then times it; median and p90 in the record, which
+// is valid unless a run failed.
+CostRecord TimeRepeatedly(const std::function<Status()>& run, const MeasureSettings& settings);
+
+// Compiles `request` on `backend`, runs it on `inputs` (plain tensors, one per request input)
+// and compares with `reference_outputs` within `tolerance` (normalized error); then times
+// the kernel alone on inputs already in its layouts. Never fails: a compile error, a run
+// error, an exception or a wrong answer gives an invalid record with the reason.
+CostRecord MeasureCandidate(const Backend& backend, const CompileRequest& request,
+                            const BackendRegistry& registry, const std::vector<Tensor>& inputs,
+                            const std::vector<Tensor>& reference_outputs, double tolerance,
+                            const MeasureSettings& settings);
+
+// The conversion kernel the executable would insert between `from` and `to` for a value of
+// `type` (runtime/layout_conversion.h), timed the same way.
+CostRecord MeasureConversion(const TensorType& type, const Layout& from, const Layout& to,
+                             const BackendRegistry& registry, const MeasureSettings& settings);
+
+}  // namespace collage
