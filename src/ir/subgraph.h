@@ -40,6 +40,8 @@ class SubGraph {
   bool IsConvex(const Graph& graph) const;
 
   std::string ToString() const;  // "{0,3,4}"
+  // The bit set itself (bit n of word n / 64 for node n): a compact key for searches.
+  const std::vector<uint64_t>& bits() const { return words_; }
 
  private:
   int32_t num_nodes_ = 0;

@@ -1,0 +1,34 @@
+// What the placement searches work on: every group some backend offers to run, with its
+// measured cost and the layouts its kernel reads and writes.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "collage/backend.h"
+
+namespace collage {
+
+struct SearchCandidate {
+  std::string backend;
+  std::string rule;
+  SubGraph nodes;
+  std::vector<ValueId> inputs;   // non-constant values read (CompileRequest::inputs)
+  std::vector<ValueId> outputs;  // values produced for others (CompileRequest::outputs)
+  // Filled by the cost model; one per input / output.
+  std::vector<Layout> input_layouts;
+  std::vector<Layout> output_layouts;
+  double cost_ms = 0;
+};
+
+// Every group offered by the rules and fusions of `backends` (each registered; "native" is
+// always added, so that every node has a candidate), inputs and outputs filled, layouts and
+// cost not yet. One entry per (backend, rule, node set).
+StatusOr<std::vector<SearchCandidate>> EnumerateSearchCandidates(
+    const Graph& graph, const std::vector<std::string>& backends, const BackendRegistry& registry);
+
+// The cost of converting `value` from layout `from` to `to`; 0 when they hold the same bytes.
+using TransitionCost = std::function<double(ValueId value, const Layout& from, const Layout& to)>;
+
+}  // namespace collage
