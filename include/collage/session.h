@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "collage/optimize.h"
 #include "collage/status.h"
 #include "collage/tensor.h"
 
@@ -22,6 +23,8 @@ struct SessionOptions {
   // Runs every node on this backend where one of its rules matches, and on "native"
   // elsewhere (`collage backends` lists them).
   std::string backend = "native";
+  // Runs the placement saved in this plan file (`collage optimize --save-plan`) instead.
+  std::string plan_path;
 };
 
 // Time spent in each step of one run, in execution order (filled by Run when requested).
@@ -32,6 +35,7 @@ struct NodeTiming {
   double milliseconds = 0;
   std::string backend;
   std::string rule;       // for a conversion: "from->to"
+  double start_ms = 0;    // when the step started, from the start of the run
 };
 struct RunProfile {
   std::vector<NodeTiming> nodes;
@@ -63,6 +67,24 @@ class Session {
   // conversions between them.
   std::string DescribePlacement() const;
   int num_layout_conversions() const;
+
+  // Measures every backend's candidates on this machine (the cost database first), finds the
+  // cheapest placement by the op-level search and compiles it; the session then runs it.
+  // Not to be called while another Optimize or LoadPlan runs; Run calls may go on meanwhile
+  // (they finish on the previous placement).
+  Status Optimize(const OptimizeOptions& options, OptimizeReport* report = nullptr);
+  // Runs the placement saved in a plan file from now on (warnings() says what differs).
+  Status LoadPlan(const std::string& path);
+  // Saves the current placement as a plan (JSON): groups, backends, costs, model hash.
+  Status SavePlan(const std::string& path) const;
+  // The end-to-end latency measured for the current placement, saved with the plan.
+  void RecordMeasuredLatency(double milliseconds);
+  // What produced the current placement: "single-backend:<name>", "op-level", or the search
+  // recorded in a loaded plan.
+  std::string placement_source() const;
+  // Warnings from loading a plan (another device, other library versions) or optimizing
+  // (a corrupt cost database moved aside).
+  const std::vector<std::string>& warnings() const;
 
   // Every input must be given with exactly its declared dtype and shape. Returns every graph
   // output by name (owned tensors).

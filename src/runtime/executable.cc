@@ -236,6 +236,8 @@ StatusOr<std::vector<Tensor>> Executable::Run(const std::vector<Tensor>& inputs,
   }
   Status status;
   if (profile != nullptr) profile->nodes.clear();
+  const auto run_start = profile != nullptr ? std::chrono::steady_clock::now()
+                                            : std::chrono::steady_clock::time_point();
   for (size_t s = 0; s < steps_.size() && status.ok(); ++s) {
     KernelBuffers buffers{ctx->step_inputs[s], ctx->step_outputs[s], ctx->step_workspaces[s]};
     const auto start = profile != nullptr ? std::chrono::steady_clock::now()
@@ -251,6 +253,7 @@ StatusOr<std::vector<Tensor>> Executable::Run(const std::vector<Tensor>& inputs,
       std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start;
       NodeTiming timing = steps_[s].label;
       timing.milliseconds = elapsed.count();
+      timing.start_ms = std::chrono::duration<double, std::milli>(start - run_start).count();
       profile->nodes.push_back(std::move(timing));
     }
   }

@@ -1,5 +1,6 @@
 #include "collage/session.h"
 
+#include <mutex>
 #include <new>
 
 #include "ir/graph.h"
@@ -7,6 +8,8 @@
 #include "runtime/executable.h"
 #include "runtime/placement.h"
 #include "runtime/threading.h"
+#include "search/optimizer.h"
+#include "search/plan.h"
 #include "util/errors.h"
 
 namespace collage {
@@ -14,9 +17,30 @@ namespace collage {
 struct Session::Impl {
   int num_threads = 1;
   Graph graph;
-  std::unique_ptr<Executable> executable;
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
+  std::vector<std::string> warnings;
+
+  // The current placement, compiled, and its plan. Run takes a reference under the mutex, so
+  // Optimize / LoadPlan can swap them while runs are in flight.
+  mutable std::mutex mutex;
+  std::shared_ptr<const Executable> executable;
+  Plan plan;
+
+  std::shared_ptr<const Executable> current() const {
+    std::lock_guard<std::mutex> lock(mutex);
+    return executable;
+  }
+  // Compiles `placement` and makes it (and `plan`) current.
+  Status Install(const Placement& placement, Plan new_plan) {
+    ApplyThreadPolicy(num_threads, BackendRegistry::Global());
+    COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Executable> compiled,
+                             Executable::Create(graph, placement, BackendRegistry::Global(), num_threads));
+    std::lock_guard<std::mutex> lock(mutex);
+    executable = std::move(compiled);
+    plan = std::move(new_plan);
+    return Status();
+  }
 };
 
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -82,22 +106,79 @@ StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph, const Session
   impl->graph = std::move(graph);
   for (ValueId id : impl->graph.inputs()) impl->inputs.push_back(InfoOf(impl->graph.value(id)));
   for (ValueId id : impl->graph.outputs()) impl->outputs.push_back(InfoOf(impl->graph.value(id)));
+  std::unique_ptr<Session> session(new Session(std::move(impl)));
+  if (!options.plan_path.empty()) {
+    COLLAGE_RETURN_IF_ERROR(session->LoadPlan(options.plan_path));
+    return session;
+  }
   // Backends may pick their algorithms for the thread count at compile time.
-  ApplyThreadPolicy(impl->num_threads, registry);
+  ApplyThreadPolicy(session->impl_->num_threads, registry);
   COLLAGE_ASSIGN_OR_RETURN(Placement placement,
-                           PlaceOnSingleBackend(impl->graph, *backend, registry));
-  COLLAGE_ASSIGN_OR_RETURN(impl->executable, Executable::Create(impl->graph, placement, registry,
-                                                                impl->num_threads));
-  return std::unique_ptr<Session>(new Session(std::move(impl)));
+                           PlaceOnSingleBackend(session->impl_->graph, *backend, registry));
+  Plan plan = MakePlan(session->impl_->graph, placement, registry, "single-backend:" + backend->name(),
+                       session->impl_->num_threads);
+  COLLAGE_RETURN_IF_ERROR(session->impl_->Install(placement, std::move(plan)));
+  return session;
 }
+
+Status Session::Optimize(const OptimizeOptions& options, OptimizeReport* report) {
+  return GuardExceptions([&]() -> Status {
+    BackendRegistry& registry = BackendRegistry::Global();
+    COLLAGE_ASSIGN_OR_RETURN(OptimizeResult result,
+                             OptimizePlacement(impl_->graph, registry, impl_->num_threads, options));
+    Plan plan = MakePlan(impl_->graph, result.placement, registry, "op-level", impl_->num_threads);
+    plan.estimated_ms = result.report.estimated_ms;
+    for (size_t g = 0; g < plan.groups.size(); ++g) plan.groups[g].cost_ms = result.report.groups[g].cost_ms;
+    COLLAGE_RETURN_IF_ERROR(impl_->Install(result.placement, std::move(plan)));
+    impl_->warnings.insert(impl_->warnings.end(), result.report.warnings.begin(), result.report.warnings.end());
+    if (report != nullptr) *report = std::move(result.report);
+    return Status();
+  });
+}
+
+Status Session::LoadPlan(const std::string& path) {
+  return GuardExceptions([&]() -> Status {
+    COLLAGE_ASSIGN_OR_RETURN(Plan plan, ReadPlanFile(path));
+    std::vector<std::string> warnings;
+    auto placement = PlacementFromPlan(plan, impl_->graph, BackendRegistry::Global(), impl_->num_threads,
+                                       &warnings);
+    if (!placement.ok()) {
+      return Status(placement.status().code(), "plan " + path + ": " + placement.status().message());
+    }
+    COLLAGE_RETURN_IF_ERROR(impl_->Install(*placement, std::move(plan)));
+    for (std::string& w : warnings) impl_->warnings.push_back("plan " + path + ": " + w);
+    return Status();
+  });
+}
+
+Status Session::SavePlan(const std::string& path) const {
+  Plan plan;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    plan = impl_->plan;
+  }
+  return WritePlanFile(plan, path);
+}
+
+void Session::RecordMeasuredLatency(double milliseconds) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->plan.measured_ms = milliseconds;
+}
+
+std::string Session::placement_source() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->plan.search;
+}
+
+const std::vector<std::string>& Session::warnings() const { return impl_->warnings; }
 
 const std::vector<TensorInfo>& Session::inputs() const { return impl_->inputs; }
 const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs; }
 const Graph& Session::graph() const { return impl_->graph; }
 std::string Session::DescribePlacement() const {
-  return collage::DescribePlacement(impl_->executable->placement());
+  return collage::DescribePlacement(impl_->current()->placement());
 }
-int Session::num_layout_conversions() const { return impl_->executable->num_conversions(); }
+int Session::num_layout_conversions() const { return impl_->current()->num_conversions(); }
 
 StatusOr<std::map<std::string, Tensor>> Session::Run(const std::map<std::string, Tensor>& inputs,
                                                      RunProfile* profile) {
@@ -140,7 +221,8 @@ StatusOr<std::map<std::string, Tensor>> Session::RunUnguarded(
   }
   // The OpenMP team size is a per-thread setting: apply it on the thread that runs.
   ApplyThreadPolicy(impl_->num_threads, BackendRegistry::Global());
-  COLLAGE_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, impl_->executable->Run(ordered, profile));
+  std::shared_ptr<const Executable> executable = impl_->current();
+  COLLAGE_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, executable->Run(ordered, profile));
   std::map<std::string, Tensor> named;
   for (size_t i = 0; i < outputs.size(); ++i) named[impl_->outputs[i].name] = std::move(outputs[i]);
   return named;

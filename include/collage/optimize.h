@@ -1,0 +1,78 @@
+// Options and report of Session::Optimize: the measured placement search (DESIGN.md 1.4-1.5).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace collage {
+
+// Where the optimizer is, for progress bars.
+struct OptimizeProgress {
+  std::string phase;  // "candidates" or "conversions"
+  int done = 0;       // distinct measurements resolved so far (measured or found)
+  int total = 0;
+  int cache_hits = 0;  // found in the cost database
+  int invalid = 0;     // failed to compile or run, or disagreed with the reference
+  double elapsed_seconds = 0;
+};
+
+struct OptimizeOptions {
+  // Backends the search may use; empty = every registered one. "native" is always added: it
+  // runs every op.
+  std::vector<std::string> backends;
+  // SQLite cost database; empty = the default under the user's cache directory
+  // (COLLAGE_CACHE_DIR, XDG_CACHE_HOME or ~/.cache: <dir>/collage/costs.sqlite).
+  std::string cost_db_path;
+  // States the op-level search keeps per step; 0 = unbounded (exact, slow on big graphs).
+  int beam_width = 256;
+  // Timed runs per measurement: at least min_runs, at most max_runs, stopping early after
+  // max_seconds or once the spread (p90 - median) / median is below 5%.
+  int warmup_runs = 2;
+  int min_runs = 5;
+  int max_runs = 100;
+  double max_seconds = 0.25;
+  std::function<void(const OptimizeProgress&)> on_progress;
+};
+
+// Another backend's offer for the nodes of a chosen group.
+struct GroupAlternative {
+  std::string backend;
+  std::string rule;
+  int num_nodes = 0;    // nodes of the offered group (= the chosen group's when same_nodes)
+  bool same_nodes = false;
+  bool valid = false;
+  double cost_ms = 0;
+  std::string reason;  // why invalid
+};
+
+struct GroupReport {
+  std::string backend;
+  std::string rule;
+  std::vector<int> nodes;
+  double cost_ms = 0;
+  // The chosen group's rivals: every other offer of the same nodes, and the cheapest offer
+  // of each other backend containing its first node.
+  std::vector<GroupAlternative> alternatives;
+};
+
+struct OptimizeReport {
+  int candidates = 0;            // groups offered by the backends
+  int distinct_candidates = 0;   // after merging repeated blocks (same signature)
+  int measured = 0;              // measurements made now (candidates and conversions)
+  int cache_hits = 0;            // found in the cost database
+  int invalid = 0;               // distinct candidates recorded invalid
+  int conversions = 0;           // distinct layout conversions priced
+  std::vector<std::string> invalid_examples;  // a few "backend rule: reason" lines
+  int64_t search_states = 0;
+  int64_t search_states_cut = 0;  // dropped by the beam: 0 means the search was exact
+  double measure_seconds = 0;
+  double search_seconds = 0;
+  double estimated_ms = 0;  // the search's additive estimate of the whole plan
+  std::vector<GroupReport> groups;
+  std::vector<std::string> warnings;  // e.g. a corrupt cost database moved aside
+  std::string cost_db_path;
+};
+
+}  // namespace collage

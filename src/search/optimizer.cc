@@ -1,0 +1,144 @@
+#include "search/optimizer.h"
+
+#include <chrono>
+#include <cmath>
+#include <map>
+
+#include "cost/cost_database.h"
+#include "cost/cost_model.h"
+#include "runtime/threading.h"
+#include "search/op_level_search.h"
+#include "util/errors.h"
+
+namespace collage {
+namespace {
+
+constexpr size_t kInvalidExamples = 8;
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+GroupAlternative AlternativeOf(const SearchCandidate& candidate, const CostRecord& record,
+                               bool same_nodes) {
+  GroupAlternative alternative;
+  alternative.backend = candidate.backend;
+  alternative.rule = candidate.rule;
+  alternative.num_nodes = candidate.nodes.size();
+  alternative.same_nodes = same_nodes;
+  alternative.valid = record.valid;
+  alternative.cost_ms = record.median_ms;
+  alternative.reason = record.reason;
+  return alternative;
+}
+
+// Every other offer of the chosen nodes, then per other backend its cheapest valid offer
+// containing the group's first node.
+std::vector<GroupAlternative> RivalsOf(size_t chosen, const std::vector<SearchCandidate>& all,
+                                       const std::vector<CostRecord>& records) {
+  const SearchCandidate& group = all[chosen];
+  const NodeId first = group.nodes.Nodes().front();
+  std::vector<GroupAlternative> rivals;
+  std::map<std::string, size_t> cheapest_other;  // backend → candidate
+  std::map<std::string, bool> offers_same;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (i == chosen) continue;
+    const SearchCandidate& c = all[i];
+    if (c.nodes == group.nodes) {
+      rivals.push_back(AlternativeOf(c, records[i], true));
+      offers_same[c.backend] = true;
+    } else if (c.nodes.Contains(first) && records[i].valid && c.backend != group.backend) {
+      auto it = cheapest_other.find(c.backend);
+      if (it == cheapest_other.end() || records[i].median_ms < records[it->second].median_ms) {
+        cheapest_other[c.backend] = i;
+      }
+    }
+  }
+  for (const auto& [backend, i] : cheapest_other) {
+    if (!offers_same.count(backend)) rivals.push_back(AlternativeOf(all[i], records[i], false));
+  }
+  return rivals;
+}
+
+}  // namespace
+
+StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& registry,
+                                           int threads, const OptimizeOptions& options) {
+  OptimizeResult result;
+  OptimizeReport& report = result.report;
+  std::vector<std::string> backends = options.backends;
+  if (backends.empty()) {
+    for (const Backend* backend : registry.backends()) backends.push_back(backend->name());
+  }
+  COLLAGE_ASSIGN_OR_RETURN(std::vector<SearchCandidate> candidates,
+                           EnumerateSearchCandidates(graph, backends, registry));
+  report.candidates = static_cast<int>(candidates.size());
+
+  report.cost_db_path = options.cost_db_path.empty() ? CostDatabase::DefaultPath() : options.cost_db_path;
+  COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<CostDatabase> database,
+                           CostDatabase::Open(report.cost_db_path, &report.warnings));
+  // Measured with the deployment's thread settings.
+  ApplyThreadPolicy(threads, registry);
+  MeasureSettings settings;
+  settings.warmup_runs = options.warmup_runs;
+  settings.min_runs = options.min_runs;
+  settings.max_runs = options.max_runs;
+  settings.max_seconds = options.max_seconds;
+  const auto measure_start = std::chrono::steady_clock::now();
+  MeasuredCostModel costs(graph, registry, *database, threads, settings, options.on_progress);
+  std::vector<CostRecord> records;
+  COLLAGE_RETURN_IF_ERROR(costs.PriceCandidates(candidates, &records));
+
+  std::vector<SearchCandidate> valid;
+  std::vector<size_t> valid_index;  // into candidates
+  std::map<std::string, bool> reported;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (records[i].valid) {
+      valid.push_back(candidates[i]);
+      valid_index.push_back(i);
+      continue;
+    }
+    std::string line = candidates[i].backend + " " + candidates[i].rule + ": " + records[i].reason;
+    if (report.invalid_examples.size() < kInvalidExamples && !reported[line]) {
+      reported[line] = true;
+      report.invalid_examples.push_back(line);
+    }
+  }
+  COLLAGE_RETURN_IF_ERROR(costs.PriceConversions(valid));
+  report.measure_seconds = SecondsSince(measure_start);
+  report.distinct_candidates = costs.distinct_candidates();
+  report.invalid = costs.invalid();
+  report.measured = costs.measured();
+  report.cache_hits = costs.cache_hits();
+  report.conversions = costs.conversions();
+
+  const auto search_start = std::chrono::steady_clock::now();
+  OpLevelSearchOptions search_options;
+  search_options.beam_width = options.beam_width;
+  TransitionCost transition = [&](ValueId v, const Layout& from, const Layout& to) {
+    return costs.Transition(v, from, to);
+  };
+  COLLAGE_ASSIGN_OR_RETURN(OpLevelResult found, SearchOpLevel(graph, valid, transition, search_options));
+  report.search_seconds = SecondsSince(search_start);
+  if (!std::isfinite(found.cost_ms)) {
+    return Internal("the op-level search found no placement whose layout conversions can all be built");
+  }
+  report.search_states = found.states;
+  report.search_states_cut = found.states_cut;
+  report.estimated_ms = found.cost_ms;
+  for (int g : found.groups) {
+    const SearchCandidate& chosen = valid[static_cast<size_t>(g)];
+    result.placement.groups.push_back({chosen.backend, chosen.rule, chosen.nodes});
+    GroupReport group;
+    group.backend = chosen.backend;
+    group.rule = chosen.rule;
+    for (NodeId n : chosen.nodes.Nodes()) group.nodes.push_back(n);
+    group.cost_ms = chosen.cost_ms;
+    group.alternatives = RivalsOf(valid_index[static_cast<size_t>(g)], candidates, records);
+    report.groups.push_back(std::move(group));
+  }
+  COLLAGE_RETURN_IF_ERROR(ValidatePlacement(graph, result.placement, registry));
+  return result;
+}
+
+}  // namespace collage

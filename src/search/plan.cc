@@ -1,0 +1,254 @@
+#include "search/plan.h"
+
+#include <cstring>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cost/device_fingerprint.h"
+#include "cost/group_signature.h"
+#include "onnx/file_bytes.h"
+#include "util/errors.h"
+
+namespace collage {
+namespace {
+
+using nlohmann::json;
+
+// FNV-1a over 64-bit words (then the tail bytes): fast enough for BERT's 440 MB of weights.
+class Hasher {
+ public:
+  void Add(const void* data, size_t bytes) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    size_t i = 0;
+    for (; i + 8 <= bytes; i += 8) {
+      uint64_t word;
+      std::memcpy(&word, p + i, 8);
+      Mix(word);
+    }
+    for (; i < bytes; ++i) Mix(p[i]);
+  }
+  void Add(const std::string& s) {
+    Add(s.data(), s.size());
+    Mix(s.size());
+  }
+  std::string Hex() const { return fmt::format("{:016x}", h_); }
+
+ private:
+  void Mix(uint64_t v) {
+    h_ ^= v;
+    h_ *= 0x100000001b3ull;
+  }
+  uint64_t h_ = 0xcbf29ce484222325ull;
+};
+
+// Reads a field of a JSON object with a message naming the field when it is absent or of
+// another type.
+template <typename T>
+Status Get(const json& object, const char* field, const std::string& where, T* out) {
+  if (!object.is_object() || !object.contains(field)) return InvalidArgument("{}: missing field '{}'", where, field);
+  const json& value = object[field];
+  bool ok = false;
+  if constexpr (std::is_same_v<T, std::string>) ok = value.is_string();
+  else if constexpr (std::is_same_v<T, double>) ok = value.is_number();
+  else if constexpr (std::is_integral_v<T>) ok = value.is_number_integer();
+  if (!ok) return InvalidArgument("{}: field '{}' has the wrong type ({})", where, field, value.type_name());
+  *out = value.get<T>();
+  return Status();
+}
+
+}  // namespace
+
+std::string ModelHash(const Graph& graph) {
+  Hasher hasher;
+  SubGraph all(graph.num_nodes());
+  for (NodeId n = 0; n < graph.num_nodes(); ++n) all.Add(n);
+  hasher.Add(GroupSignature(graph, all));
+  // The signature numbers non-constant inputs by first use; the graph's own inputs and
+  // outputs, and where each constant goes, complete the picture.
+  for (ValueId in : graph.inputs()) hasher.Add(graph.value(in).type.ToString());
+  for (ValueId out : graph.outputs()) hasher.Add(std::to_string(out));
+  for (const Value& value : graph.values()) {
+    if (!value.is_constant()) continue;
+    hasher.Add(value.type.ToString());
+    hasher.Add(value.constant->data(), value.constant->nbytes());
+  }
+  return hasher.Hex();
+}
+
+Plan MakePlan(const Graph& graph, const Placement& placement, const BackendRegistry& registry,
+              std::string search, int threads) {
+  Plan plan;
+  plan.model_name = graph.name();
+  plan.model_hash = ModelHash(graph);
+  plan.device = DeviceFingerprint();
+  plan.search = std::move(search);
+  plan.threads = threads;
+  for (const PlacedGroup& placed : placement.groups) {
+    PlanGroup group;
+    group.backend = placed.backend;
+    group.rule = placed.rule;
+    group.nodes = placed.nodes.Nodes();
+    for (NodeId n : group.nodes) group.node_names.push_back(graph.node(n).name);
+    if (const Backend* backend = registry.Find(placed.backend)) {
+      plan.backend_versions[placed.backend] = backend->version();
+    }
+    plan.groups.push_back(std::move(group));
+  }
+  return plan;
+}
+
+std::string PlanToJson(const Plan& plan) {
+  json j;
+  j["format"] = "collage-plan";
+  j["version"] = Plan::kFormatVersion;
+  j["model_name"] = plan.model_name;
+  j["model_hash"] = plan.model_hash;
+  j["device"] = plan.device;
+  j["search"] = plan.search;
+  j["threads"] = plan.threads;
+  j["backend_versions"] = plan.backend_versions;
+  j["estimated_ms"] = plan.estimated_ms;
+  j["measured_ms"] = plan.measured_ms;
+  j["groups"] = json::array();
+  for (const PlanGroup& group : plan.groups) {
+    j["groups"].push_back({{"backend", group.backend},
+                           {"rule", group.rule},
+                           {"nodes", group.nodes},
+                           {"node_names", group.node_names},
+                           {"cost_ms", group.cost_ms}});
+  }
+  return j.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+StatusOr<Plan> PlanFromJson(const std::string& text, const std::string& source) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return InvalidArgument("plan {} is not valid JSON (truncated or corrupt?)", source);
+  std::string format;
+  if (!j.is_object() || !Get(j, "format", source, &format).ok() || format != "collage-plan") {
+    return InvalidArgument("{} is not a collage plan (no \"format\": \"collage-plan\")", source);
+  }
+  int version = 0;
+  COLLAGE_RETURN_IF_ERROR(Get(j, "version", source, &version));
+  if (version != Plan::kFormatVersion) {
+    return InvalidArgument("plan {} has format version {}; this collage reads version {}", source,
+                           version, Plan::kFormatVersion);
+  }
+  Plan plan;
+  COLLAGE_RETURN_IF_ERROR(Get(j, "model_name", source, &plan.model_name));
+  COLLAGE_RETURN_IF_ERROR(Get(j, "model_hash", source, &plan.model_hash));
+  COLLAGE_RETURN_IF_ERROR(Get(j, "device", source, &plan.device));
+  COLLAGE_RETURN_IF_ERROR(Get(j, "search", source, &plan.search));
+  COLLAGE_RETURN_IF_ERROR(Get(j, "threads", source, &plan.threads));
+  COLLAGE_RETURN_IF_ERROR(Get(j, "estimated_ms", source, &plan.estimated_ms));
+  COLLAGE_RETURN_IF_ERROR(Get(j, "measured_ms", source, &plan.measured_ms));
+  if (!j.contains("backend_versions") || !j["backend_versions"].is_object()) {
+    return InvalidArgument("{}: field 'backend_versions' must be an object", source);
+  }
+  for (const auto& [name, value] : j["backend_versions"].items()) {
+    if (!value.is_string()) return InvalidArgument("{}: backend_versions.{} must be a string", source, name);
+    plan.backend_versions[name] = value.get<std::string>();
+  }
+  if (!j.contains("groups") || !j["groups"].is_array()) {
+    return InvalidArgument("{}: field 'groups' must be an array", source);
+  }
+  for (size_t g = 0; g < j["groups"].size(); ++g) {
+    const json& item = j["groups"][g];
+    const std::string where = fmt::format("{}: groups[{}]", source, g);
+    PlanGroup group;
+    COLLAGE_RETURN_IF_ERROR(Get(item, "backend", where, &group.backend));
+    COLLAGE_RETURN_IF_ERROR(Get(item, "rule", where, &group.rule));
+    COLLAGE_RETURN_IF_ERROR(Get(item, "cost_ms", where, &group.cost_ms));
+    if (!item.contains("nodes") || !item["nodes"].is_array()) {
+      return InvalidArgument("{}: field 'nodes' must be an array of node numbers", where);
+    }
+    for (const json& node : item["nodes"]) {
+      if (!node.is_number_integer()) return InvalidArgument("{}: 'nodes' holds a non-integer", where);
+      const int64_t id = node.get<int64_t>();
+      if (id < 0 || id > INT32_MAX) return InvalidArgument("{}: node {} is out of range", where, id);
+      group.nodes.push_back(static_cast<NodeId>(id));
+    }
+    if (item.contains("node_names") && item["node_names"].is_array()) {
+      for (const json& name : item["node_names"]) {
+        if (name.is_string()) group.node_names.push_back(name.get<std::string>());
+      }
+    }
+    plan.groups.push_back(std::move(group));
+  }
+  return plan;
+}
+
+Status WritePlanFile(const Plan& plan, const std::string& path) {
+  // Written next to the target and renamed into place: a crash never leaves half a plan.
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out) return IoError("cannot write plan {}", path);
+    out << PlanToJson(plan);
+    if (!out.flush()) return IoError("cannot write plan {}", path);
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    return IoError("cannot write plan {}: {}", path, std::strerror(errno));
+  }
+  return Status();
+}
+
+StatusOr<Plan> ReadPlanFile(const std::string& path) {
+  COLLAGE_ASSIGN_OR_RETURN(std::string text, ReadFileBytes(path));
+  return PlanFromJson(text, path);
+}
+
+StatusOr<Placement> PlacementFromPlan(const Plan& plan, const Graph& graph,
+                                      const BackendRegistry& registry, int threads,
+                                      std::vector<std::string>* warnings) {
+  auto warn = [&](std::string text) {
+    if (warnings != nullptr) warnings->push_back(std::move(text));
+  };
+  const std::string hash = ModelHash(graph);
+  if (plan.model_hash != hash) {
+    return InvalidArgument("the plan was made for another model ('{}', hash {}; this model's hash is {})",
+                           plan.model_name, plan.model_hash, hash);
+  }
+  Placement placement;
+  for (size_t g = 0; g < plan.groups.size(); ++g) {
+    const PlanGroup& group = plan.groups[g];
+    const Backend* backend = registry.Find(group.backend);
+    if (backend == nullptr) {
+      std::string registered;
+      for (const Backend* b : registry.backends()) registered += (registered.empty() ? "" : ", ") + b->name();
+      return NotFound("the plan places group {} on backend '{}', which is not registered (registered: {}); "
+                      "load its plug-in with --backend-path", g, group.backend, registered);
+    }
+    PlacedGroup placed;
+    placed.backend = group.backend;
+    placed.rule = group.rule;
+    placed.nodes = SubGraph(graph.num_nodes());
+    for (NodeId n : group.nodes) {
+      if (n >= graph.num_nodes()) {
+        return InvalidArgument("the plan's group {} names node {}, the model has {} nodes", g, n, graph.num_nodes());
+      }
+      placed.nodes.Add(n);
+    }
+    placement.groups.push_back(std::move(placed));
+  }
+  COLLAGE_RETURN_IF_ERROR(ValidatePlacement(graph, placement, registry));
+  if (plan.device != DeviceFingerprint()) {
+    warn(fmt::format("the plan was measured on another device ({}; this one is {}): it runs, but "
+                     "may not be the fastest here — run `collage optimize` to measure again",
+                     plan.device, DeviceFingerprint()));
+  }
+  for (const auto& [name, version] : plan.backend_versions) {
+    const Backend* backend = registry.Find(name);
+    if (backend != nullptr && backend->version() != version) {
+      warn(fmt::format("the plan was measured with {} '{}', this is '{}': run `collage optimize` to "
+                       "measure again", name, version, backend->version()));
+    }
+  }
+  if (plan.threads != threads) {
+    warn(fmt::format("the plan was measured with {} threads, running with {}", plan.threads, threads));
+  }
+  return placement;
+}
+
+}  // namespace collage

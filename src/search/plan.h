@@ -1,0 +1,59 @@
+// A Plan: the placement a search chose, saved as versioned JSON so that it can be shipped
+// and run without searching again (DESIGN.md 1.5). It carries what decides whether it still
+// applies: the model's hash (a plan for another model is refused), the backends and their
+// versions (a missing backend is refused; another version only warns), and the device it
+// was measured on (another device warns: the plan runs, but may no longer be the fastest).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "collage/backend.h"
+#include "runtime/placement.h"
+
+namespace collage {
+
+struct PlanGroup {
+  std::string backend;
+  std::string rule;
+  std::vector<NodeId> nodes;
+  std::vector<std::string> node_names;  // for readers; the ids are what counts
+  double cost_ms = 0;                   // the group's measured cost alone (0: not measured)
+};
+
+struct Plan {
+  static constexpr int kFormatVersion = 1;
+  std::string model_name;
+  std::string model_hash;
+  std::string device;
+  std::string search;  // "op-level", or "single-backend:<name>"
+  int threads = 1;
+  std::map<std::string, std::string> backend_versions;  // every backend the groups use
+  std::vector<PlanGroup> groups;                        // in execution order
+  double estimated_ms = 0;  // what the search added up: groups plus conversions
+  double measured_ms = 0;   // end-to-end latency measured after the search (0: not measured)
+};
+
+// A 64-bit hash (hex) of everything that makes a model what it is: structure, attributes,
+// types, opset and every constant's bytes. Node and value names are left out.
+std::string ModelHash(const Graph& graph);
+
+// The plan of `placement` on this machine (model hash, device, backend versions filled).
+Plan MakePlan(const Graph& graph, const Placement& placement, const BackendRegistry& registry,
+              std::string search, int threads);
+
+std::string PlanToJson(const Plan& plan);
+// `source` names the text in errors (a file path).
+StatusOr<Plan> PlanFromJson(const std::string& text, const std::string& source);
+Status WritePlanFile(const Plan& plan, const std::string& path);
+StatusOr<Plan> ReadPlanFile(const std::string& path);
+
+// The placement a plan describes, checked against this graph and registry: another model, a
+// missing backend, or groups that do not form a valid placement are refused; another device,
+// other backend versions or another thread count add a warning.
+StatusOr<Placement> PlacementFromPlan(const Plan& plan, const Graph& graph,
+                                      const BackendRegistry& registry, int threads,
+                                      std::vector<std::string>* warnings);
+
+}  // namespace collage
