@@ -5,6 +5,7 @@
 #include <map>
 
 #include "commands.h"
+#include "util/chrome_trace.h"
 #include "util/latency_stats.h"
 
 namespace collage::cli {
@@ -19,8 +20,10 @@ struct BenchFlags {
   int iterations = 20;
   int threads = 0;
   std::string backend = "native";
+  std::string plan;
   std::vector<std::string> plugin_dirs;
   bool profile = false;
+  std::string export_profile;
 };
 
 // Per op type: total time over the timed runs divided by their number, share of the run.
@@ -55,23 +58,32 @@ int RunBench(const BenchFlags& flags) {
   SessionOptions options;
   options.num_threads = flags.threads;
   options.backend = flags.backend;
+  options.plan_path = flags.plan;
   if (Status s = ParseShapeFlags(flags.shapes, options); !s.ok()) return ReportError(s);
   auto session = Session::LoadFile(flags.model, options);
   if (!session.ok()) return ReportError(session.status());
+  PrintWarnings(**session);
   auto inputs = LoadInputs(**session, flags.inputs, /*random_rest=*/true, /*seed=*/0);
   if (!inputs.ok()) return ReportError(inputs.status());
 
+  const bool profiling = flags.profile || !flags.export_profile.empty();
   std::vector<double> samples;
   std::vector<RunProfile> profiles;
+  std::vector<TracedRun> traced;
+  std::chrono::steady_clock::time_point first_timed;
   for (int i = 0; i < flags.warmup + flags.iterations; ++i) {
     RunProfile profile;
     auto start = std::chrono::steady_clock::now();
-    auto outputs = (*session)->Run(*inputs, flags.profile ? &profile : nullptr);
+    auto outputs = (*session)->Run(*inputs, profiling ? &profile : nullptr);
     auto end = std::chrono::steady_clock::now();
     if (!outputs.ok()) return ReportError(outputs.status());
     if (i < flags.warmup) continue;
+    if (i == flags.warmup) first_timed = start;
     samples.push_back(std::chrono::duration<double, std::milli>(end - start).count());
-    if (flags.profile) profiles.push_back(std::move(profile));
+    if (!flags.export_profile.empty()) {
+      traced.push_back({std::chrono::duration<double, std::milli>(start - first_timed).count(), profile});
+    }
+    if (profiling) profiles.push_back(std::move(profile));
   }
   LatencyStats s = ComputeLatencyStats(samples);
   std::printf("model: %s  threads: %d  iterations: %d (after %d warm-up)\n", flags.model.c_str(),
@@ -81,6 +93,11 @@ int RunBench(const BenchFlags& flags) {
               FormatMillis(s.p90_ms).c_str(), FormatMillis(s.p99_ms).c_str(),
               FormatMillis(s.min_ms).c_str(), FormatMillis(s.mean_ms).c_str());
   if (flags.profile) PrintProfile(profiles);
+  if (!flags.export_profile.empty()) {
+    if (Status st = WriteTextFile(flags.export_profile, ChromeTraceJson(traced)); !st.ok()) return ReportError(st);
+    std::printf("trace of %zu runs written to %s (chrome://tracing or ui.perfetto.dev)\n", traced.size(),
+                flags.export_profile.c_str());
+  }
   return 0;
 }
 
@@ -98,8 +115,12 @@ void AddBenchCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--backend", flags->backend,
                   "Run every node this backend has a rule for on it, the rest on native")
       ->capture_default_str();
+  cmd->add_option("--plan", flags->plan, "Run the placement saved by `collage optimize --save-plan`")
+      ->excludes(cmd->get_option("--backend"));
   AddPluginOption(cmd, flags->plugin_dirs);
   cmd->add_flag("--profile", flags->profile, "Also print the time spent per backend and kernel");
+  cmd->add_option("--export-profile", flags->export_profile,
+                  "Write a Chrome trace (JSON) with one event per kernel, naming backend and rule");
   cmd->callback([flags, &exit_code] { exit_code = RunBench(*flags); });
 }
 

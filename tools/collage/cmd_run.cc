@@ -24,6 +24,7 @@ struct RunFlags {
   unsigned seed = 0;
   int threads = 0;
   std::string backend = "native";
+  std::string plan;
   std::vector<std::string> plugin_dirs;
   bool check = false;
   double tolerance = 1e-3;
@@ -59,6 +60,7 @@ int CheckAgainstReference(const RunFlags& flags, const SessionOptions& options,
                           const std::map<std::string, Tensor>& outputs) {
   SessionOptions reference_options = options;
   reference_options.backend = "native";
+  reference_options.plan_path.clear();
   auto reference = Session::LoadFile(flags.model, reference_options);
   if (!reference.ok()) return ReportError(reference.status());
   auto expected = (*reference)->Run(inputs);
@@ -74,8 +76,9 @@ int CheckAgainstReference(const RunFlags& flags, const SessionOptions& options,
   }
   if (!ok) {
     return ReportError(Status(StatusCode::kInternal,
-                              fmt::format("outputs on backend '{}' differ from the reference",
-                                          options.backend)));
+                              fmt::format("outputs of the {} placement differ from the reference",
+                                          options.plan_path.empty() ? "backend '" + options.backend + "'"
+                                                                    : "plan '" + options.plan_path + "'")));
   }
   return 0;
 }
@@ -85,9 +88,11 @@ int RunRun(const RunFlags& flags) {
   SessionOptions options;
   options.num_threads = flags.threads;
   options.backend = flags.backend;
+  options.plan_path = flags.plan;
   if (Status s = ParseShapeFlags(flags.shapes, options); !s.ok()) return ReportError(s);
   auto session = Session::LoadFile(flags.model, options);
   if (!session.ok()) return ReportError(session.status());
+  PrintWarnings(**session);
   auto inputs = LoadInputs(**session, flags.inputs, flags.random_inputs, flags.seed);
   if (!inputs.ok()) return ReportError(inputs.status());
   auto outputs = (*session)->Run(*inputs);
@@ -126,6 +131,8 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--backend", flags->backend,
                   "Run every node this backend has a rule for on it, the rest on native")
       ->capture_default_str();
+  cmd->add_option("--plan", flags->plan, "Run the placement saved by `collage optimize --save-plan`")
+      ->excludes(cmd->get_option("--backend"));
   AddPluginOption(cmd, flags->plugin_dirs);
   cmd->add_flag("--check", flags->check,
                 "Also run on the reference kernels and compare the outputs (exit 1 if they differ)");

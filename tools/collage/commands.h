@@ -19,6 +19,7 @@ void AddBenchCommand(CLI::App& app, int& exit_code);
 void AddZooCommand(CLI::App& app, int& exit_code);
 void AddDemoCommand(CLI::App& app, int& exit_code);
 void AddBackendsCommand(CLI::App& app, int& exit_code);
+void AddOptimizeCommand(CLI::App& app, int& exit_code);
 
 // --backend-path DIR (repeatable): plug-in folders, loaded before the command runs.
 void AddPluginOption(CLI::App* cmd, std::vector<std::string>& plugin_dirs);
@@ -39,7 +40,19 @@ StatusOr<std::map<std::string, Tensor>> LoadInputs(const Session& session,
 // "1.23 ms", "456 us"
 std::string FormatMillis(double ms);
 
-// "placement: <nodes and groups per backend>; N layout conversions"
+// "placement (op-level): <nodes and groups per backend>; N layout conversions"
 std::string PlacementSummary(const Session& session);
+
+// Prints each of the session's warnings as "warning: ..." on stderr.
+void PrintWarnings(const Session& session);
+
+// Median latency of each session, measured side by side: after `warmup` runs of each, the
+// sessions take turns for `rounds` rounds (one run each per round), so that a change in the
+// machine's speed touches them all alike.
+StatusOr<std::vector<double>> TimeSideBySide(const std::vector<Session*>& sessions,
+                                             const std::map<std::string, Tensor>& inputs,
+                                             int warmup, int rounds);
+
+Status WriteTextFile(const std::string& path, const std::string& text);
 
 }  // namespace collage::cli

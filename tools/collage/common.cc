@@ -1,5 +1,7 @@
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <random>
 
 #include "commands.h"
@@ -7,6 +9,7 @@
 #include "collage/backend.h"
 #include "onnx/onnx_import.h"
 #include "util/errors.h"
+#include "util/latency_stats.h"
 #include "util/random_tensor.h"
 #include "util/tensor_file.h"
 
@@ -68,8 +71,40 @@ std::string FormatMillis(double ms) {
 }
 
 std::string PlacementSummary(const Session& session) {
-  return "placement: " + session.DescribePlacement() + "; " +
+  return "placement (" + session.placement_source() + "): " + session.DescribePlacement() + "; " +
          std::to_string(session.num_layout_conversions()) + " layout conversions";
+}
+
+void PrintWarnings(const Session& session) {
+  for (const std::string& warning : session.warnings()) std::fprintf(stderr, "warning: %s\n", warning.c_str());
+}
+
+StatusOr<std::vector<double>> TimeSideBySide(const std::vector<Session*>& sessions,
+                                             const std::map<std::string, Tensor>& inputs,
+                                             int warmup, int rounds) {
+  for (Session* session : sessions) {
+    for (int i = 0; i < warmup; ++i) COLLAGE_RETURN_IF_ERROR(session->Run(inputs).status());
+  }
+  std::vector<std::vector<double>> samples(sessions.size());
+  for (int r = 0; r < std::max(1, rounds); ++r) {
+    for (size_t s = 0; s < sessions.size(); ++s) {
+      const auto start = std::chrono::steady_clock::now();
+      COLLAGE_RETURN_IF_ERROR(sessions[s]->Run(inputs).status());
+      samples[s].push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    }
+  }
+  std::vector<double> medians;
+  for (const std::vector<double>& list : samples) medians.push_back(ComputeLatencyStats(list).p50_ms);
+  return medians;
+}
+
+Status WriteTextFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return IoError("cannot write {}", path);
+  out << text;
+  if (!out.flush()) return IoError("cannot write {}", path);
+  return Status();
 }
 
 void AddPluginOption(CLI::App* cmd, std::vector<std::string>& plugin_dirs) {

@@ -1,0 +1,52 @@
+#include "progress_bar.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+namespace collage::cli {
+
+namespace {
+constexpr int kWidth = 30;
+}
+
+ProgressBar::ProgressBar() : terminal_(::isatty(STDERR_FILENO) == 1) {}
+
+void ProgressBar::Update(const OptimizeProgress& progress) {
+  const bool phase_changed = progress.phase != phase_;
+  if (phase_changed && drawn_ && terminal_) std::fputc('\n', stderr);
+  if (phase_changed) {
+    phase_ = progress.phase;
+    last_tenth_ = -1;
+  }
+  const bool finished = progress.done == progress.total;
+  if (terminal_) {
+    if (!finished && !phase_changed && progress.elapsed_seconds - last_draw_ < 0.1) return;
+    last_draw_ = progress.elapsed_seconds;
+    std::fputc('\r', stderr);
+    Draw(progress);
+    std::fflush(stderr);
+    drawn_ = true;
+    return;
+  }
+  const int tenth = progress.total > 0 ? progress.done * 10 / progress.total : 10;
+  if (tenth == last_tenth_) return;
+  last_tenth_ = tenth;
+  Draw(progress);
+  std::fputc('\n', stderr);
+}
+
+void ProgressBar::Finish() {
+  if (drawn_ && terminal_) std::fputc('\n', stderr);
+  drawn_ = false;
+}
+
+void ProgressBar::Draw(const OptimizeProgress& p) {
+  const int filled = p.total > 0 ? p.done * kWidth / p.total : kWidth;
+  std::string bar(static_cast<size_t>(filled), '#');
+  bar.resize(kWidth, '.');
+  std::fprintf(stderr, "measuring %-11s [%s] %d/%d  %d cached  %d invalid  %.1f s", p.phase.c_str(),
+               bar.c_str(), p.done, p.total, p.cache_hits, p.invalid, p.elapsed_seconds);
+}
+
+}  // namespace collage::cli

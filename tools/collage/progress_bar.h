@@ -1,0 +1,27 @@
+// A progress bar on stderr for `collage optimize`: redrawn in place on a terminal (at most
+// ten times a second), one line per tenth of the work otherwise (logs, CI).
+#pragma once
+
+#include <string>
+
+#include "collage/optimize.h"
+
+namespace collage::cli {
+
+class ProgressBar {
+ public:
+  ProgressBar();
+  void Update(const OptimizeProgress& progress);
+  // Ends the line of a bar drawn in place.
+  void Finish();
+
+ private:
+  void Draw(const OptimizeProgress& progress);
+  bool terminal_;
+  bool drawn_ = false;
+  std::string phase_;
+  int last_tenth_ = -1;
+  double last_draw_ = -1;
+};
+
+}  // namespace collage::cli
