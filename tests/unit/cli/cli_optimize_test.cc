@@ -1,0 +1,136 @@
+// `collage optimize` and the plan it saves, as a user meets them: the search's summary and
+// comparison, a plan that run and bench take, a trace and a report that open elsewhere, and
+// clear errors for everything a user can get wrong.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_test_util.h"
+
+namespace collage {
+namespace {
+
+using testing::CliTest;
+using testing::CommandResult;
+using testing::RunCli;
+namespace fs = std::filesystem;
+
+std::string ReadAll(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+class CliOptimizeTest : public CliTest {
+ protected:
+  // Optimizes the tiny model into plan.json with its own cost database.
+  CommandResult Optimize(const std::string& extra = "") {
+    return RunCli("optimize " + WriteTinyModel() + " --threads 1 --rounds 2 --cost-db " + db() +
+                  " --save-plan " + plan() + " " + extra);
+  }
+  std::string db() const { return (dir_ / "costs.sqlite").string(); }
+  std::string plan() const { return (dir_ / "plan.json").string(); }
+};
+
+TEST_F(CliOptimizeTest, OptimizePrintsTheSearchTheSharesAndTheComparison) {
+  CommandResult r = Optimize("--report " + (dir_ / "report.html").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* expected : {"measuring candidates", "candidates:", "distinct", "search:", "(exact)",
+                               "placement (op-level)", "share", "outputs against the reference kernels",
+                               "native alone", "onednn alone", "optimized vs the best single backend",
+                               "plan saved to", "report written to"}) {
+    EXPECT_NE(r.output.find(expected), std::string::npos) << expected << "\n" << r.output;
+  }
+  std::string html = ReadAll(dir_ / "report.html");
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  EXPECT_NE(html.find("rivals"), std::string::npos);
+  EXPECT_EQ(html.find("src=\"http"), std::string::npos) << "the report must be self-contained";
+
+  // The second optimize finds everything in the cost database.
+  r = Optimize("--no-compare");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(" 0 measured now"), std::string::npos) << r.output;
+}
+
+TEST_F(CliOptimizeTest, RunAndBenchTakeThePlanAndBenchWritesATrace) {
+  ASSERT_EQ(Optimize("--no-compare").exit_code, 0);
+  const std::string model = (dir_ / "tiny.onnx").string();
+  CommandResult r = RunCli("run " + model + " --plan " + plan() + " --random-inputs --check --threads 1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("placement (op-level)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("ok"), std::string::npos) << r.output;
+
+  const fs::path trace = dir_ / "trace.json";
+  r = RunCli("bench " + model + " --plan " + plan() + " --threads 1 --iterations 3 --export-profile " + trace.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  nlohmann::json j = nlohmann::json::parse(ReadAll(trace), nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  ASSERT_TRUE(j.contains("traceEvents"));
+  ASSERT_FALSE(j["traceEvents"].empty());
+  int runs_seen = 0;
+  for (const auto& event : j["traceEvents"]) {
+    EXPECT_EQ(event["ph"], "X");
+    EXPECT_TRUE(event["args"].contains("backend") && event["args"].contains("rule"));
+    EXPECT_GE(event["dur"].get<double>(), 0.0);
+    runs_seen = std::max(runs_seen, event["args"]["run"].get<int>() + 1);
+  }
+  EXPECT_EQ(runs_seen, 3);
+  // A plan measured with another thread count runs, with a warning.
+  r = RunCli("run " + model + " --plan " + plan() + " --random-inputs --threads 2");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("warning: plan"), std::string::npos) << r.output;
+}
+
+TEST_F(CliOptimizeTest, BadPlansAreClearErrors) {
+  ASSERT_EQ(Optimize("--no-compare").exit_code, 0);
+  const std::string model = (dir_ / "tiny.onnx").string();
+  const std::string good = ReadAll(plan());
+  auto refuses = [&](const std::string& name, const std::string& text, const std::string& expected) {
+    std::string path = WriteBytes(name, text);
+    CommandResult r = RunCli("run " + model + " --plan " + path + " --random-inputs");
+    EXPECT_EQ(r.exit_code, 1) << name << ": " << r.output;
+    EXPECT_NE(r.output.find("error:"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(expected), std::string::npos) << name << ": " << r.output;
+  };
+  refuses("truncated.json", good.substr(0, good.size() / 3), "not valid JSON");
+  refuses("garbage.json", "\x01\x02 not json", "not valid JSON");
+  nlohmann::json j = nlohmann::json::parse(good);
+  j["model_hash"] = "0123456789abcdef";
+  refuses("other_model.json", j.dump(), "another model");
+  j = nlohmann::json::parse(good);
+  j["groups"][0]["backend"] = "vendor_npu";
+  refuses("missing_backend.json", j.dump(), "'vendor_npu', which is not registered");
+  CommandResult r = RunCli("run " + model + " --plan " + (dir_ / "absent.json").string() + " --random-inputs");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("absent.json"), std::string::npos) << r.output;
+  // --plan and --backend contradict each other.
+  EXPECT_EQ(RunCli("run " + model + " --plan " + plan() + " --backend onednn --random-inputs").exit_code, 2);
+}
+
+TEST_F(CliOptimizeTest, BadOptimizeArgumentsAreClearErrors) {
+  CommandResult r = Optimize("--backends onednn,tensorrt");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("no backend named 'tensorrt'"), std::string::npos) << r.output;
+  r = RunCli("optimize " + WriteTinyModel() + " --cost-db " + db() + " --rounds 0");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("--rounds"), std::string::npos) << r.output;
+  r = RunCli("optimize " + (dir_ / "absent.onnx").string());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("absent.onnx"), std::string::npos) << r.output;
+}
+
+TEST_F(CliOptimizeTest, ACorruptCostDatabaseIsMovedAsideWithAWarning) {
+  WriteBytes("costs.sqlite", std::string(4096, 'x'));
+  CommandResult r = Optimize("--no-compare");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("warning: cost database"), std::string::npos) << r.output;
+  bool moved = false;
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    moved = moved || entry.path().filename().string().rfind("costs.sqlite.corrupt-", 0) == 0;
+  }
+  EXPECT_TRUE(moved);
+}
+
+}  // namespace
+}  // namespace collage

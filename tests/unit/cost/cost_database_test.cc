@@ -1,0 +1,262 @@
+// The cost database as its users rely on it: records come back as written, keys separate
+// what must be separate, a file that is not a usable database is moved aside (never lost)
+// and replaced, a measurement whose process died is remembered as invalid, and several
+// processes writing at once corrupt nothing.
+#include <gtest/gtest.h>
+
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "cost/cost_database.h"
+
+namespace collage {
+namespace {
+
+namespace fs = std::filesystem;
+
+class CostDatabaseTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("collage-costdb-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    path_ = (dir_ / "costs.sqlite").string();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static CostKey Key(const std::string& signature, int threads = 1) {
+    return CostKey{"test-device", "onednn", "oneDNN 2.6.3 avx2", signature, threads};
+  }
+  static CostRecord Valid(double ms) {
+    CostRecord r;
+    r.valid = true;
+    r.median_ms = ms;
+    r.p90_ms = ms * 1.1;
+    r.samples = 7;
+    r.input_layouts = {Layout::Plain(), Layout::Opaque("onednn:abcd8b:f32", 4096)};
+    r.output_layouts = {Layout::ChannelsLast()};
+    return r;
+  }
+  std::vector<fs::path> MovedAside() const {
+    std::vector<fs::path> moved;
+    for (const auto& entry : fs::directory_iterator(dir_)) {
+      if (entry.path().filename().string().find(".corrupt-") != std::string::npos) moved.push_back(entry.path());
+    }
+    return moved;
+  }
+
+  fs::path dir_;
+  std::string path_;
+};
+
+TEST_F(CostDatabaseTest, RecordsComeBackAsWritten) {
+  auto db = CostDatabase::Open(path_, nullptr);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  ASSERT_TRUE((*db)->Put(Key("conv|sig"), Valid(1.5)).ok());
+  CostRecord invalid;
+  invalid.reason = "does not compile: no implementation";
+  ASSERT_TRUE((*db)->Put(Key("bad|sig"), invalid).ok());
+
+  auto found = (*db)->Find(Key("conv|sig"));
+  ASSERT_TRUE(found.ok() && found->has_value());
+  EXPECT_TRUE((*found)->valid);
+  EXPECT_DOUBLE_EQ((*found)->median_ms, 1.5);
+  EXPECT_DOUBLE_EQ((*found)->p90_ms, 1.65);
+  EXPECT_EQ((*found)->samples, 7);
+  EXPECT_EQ((*found)->input_layouts, Valid(1.5).input_layouts);
+  EXPECT_EQ((*found)->output_layouts, Valid(1.5).output_layouts);
+  auto bad = (*db)->Find(Key("bad|sig"));
+  ASSERT_TRUE(bad.ok() && bad->has_value());
+  EXPECT_FALSE((*bad)->valid);
+  EXPECT_EQ((*bad)->reason, "does not compile: no implementation");
+  EXPECT_EQ(*(*db)->Count(), 2);
+}
+
+TEST_F(CostDatabaseTest, EveryKeyFieldSeparatesRecords) {
+  auto db = CostDatabase::Open(path_, nullptr);
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE((*db)->Put(Key("sig"), Valid(1.0)).ok());
+  for (CostKey other : {Key("sig", 2), Key("sig2")}) {
+    EXPECT_FALSE((*db)->Find(other)->has_value()) << other.signature << " " << other.threads;
+  }
+  CostKey other_device = Key("sig");
+  other_device.device = "another";
+  CostKey other_version = Key("sig");
+  other_version.backend_version = "oneDNN 3.0";
+  CostKey other_backend = Key("sig");
+  other_backend.backend = "xnnpack";
+  for (const CostKey& key : {other_device, other_version, other_backend}) {
+    EXPECT_FALSE((*db)->Find(key)->has_value());
+  }
+}
+
+TEST_F(CostDatabaseTest, PersistsAcrossOpensWithTheSchemaVersion) {
+  {
+    auto db = CostDatabase::Open(path_, nullptr);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->Put(Key("sig"), Valid(2.0)).ok());
+  }
+  std::vector<std::string> warnings;
+  auto db = CostDatabase::Open(path_, &warnings);
+  ASSERT_TRUE(db.ok());
+  EXPECT_TRUE(warnings.empty());
+  EXPECT_DOUBLE_EQ((*(*db)->Find(Key("sig")))->median_ms, 2.0);
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  sqlite3_prepare_v2(raw, "PRAGMA user_version", -1, &stmt, nullptr);
+  ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(stmt, 0), CostDatabase::kSchemaVersion);
+  sqlite3_finalize(stmt);
+  sqlite3_prepare_v2(raw, "PRAGMA journal_mode", -1, &stmt, nullptr);
+  ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)), "wal");
+  sqlite3_finalize(stmt);
+  sqlite3_close(raw);
+}
+
+TEST_F(CostDatabaseTest, AGarbageFileIsMovedAsideAndReplaced) {
+  const std::string garbage = "this is not a database, but it is somebody's file\n";
+  std::ofstream(path_) << garbage;
+  std::vector<std::string> warnings;
+  auto db = CostDatabase::Open(path_, &warnings);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("moved it to"), std::string::npos) << warnings[0];
+  std::vector<fs::path> moved = MovedAside();
+  ASSERT_EQ(moved.size(), 1u);
+  std::ifstream in(moved[0]);
+  std::string kept((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(kept, garbage);
+  ASSERT_TRUE((*db)->Put(Key("sig"), Valid(1.0)).ok());
+  EXPECT_TRUE((*db)->Find(Key("sig"))->has_value());
+}
+
+TEST_F(CostDatabaseTest, ATruncatedDatabaseIsMovedAside) {
+  {
+    auto db = CostDatabase::Open(path_, nullptr);
+    ASSERT_TRUE(db.ok());
+    for (int i = 0; i < 3000; ++i) ASSERT_TRUE((*db)->Put(Key("sig" + std::to_string(i)), Valid(i)).ok());
+  }
+  ASSERT_FALSE(fs::exists(path_ + "-wal") && fs::file_size(path_ + "-wal") > 0);
+  fs::resize_file(path_, fs::file_size(path_) / 2);
+  std::vector<std::string> warnings;
+  auto db = CostDatabase::Open(path_, &warnings);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  EXPECT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(MovedAside().size(), 1u);
+  EXPECT_EQ(*(*db)->Count(), 0);
+}
+
+TEST_F(CostDatabaseTest, AnotherSqliteDatabaseIsNotTakenOver) {
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "CREATE TABLE photos(id INTEGER)", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(raw);
+  std::vector<std::string> warnings;
+  auto db = CostDatabase::Open(path_, &warnings);
+  ASSERT_TRUE(db.ok());
+  EXPECT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(MovedAside().size(), 1u);
+}
+
+TEST_F(CostDatabaseTest, ANewerSchemaIsRefusedAndLeftAlone) {
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "PRAGMA user_version=99", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(raw);
+  auto db = CostDatabase::Open(path_, nullptr);
+  ASSERT_FALSE(db.ok());
+  EXPECT_NE(db.status().message().find("schema version 99"), std::string::npos) << db.status().message();
+  EXPECT_TRUE(MovedAside().empty());
+}
+
+TEST_F(CostDatabaseTest, AMeasurementWhoseProcessDiedIsInvalid) {
+  {
+    auto db = CostDatabase::Open(path_, nullptr);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->MarkMeasuring(Key("mine")).ok());
+    // This process is alive and measuring: not an answer yet.
+    EXPECT_FALSE((*(*db)->Find(Key("mine"))).has_value());
+  }
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto db = CostDatabase::Open(path_, nullptr);
+    // Dies without finishing, as a crash inside a library would.
+    ::_exit(db.ok() && (*db)->MarkMeasuring(Key("crashes")).ok() ? 0 : 1);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  auto db = CostDatabase::Open(path_, nullptr);
+  ASSERT_TRUE(db.ok());
+  auto found = (*db)->Find(Key("crashes"));
+  ASSERT_TRUE(found.ok() && found->has_value());
+  EXPECT_FALSE((*found)->valid);
+  EXPECT_NE((*found)->reason.find("died"), std::string::npos) << (*found)->reason;
+  // A finished record is never replaced by a later mark.
+  ASSERT_TRUE((*db)->Put(Key("done"), Valid(3.0)).ok());
+  ASSERT_TRUE((*db)->MarkMeasuring(Key("done")).ok());
+  EXPECT_TRUE((*(*db)->Find(Key("done")))->valid);
+}
+
+TEST_F(CostDatabaseTest, ProcessesWritingAtOnceCorruptNothing) {
+  constexpr int kProcesses = 4;
+  constexpr int kOwn = 150;
+  constexpr int kShared = 50;
+  std::vector<pid_t> children;
+  for (int p = 0; p < kProcesses; ++p) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      auto db = CostDatabase::Open(path_, nullptr);
+      if (!db.ok()) ::_exit(2);
+      for (int i = 0; i < kOwn + kShared; ++i) {
+        const std::string sig = i < kOwn ? fmt::format("p{}-{}", p, i) : fmt::format("shared-{}", i);
+        if (!(*db)->MarkMeasuring(Key(sig)).ok() || !(*db)->Put(Key(sig), Valid(i)).ok()) ::_exit(3);
+        auto back = (*db)->Find(Key(sig));
+        if (!back.ok() || !back->has_value()) ::_exit(4);
+      }
+      ::_exit(0);
+    }
+    children.push_back(child);
+  }
+  for (pid_t child : children) {
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status)) << "a writer crashed";
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "a writer failed";
+  }
+  std::vector<std::string> warnings;
+  auto db = CostDatabase::Open(path_, &warnings);
+  ASSERT_TRUE(db.ok());
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  EXPECT_EQ(*(*db)->Count(), kProcesses * kOwn + kShared);
+  for (int p = 0; p < kProcesses; ++p) {
+    auto found = (*db)->Find(Key(fmt::format("p{}-{}", p, kOwn - 1)));
+    ASSERT_TRUE(found.ok() && found->has_value());
+    EXPECT_DOUBLE_EQ((*found)->median_ms, kOwn - 1);
+  }
+}
+
+TEST(LayoutTextTest, RoundTripsAndRefusesGarbage) {
+  for (const Layout& l : {Layout::Plain(), Layout::ChannelsLast(), Layout::Opaque("onednn:a:b c", 123)}) {
+    auto back = LayoutFromText(LayoutToText(l));
+    ASSERT_TRUE(back.ok()) << LayoutToText(l);
+    EXPECT_EQ(*back, l);
+  }
+  for (const char* bad : {"", "nchw", "opaque:", "opaque:12", "opaque:x:name", "opaque:12:"}) {
+    EXPECT_FALSE(LayoutFromText(bad).ok()) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace collage

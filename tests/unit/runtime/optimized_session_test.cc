@@ -1,0 +1,102 @@
+// Session::Optimize, SavePlan and LoadPlan as a user of the C++ API meets them: the optimized
+// session gives the reference's outputs, a saved plan runs the same placement in a new
+// session without measuring, and concurrent runs on an optimized session agree.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <thread>
+
+#include "../search/optimize_test_util.h"
+#include "collage/session.h"
+#include "util/normalized_error.h"
+#include "util/random_tensor.h"
+
+namespace collage {
+namespace {
+
+using testing::QuickOptimize;
+using testing::RepeatedBlocks;
+using testing::TempDir;
+
+std::map<std::string, Tensor> Inputs(const Session& session) {
+  std::mt19937 rng(11);
+  std::map<std::string, Tensor> inputs;
+  for (const TensorInfo& info : session.inputs()) inputs[info.name] = RandomTensor(info.dtype, info.shape, rng);
+  return inputs;
+}
+
+TEST(OptimizedSessionTest, OptimizeSaveAndLoadRunTheSamePlacement) {
+  TempDir dir;
+  auto reference = Session::FromGraph(RepeatedBlocks(3), {.num_threads = 1});
+  ASSERT_TRUE(reference.ok());
+  auto session = Session::FromGraph(RepeatedBlocks(3), {.num_threads = 1});
+  ASSERT_TRUE(session.ok());
+  EXPECT_EQ((*session)->placement_source(), "single-backend:native");
+  OptimizeReport report;
+  ASSERT_TRUE((*session)->Optimize(QuickOptimize(dir.file("costs.sqlite")), &report).ok());
+  EXPECT_EQ((*session)->placement_source(), "op-level");
+  EXPECT_GT(report.groups.size(), 0u);
+  EXPECT_GT(report.estimated_ms, 0);
+
+  auto inputs = Inputs(**session);
+  auto expected = (*reference)->Run(inputs);
+  auto optimized = (*session)->Run(inputs);
+  ASSERT_TRUE(expected.ok() && optimized.ok());
+  EXPECT_LE(NormalizedError(optimized->at("y"), expected->at("y")), 1e-3);
+
+  (*session)->RecordMeasuredLatency(0.5);
+  ASSERT_TRUE((*session)->SavePlan(dir.file("plan.json")).ok());
+  auto loaded = Session::FromGraph(RepeatedBlocks(3), {.num_threads = 1, .plan_path = dir.file("plan.json")});
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_TRUE((*loaded)->warnings().empty()) << (*loaded)->warnings().front();
+  EXPECT_EQ((*loaded)->DescribePlacement(), (*session)->DescribePlacement());
+  EXPECT_EQ((*loaded)->placement_source(), "op-level");
+  auto again = (*loaded)->Run(inputs);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(NormalizedError(again->at("y"), optimized->at("y")), 0.0);
+}
+
+TEST(OptimizedSessionTest, APlanIsRefusedForAnotherModel) {
+  TempDir dir;
+  auto session = Session::FromGraph(RepeatedBlocks(2, 0), {.num_threads = 1});
+  ASSERT_TRUE(session.ok());
+  ASSERT_TRUE((*session)->SavePlan(dir.file("plan.json")).ok());
+  auto other = Session::FromGraph(RepeatedBlocks(2, 5), {.num_threads = 1, .plan_path = dir.file("plan.json")});
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.status().message().find("another model"), std::string::npos) << other.status().message();
+  EXPECT_NE(other.status().message().find("plan.json"), std::string::npos) << other.status().message();
+}
+
+TEST(OptimizedSessionTest, ConcurrentRunsOnAnOptimizedSessionAgree) {
+  TempDir dir;
+  auto session = Session::FromGraph(RepeatedBlocks(4), {.num_threads = 1});
+  ASSERT_TRUE(session.ok());
+  ASSERT_TRUE((*session)->Optimize(QuickOptimize(dir.file("costs.sqlite"))).ok());
+  auto inputs = Inputs(**session);
+  auto first = (*session)->Run(inputs);
+  ASSERT_TRUE(first.ok());
+  constexpr int kThreads = 4;
+  constexpr int kRuns = 10;
+  std::vector<int> mismatches(kThreads, 0), failures(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRuns; ++r) {
+        auto out = (*session)->Run(inputs);
+        if (!out.ok()) {
+          ++failures[static_cast<size_t>(t)];
+        } else if (NormalizedError(out->at("y"), first->at("y")) != 0.0) {
+          ++mismatches[static_cast<size_t>(t)];
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(failures[static_cast<size_t>(t)], 0);
+    EXPECT_EQ(mismatches[static_cast<size_t>(t)], 0);
+  }
+}
+
+}  // namespace
+}  // namespace collage

@@ -1,0 +1,92 @@
+// The op-level optimizer on real backends: repeated blocks are measured once, a second run
+// measures nothing, and candidates that are invalid never make it into a placement.
+#include <gtest/gtest.h>
+
+#include "../cost/broken_backends.h"
+#include "optimize_test_util.h"
+#include "search/optimizer.h"
+
+namespace collage {
+
+Status RegisterNativeBackend(BackendRegistry& registry);
+
+namespace {
+
+using testing::QuickOptimize;
+using testing::RepeatedBlocks;
+using testing::TempDir;
+
+TEST(OptimizerTest, RepeatedBlocksAreMeasuredOnceAndASecondRunMeasuresNothing) {
+  TempDir dir;
+  Graph graph = RepeatedBlocks(4);
+  OptimizeOptions options = QuickOptimize(dir.file("costs.sqlite"));
+  options.backends = {"onednn", "xnnpack", "eigen"};
+  int progress_calls = 0;
+  options.on_progress = [&](const OptimizeProgress& p) {
+    ++progress_calls;
+    EXPECT_LE(p.done, p.total);
+  };
+  auto first = OptimizePlacement(graph, BackendRegistry::Global(), 1, options);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  const OptimizeReport& cold = first->report;
+  EXPECT_GT(progress_calls, 0);
+  // Four blocks offer four copies of each candidate; each distinct one is measured once.
+  EXPECT_LT(cold.distinct_candidates * 2, cold.candidates);
+  EXPECT_EQ(cold.measured, cold.distinct_candidates + cold.conversions);
+  EXPECT_EQ(cold.cache_hits, 0);
+
+  auto second = OptimizePlacement(graph, BackendRegistry::Global(), 1, options);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(second->report.measured, 0);
+  EXPECT_EQ(second->report.cache_hits, cold.measured);
+  ASSERT_EQ(second->placement.groups.size(), first->placement.groups.size());
+  for (size_t g = 0; g < first->placement.groups.size(); ++g) {
+    EXPECT_EQ(second->placement.groups[g].backend, first->placement.groups[g].backend);
+    EXPECT_EQ(second->placement.groups[g].nodes, first->placement.groups[g].nodes);
+  }
+  // Another thread count is another key: measured again.
+  auto two_threads = OptimizePlacement(graph, BackendRegistry::Global(), 2, options);
+  ASSERT_TRUE(two_threads.ok());
+  EXPECT_GT(two_threads->report.measured, 0);
+}
+
+TEST(OptimizerTest, InvalidCandidatesAreRecordedAndNeverChosen) {
+  TempDir dir;
+  BackendRegistry registry;
+  ASSERT_TRUE(RegisterNativeBackend(registry).ok());
+  // Fast (it writes zeros) but wrong: the cheapest offer for every Relu, and never chosen.
+  ASSERT_TRUE(registry.Register(std::make_unique<testing::BrokenBackend>("wrong", testing::Breakage::kWrongAnswer)).ok());
+  ASSERT_TRUE(registry.Register(std::make_unique<testing::BrokenBackend>("uncompilable", testing::Breakage::kCompileFails)).ok());
+  Graph graph = RepeatedBlocks(2);
+  auto result = OptimizePlacement(graph, registry, 1, QuickOptimize(dir.file("costs.sqlite")));
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->report.invalid, 2);  // one distinct Relu per broken backend
+  for (const PlacedGroup& group : result->placement.groups) EXPECT_EQ(group.backend, "native");
+  bool wrong_named = false, uncompilable_named = false;
+  for (const std::string& line : result->report.invalid_examples) {
+    wrong_named = wrong_named || line.find("wrong relu: output 0 differs from the reference") != std::string::npos;
+    uncompilable_named = uncompilable_named || line.find("uncompilable relu: does not compile") != std::string::npos;
+  }
+  EXPECT_TRUE(wrong_named && uncompilable_named) << ::testing::PrintToString(result->report.invalid_examples);
+  // The rivals of each Relu group say why the broken backends lost.
+  bool explained = false;
+  for (const GroupReport& group : result->report.groups) {
+    for (const GroupAlternative& rival : group.alternatives) {
+      explained = explained || (rival.backend == "wrong" && !rival.valid && !rival.reason.empty());
+    }
+  }
+  EXPECT_TRUE(explained);
+}
+
+TEST(OptimizerTest, AnUnknownBackendIsNamed) {
+  TempDir dir;
+  Graph graph = RepeatedBlocks(1);
+  OptimizeOptions options = QuickOptimize(dir.file("costs.sqlite"));
+  options.backends = {"onednn", "tensorrt"};
+  auto result = OptimizePlacement(graph, BackendRegistry::Global(), 1, options);
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.status().message().find("no backend named 'tensorrt'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace collage

@@ -1,0 +1,142 @@
+// Plans as files users ship: they round-trip, they refuse to run another model or on a
+// missing backend, they warn when the machine or libraries differ, and a damaged file is a
+// clear error.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <functional>
+
+#include <nlohmann/json.hpp>
+
+#include "cost/device_fingerprint.h"
+#include "optimize_test_util.h"
+#include "search/plan.h"
+
+namespace collage {
+namespace {
+
+using testing::RepeatedBlocks;
+using testing::TempDir;
+
+Plan NativePlan(const Graph& graph) {
+  auto placement = PlaceOnSingleBackend(graph, *BackendRegistry::Global().Find("onednn"), BackendRegistry::Global());
+  EXPECT_TRUE(placement.ok());
+  Plan plan = MakePlan(graph, *placement, BackendRegistry::Global(), "single-backend:onednn", 2);
+  plan.estimated_ms = 1.25;
+  plan.measured_ms = 1.5;
+  for (PlanGroup& g : plan.groups) g.cost_ms = 0.125;
+  return plan;
+}
+
+TEST(PlanTest, RoundTripsThroughJson) {
+  Graph graph = RepeatedBlocks(2);
+  Plan plan = NativePlan(graph);
+  auto back = PlanFromJson(PlanToJson(plan), "plan.json");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->model_hash, plan.model_hash);
+  EXPECT_EQ(back->device, DeviceFingerprint());
+  EXPECT_EQ(back->search, "single-backend:onednn");
+  EXPECT_EQ(back->threads, 2);
+  EXPECT_EQ(back->backend_versions, plan.backend_versions);
+  EXPECT_DOUBLE_EQ(back->measured_ms, 1.5);
+  ASSERT_EQ(back->groups.size(), plan.groups.size());
+  for (size_t g = 0; g < plan.groups.size(); ++g) {
+    EXPECT_EQ(back->groups[g].backend, plan.groups[g].backend);
+    EXPECT_EQ(back->groups[g].rule, plan.groups[g].rule);
+    EXPECT_EQ(back->groups[g].nodes, plan.groups[g].nodes);
+    EXPECT_EQ(back->groups[g].node_names, plan.groups[g].node_names);
+  }
+  std::vector<std::string> warnings;
+  auto placement = PlacementFromPlan(*back, graph, BackendRegistry::Global(), 2, &warnings);
+  ASSERT_TRUE(placement.ok()) << placement.status().ToString();
+  EXPECT_TRUE(warnings.empty());
+}
+
+TEST(PlanTest, TheModelHashSeesWeightsAndStructureButNotNames) {
+  EXPECT_EQ(ModelHash(RepeatedBlocks(2, 0)), ModelHash(RepeatedBlocks(2, 0)));
+  EXPECT_NE(ModelHash(RepeatedBlocks(2, 0)), ModelHash(RepeatedBlocks(2, 1)));  // other weights
+  EXPECT_NE(ModelHash(RepeatedBlocks(2, 0)), ModelHash(RepeatedBlocks(3, 0)));
+  Graph renamed = RepeatedBlocks(2, 0);
+  renamed.mutable_node(0).name = "renamed";
+  EXPECT_EQ(ModelHash(renamed), ModelHash(RepeatedBlocks(2, 0)));
+}
+
+TEST(PlanTest, APlanForAnotherModelIsRefused) {
+  Plan plan = NativePlan(RepeatedBlocks(2, 0));
+  auto placement = PlacementFromPlan(plan, RepeatedBlocks(2, 7), BackendRegistry::Global(), 2, nullptr);
+  ASSERT_FALSE(placement.ok());
+  EXPECT_NE(placement.status().message().find("another model"), std::string::npos) << placement.status().message();
+}
+
+TEST(PlanTest, AMissingBackendIsRefusedByName) {
+  Graph graph = RepeatedBlocks(2);
+  Plan plan = NativePlan(graph);
+  plan.groups[0].backend = "vendor_npu";
+  auto placement = PlacementFromPlan(plan, graph, BackendRegistry::Global(), 2, nullptr);
+  ASSERT_FALSE(placement.ok());
+  EXPECT_NE(placement.status().message().find("'vendor_npu', which is not registered"), std::string::npos)
+      << placement.status().message();
+}
+
+TEST(PlanTest, AnotherMachineOrLibraryOrThreadCountWarns) {
+  Graph graph = RepeatedBlocks(2);
+  Plan plan = NativePlan(graph);
+  plan.device = "x86_64 | another cpu | avx512f | 64 cpus";
+  plan.backend_versions["onednn"] = "oneDNN 1.0";
+  std::vector<std::string> warnings;
+  auto placement = PlacementFromPlan(plan, graph, BackendRegistry::Global(), 1, &warnings);
+  ASSERT_TRUE(placement.ok()) << placement.status().ToString();
+  ASSERT_EQ(warnings.size(), 3u) << ::testing::PrintToString(warnings);
+  EXPECT_NE(warnings[0].find("another device"), std::string::npos);
+  EXPECT_NE(warnings[1].find("oneDNN 1.0"), std::string::npos);
+  EXPECT_NE(warnings[2].find("2 threads"), std::string::npos);
+}
+
+TEST(PlanTest, DamagedPlansAreClearErrors) {
+  Graph graph = RepeatedBlocks(2);
+  const std::string good = PlanToJson(NativePlan(graph));
+  auto refused = [&](const std::string& text, const std::string& expected) {
+    auto plan = PlanFromJson(text, "p.json");
+    if (plan.ok()) {
+      auto placement = PlacementFromPlan(*plan, graph, BackendRegistry::Global(), 2, nullptr);
+      ASSERT_FALSE(placement.ok()) << "accepted: " << text.substr(0, 80);
+      EXPECT_NE(placement.status().message().find(expected), std::string::npos) << placement.status().message();
+      return;
+    }
+    EXPECT_NE(plan.status().message().find(expected), std::string::npos) << plan.status().message();
+  };
+  refused(good.substr(0, good.size() / 2), "not valid JSON");
+  refused("", "not valid JSON");
+  refused("[1, 2, 3]", "not a collage plan");
+  refused("{\"format\": \"something-else\"}", "not a collage plan");
+  auto edited = [&](const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json j = nlohmann::json::parse(good);
+    edit(j);
+    return j.dump();
+  };
+  refused(edited([](auto& j) { j["version"] = 7; }), "format version 7");
+  refused(edited([](auto& j) { j["threads"] = "two"; }), "field 'threads' has the wrong type");
+  refused(edited([](auto& j) { j.erase("groups"); }), "field 'groups' must be an array");
+  refused(edited([](auto& j) { j["groups"][0].erase("backend"); }), "groups[0]: missing field 'backend'");
+  refused(edited([](auto& j) { j["groups"][0]["nodes"] = {999}; }), "names node 999");
+  refused(edited([](auto& j) { j["groups"][0]["nodes"] = {-3}; }), "out of range");
+  refused(edited([](auto& j) { j["groups"][0]["nodes"] = {"zero"}; }), "non-integer");
+  refused(edited([](auto& j) { j["groups"][1]["nodes"] = j["groups"][0]["nodes"]; }), "overlaps an earlier group");
+  refused(edited([](auto& j) { j["groups"].erase(j["groups"].size() - 1); }), "is in no group");
+}
+
+TEST(PlanTest, FilesAreWrittenWholeAndReadBack) {
+  TempDir dir;
+  Graph graph = RepeatedBlocks(2);
+  Plan plan = NativePlan(graph);
+  ASSERT_TRUE(WritePlanFile(plan, dir.file("p.json")).ok());
+  EXPECT_FALSE(std::filesystem::exists(dir.file("p.json.tmp")));
+  auto back = ReadPlanFile(dir.file("p.json"));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->groups.size(), plan.groups.size());
+  EXPECT_FALSE(ReadPlanFile(dir.file("missing.json")).ok());
+  EXPECT_FALSE(WritePlanFile(plan, dir.file("no/such/folder/p.json")).ok());
+}
+
+}  // namespace
+}  // namespace collage
