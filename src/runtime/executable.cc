@@ -50,6 +50,7 @@ class Executable::Builder {
       if (buffer < 0) continue;
       exe_.requests_[exe_.buffers_[static_cast<size_t>(buffer)]].last_step = end;
     }
+    COLLAGE_RETURN_IF_ERROR(CheckLiveness());
     exe_.plan_ = PlanMemory(exe_.requests_);
     return Status();
   }
@@ -77,6 +78,10 @@ class Executable::Builder {
       if (!buffer.ok()) return fail(buffer.status());
       step.inputs.push_back(*buffer);
     }
+    // Marked again now that every input conversion is in: each one added a step before this
+    // group's, and an input marked before them would otherwise end its life one step early,
+    // free to be overwritten by this group's own output.
+    for (size_t buffer : step.inputs) MarkRead(buffer);
     for (size_t i = 0; i < request.outputs.size(); ++i) {
       ValueId out = request.outputs[i];
       const Layout& layout = kernel->output_layouts()[i];
@@ -134,6 +139,24 @@ class Executable::Builder {
     buffer_of_[{value, layout.name()}] = target;
     MarkRead(target);
     return target;
+  }
+
+  // Every buffer a step reads or writes is live during that step; the memory plan lets
+  // buffers share bytes on the strength of it.
+  Status CheckLiveness() const {
+    for (size_t s = 0; s < exe_.steps_.size(); ++s) {
+      const Step& step = exe_.steps_[s];
+      for (const std::vector<size_t>* list : {&step.inputs, &step.outputs}) {
+        for (size_t buffer : *list) {
+          const BufferRequest& request = exe_.requests_[exe_.buffers_[buffer]];
+          if (request.first_step > static_cast<int>(s) || request.last_step < static_cast<int>(s)) {
+            return Internal("buffer {} of step {} ({} '{}') is planned for steps {}..{} only", buffer, s,
+                            step.label.op_type, step.label.node_name, request.first_step, request.last_step);
+          }
+        }
+      }
+    }
+    return Status();
   }
 
   size_t NewArenaBuffer(size_t bytes) {

@@ -124,6 +124,46 @@ TEST(ExecutableLayoutTest, ConvertsOnlyAtLayoutBoundaries) {
   }
 }
 
+// MatMul(Relu(a), Softmax(b)) with the Softmax on the channels-last backend: the MatMul's
+// second input needs a conversion, its first does not. The first must stay live through the
+// MatMul itself (a MatMul whose output shared its input's bytes would read what it wrote).
+TEST(ExecutableLayoutTest, AnInputStaysLiveWhenALaterInputOfItsGroupIsConverted) {
+  const Backend& backend = TestBackend();
+  BackendRegistry& registry = BackendRegistry::Global();
+  Graph g;
+  g.set_opset(17);
+  TensorType ta{DType::kFloat32, {2, 3, 4, 5}}, tb{DType::kFloat32, {2, 3, 5, 4}};
+  ValueId a = g.AddValue("a", ta), b = g.AddValue("b", tb);
+  g.AddInput(a);
+  g.AddInput(b);
+  ValueId r = g.AddValue("r", ta), s = g.AddValue("s", tb), y = g.AddValue("y", TensorType{DType::kFloat32, {2, 3, 4, 4}});
+  ASSERT_TRUE(g.AddNode(NodeOf("relu", "Relu", {a}, {r})).ok());
+  Node softmax = NodeOf("softmax", "Softmax", {b}, {s});
+  softmax.attributes.Set("axis", int64_t{1});
+  ASSERT_TRUE(g.AddNode(softmax).ok());
+  ASSERT_TRUE(g.AddNode(NodeOf("matmul", "MatMul", {r, s}, {y})).ok());
+  g.AddOutput(y);
+  Placement placement;
+  placement.groups = {{"native", "op", SubGraph(3, {0})},
+                      {backend.name(), "softmax_channels_last", SubGraph(3, {1})},
+                      {"native", "op", SubGraph(3, {2})}};
+  auto exe = Executable::Create(g, placement, registry, 1);
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  EXPECT_EQ((*exe)->num_conversions(), 2);  // b into channels-last, s back to plain
+  auto reference_placement = PlaceOnSingleBackend(g, *registry.Find("native"), registry);
+  ASSERT_TRUE(reference_placement.ok());
+  auto reference = Executable::Create(g, *reference_placement, registry, 1);
+  ASSERT_TRUE(reference.ok());
+  Tensor ta_data(DType::kFloat32, ta.shape), tb_data(DType::kFloat32, tb.shape);
+  for (int64_t i = 0; i < ta_data.num_elements(); ++i) ta_data.data_as<float>()[i] = std::cos(0.21f * static_cast<float>(i));
+  for (int64_t i = 0; i < tb_data.num_elements(); ++i) tb_data.data_as<float>()[i] = std::sin(0.37f * static_cast<float>(i));
+  auto got = (*exe)->Run({ta_data, tb_data});
+  auto want = (*reference)->Run({ta_data, tb_data});
+  ASSERT_TRUE(got.ok() && want.ok());
+  std::vector<float> x = (*got)[0].ToVector<float>(), w = (*want)[0].ToVector<float>();
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(x[i], w[i], 1e-5) << i;
+}
+
 TEST(ExecutableLayoutTest, ARuleWhoseConstraintRejectsIsNeverChosen) {
   const Backend& backend = TestBackend();
   Graph g = SoftmaxGraph();
