@@ -18,6 +18,15 @@ struct OptimizeProgress {
   double elapsed_seconds = 0;
 };
 
+// Where the graph-level (evolutionary) search is, after each generation.
+struct GenerationProgress {
+  int generation = 0;
+  double best_ms = 0;  // best end-to-end latency so far (0 until one is valid)
+  int evaluations = 0;  // distinct placements compiled and measured
+  int cache_hits = 0;   // genomes (or placements) met again
+  double elapsed_seconds = 0;
+};
+
 struct OptimizeOptions {
   // Backends the search may use; empty = every registered one. "native" is always added: it
   // runs every op.
@@ -34,6 +43,17 @@ struct OptimizeOptions {
   int max_runs = 100;
   double max_seconds = 0.25;
   std::function<void(const OptimizeProgress&)> on_progress;
+
+  // "op-level" (the dynamic programming over measured group costs) or "two-level" (then the
+  // evolutionary search over whole plans measured end to end, DESIGN.md 1.5).
+  std::string search = "op-level";
+  // Two-level only: stops at the budget or the generation cap, whichever comes first; a
+  // fixed seed.
+  double budget_seconds = 120;
+  int generations = 1000;
+  int population = 16;
+  unsigned seed = 1;
+  std::function<void(const GenerationProgress&)> on_generation;
 };
 
 // Another backend's offer for the nodes of a chosen group.
@@ -73,6 +93,19 @@ struct OptimizeReport {
   std::vector<GroupReport> groups;
   std::vector<std::string> warnings;  // e.g. a corrupt cost database moved aside
   std::string cost_db_path;
+
+  // Two-level only.
+  std::string search = "op-level";
+  int generations = 0;
+  int evaluations = 0;        // distinct placements compiled and measured end to end
+  int genome_cache_hits = 0;
+  int invalid_genomes = 0;
+  std::vector<std::string> invalid_genome_reasons;  // a few
+  double evolve_seconds = 0;
+  // The final side-by-side measurement of the op-level placement and the best genome's.
+  double op_level_ms = 0;
+  double two_level_ms = 0;
+  bool graph_level_kept = false;  // false: the op-level placement stayed (it was not slower)
 };
 
 }  // namespace collage

@@ -126,7 +126,7 @@ Status Session::Optimize(const OptimizeOptions& options, OptimizeReport* report)
     BackendRegistry& registry = BackendRegistry::Global();
     COLLAGE_ASSIGN_OR_RETURN(OptimizeResult result,
                              OptimizePlacement(impl_->graph, registry, impl_->num_threads, options));
-    Plan plan = MakePlan(impl_->graph, result.placement, registry, "op-level", impl_->num_threads);
+    Plan plan = MakePlan(impl_->graph, result.placement, registry, result.report.search, impl_->num_threads);
     plan.estimated_ms = result.report.estimated_ms;
     for (size_t g = 0; g < plan.groups.size(); ++g) plan.groups[g].cost_ms = result.report.groups[g].cost_ms;
     COLLAGE_RETURN_IF_ERROR(impl_->Install(result.placement, std::move(plan)));

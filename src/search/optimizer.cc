@@ -8,6 +8,7 @@
 #include "cost/cost_model.h"
 #include "runtime/threading.h"
 #include "search/op_level_search.h"
+#include "search/two_level_search.h"
 #include "util/errors.h"
 
 namespace collage {
@@ -32,14 +33,15 @@ GroupAlternative AlternativeOf(const SearchCandidate& candidate, const CostRecor
   return alternative;
 }
 
-// Every other offer of the chosen nodes, then per other backend its cheapest valid offer
-// containing the group's first node.
+// Every other offer of the chosen nodes; then for each other backend that offers none, its
+// cheapest valid offer containing the group's first node, or, when all its offers there are
+// invalid, one of them with its reason (why that backend lost).
 std::vector<GroupAlternative> RivalsOf(size_t chosen, const std::vector<SearchCandidate>& all,
                                        const std::vector<CostRecord>& records) {
   const SearchCandidate& group = all[chosen];
   const NodeId first = group.nodes.Nodes().front();
   std::vector<GroupAlternative> rivals;
-  std::map<std::string, size_t> cheapest_other;  // backend → candidate
+  std::map<std::string, size_t> best_other;  // backend → its best offer containing `first`
   std::map<std::string, bool> offers_same;
   for (size_t i = 0; i < all.size(); ++i) {
     if (i == chosen) continue;
@@ -47,23 +49,68 @@ std::vector<GroupAlternative> RivalsOf(size_t chosen, const std::vector<SearchCa
     if (c.nodes == group.nodes) {
       rivals.push_back(AlternativeOf(c, records[i], true));
       offers_same[c.backend] = true;
-    } else if (c.nodes.Contains(first) && records[i].valid && c.backend != group.backend) {
-      auto it = cheapest_other.find(c.backend);
-      if (it == cheapest_other.end() || records[i].median_ms < records[it->second].median_ms) {
-        cheapest_other[c.backend] = i;
-      }
+    } else if (c.nodes.Contains(first) && c.backend != group.backend) {
+      auto it = best_other.find(c.backend);
+      const bool better = it == best_other.end() ||
+                          (records[i].valid && (!records[it->second].valid ||
+                                                records[i].median_ms < records[it->second].median_ms));
+      if (better) best_other[c.backend] = i;
     }
   }
-  for (const auto& [backend, i] : cheapest_other) {
+  for (const auto& [backend, i] : best_other) {
     if (!offers_same.count(backend)) rivals.push_back(AlternativeOf(all[i], records[i], false));
   }
   return rivals;
+}
+
+// The report's groups after the graph-level search changed the placement: a group the
+// op-level search chose keeps its report; a new region's rivals are the op-level groups it
+// replaced (its own cost was measured only as part of the whole plan).
+std::vector<GroupReport> RegroupReport(const Placement& placement, const std::vector<GroupReport>& op_level) {
+  std::vector<GroupReport> groups;
+  for (const PlacedGroup& placed : placement.groups) {
+    const std::vector<NodeId> nodes = placed.nodes.Nodes();
+    GroupReport group;
+    group.backend = placed.backend;
+    group.rule = placed.rule;
+    group.nodes.assign(nodes.begin(), nodes.end());
+    bool unchanged = false;
+    for (const GroupReport& old : op_level) {
+      if (old.backend == group.backend && old.rule == group.rule && old.nodes == group.nodes) {
+        group = old;
+        unchanged = true;
+        break;
+      }
+    }
+    if (!unchanged) {
+      for (const GroupReport& old : op_level) {
+        if (!placed.nodes.Contains(old.nodes.front())) continue;
+        GroupAlternative replaced;
+        replaced.backend = old.backend;
+        replaced.rule = old.rule;
+        replaced.num_nodes = static_cast<int>(old.nodes.size());
+        replaced.valid = true;
+        replaced.cost_ms = old.cost_ms;
+        replaced.reason = "the op-level choice";
+        group.alternatives.push_back(replaced);
+      }
+    }
+    groups.push_back(std::move(group));
+  }
+  return groups;
 }
 
 }  // namespace
 
 StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& registry,
                                            int threads, const OptimizeOptions& options) {
+  if (options.search != "op-level" && options.search != "two-level") {
+    return InvalidArgument("unknown search '{}' (op-level or two-level)", options.search);
+  }
+  if (options.search == "two-level" && (options.population < 2 || options.budget_seconds <= 0 || options.generations < 0)) {
+    return InvalidArgument("the two-level search needs a population of at least 2, a budget above 0 s and a "
+                           "generation cap of at least 0");
+  }
   OptimizeResult result;
   OptimizeReport& report = result.report;
   std::vector<std::string> backends = options.backends;
@@ -136,6 +183,26 @@ StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& 
     group.cost_ms = chosen.cost_ms;
     group.alternatives = RivalsOf(valid_index[static_cast<size_t>(g)], candidates, records);
     report.groups.push_back(std::move(group));
+  }
+  COLLAGE_RETURN_IF_ERROR(ValidatePlacement(graph, result.placement, registry));
+  if (options.search != "two-level") return result;
+
+  COLLAGE_ASSIGN_OR_RETURN(TwoLevelResult two_level,
+                           SearchTwoLevel(graph, registry, threads, result.placement, backends, options));
+  const OptimizeReport& found_two = two_level.report;
+  report.search = found_two.search;
+  report.generations = found_two.generations;
+  report.evaluations = found_two.evaluations;
+  report.genome_cache_hits = found_two.genome_cache_hits;
+  report.invalid_genomes = found_two.invalid_genomes;
+  report.invalid_genome_reasons = found_two.invalid_genome_reasons;
+  report.evolve_seconds = found_two.evolve_seconds;
+  report.op_level_ms = found_two.op_level_ms;
+  report.two_level_ms = found_two.two_level_ms;
+  report.graph_level_kept = found_two.graph_level_kept;
+  if (report.graph_level_kept) {
+    report.groups = RegroupReport(two_level.placement, report.groups);
+    result.placement = std::move(two_level.placement);
   }
   COLLAGE_RETURN_IF_ERROR(ValidatePlacement(graph, result.placement, registry));
   return result;

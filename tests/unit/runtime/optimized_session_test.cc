@@ -18,6 +18,13 @@ using testing::QuickOptimize;
 using testing::RepeatedBlocks;
 using testing::TempDir;
 
+SessionOptions OneThread(const std::string& plan_path = "") {
+  SessionOptions options;
+  options.num_threads = 1;
+  options.plan_path = plan_path;
+  return options;
+}
+
 std::map<std::string, Tensor> Inputs(const Session& session) {
   std::mt19937 rng(11);
   std::map<std::string, Tensor> inputs;
@@ -27,9 +34,9 @@ std::map<std::string, Tensor> Inputs(const Session& session) {
 
 TEST(OptimizedSessionTest, OptimizeSaveAndLoadRunTheSamePlacement) {
   TempDir dir;
-  auto reference = Session::FromGraph(RepeatedBlocks(3), {.num_threads = 1});
+  auto reference = Session::FromGraph(RepeatedBlocks(3), OneThread());
   ASSERT_TRUE(reference.ok());
-  auto session = Session::FromGraph(RepeatedBlocks(3), {.num_threads = 1});
+  auto session = Session::FromGraph(RepeatedBlocks(3), OneThread());
   ASSERT_TRUE(session.ok());
   EXPECT_EQ((*session)->placement_source(), "single-backend:native");
   OptimizeReport report;
@@ -46,7 +53,7 @@ TEST(OptimizedSessionTest, OptimizeSaveAndLoadRunTheSamePlacement) {
 
   (*session)->RecordMeasuredLatency(0.5);
   ASSERT_TRUE((*session)->SavePlan(dir.file("plan.json")).ok());
-  auto loaded = Session::FromGraph(RepeatedBlocks(3), {.num_threads = 1, .plan_path = dir.file("plan.json")});
+  auto loaded = Session::FromGraph(RepeatedBlocks(3), OneThread(dir.file("plan.json")));
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   EXPECT_TRUE((*loaded)->warnings().empty()) << (*loaded)->warnings().front();
   EXPECT_EQ((*loaded)->DescribePlacement(), (*session)->DescribePlacement());
@@ -58,10 +65,10 @@ TEST(OptimizedSessionTest, OptimizeSaveAndLoadRunTheSamePlacement) {
 
 TEST(OptimizedSessionTest, APlanIsRefusedForAnotherModel) {
   TempDir dir;
-  auto session = Session::FromGraph(RepeatedBlocks(2, 0), {.num_threads = 1});
+  auto session = Session::FromGraph(RepeatedBlocks(2, 0), OneThread());
   ASSERT_TRUE(session.ok());
   ASSERT_TRUE((*session)->SavePlan(dir.file("plan.json")).ok());
-  auto other = Session::FromGraph(RepeatedBlocks(2, 5), {.num_threads = 1, .plan_path = dir.file("plan.json")});
+  auto other = Session::FromGraph(RepeatedBlocks(2, 5), OneThread(dir.file("plan.json")));
   ASSERT_FALSE(other.ok());
   EXPECT_NE(other.status().message().find("another model"), std::string::npos) << other.status().message();
   EXPECT_NE(other.status().message().find("plan.json"), std::string::npos) << other.status().message();
@@ -69,7 +76,7 @@ TEST(OptimizedSessionTest, APlanIsRefusedForAnotherModel) {
 
 TEST(OptimizedSessionTest, ConcurrentRunsOnAnOptimizedSessionAgree) {
   TempDir dir;
-  auto session = Session::FromGraph(RepeatedBlocks(4), {.num_threads = 1});
+  auto session = Session::FromGraph(RepeatedBlocks(4), OneThread());
   ASSERT_TRUE(session.ok());
   ASSERT_TRUE((*session)->Optimize(QuickOptimize(dir.file("costs.sqlite"))).ok());
   auto inputs = Inputs(**session);

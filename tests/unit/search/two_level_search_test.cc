@@ -1,0 +1,82 @@
+// The two-level search on real backends: genomes decode into valid placements (regions of
+// adjacent groups on a graph-level backend, merges of neighbours on one backend), and its
+// answer is never the slower of the two it measures side by side at the end.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "optimize_test_util.h"
+#include "search/optimizer.h"
+#include "search/two_level_search.h"
+
+namespace collage {
+namespace {
+
+using testing::QuickOptimize;
+using testing::RepeatedBlocks;
+using testing::TempDir;
+
+TEST(TwoLevelSearchTest, GenomesDecodeIntoValidPlacements) {
+  BackendRegistry& registry = BackendRegistry::Global();
+  const Backend* graph_level = registry.Find("xnnpack_graph");
+  if (graph_level == nullptr) GTEST_SKIP() << "xnnpack is not built";
+  Graph graph = RepeatedBlocks(3);
+  auto op_level = PlaceOnSingleBackend(graph, *registry.Find("native"), registry);
+  ASSERT_TRUE(op_level.ok());
+  GenomeDecoder decoder(graph, *op_level, {graph_level}, registry);
+  ASSERT_EQ(decoder.gene_values().size(), op_level->groups.size());
+  EXPECT_EQ(decoder.Decode(Genome(op_level->groups.size(), 0)).groups.size(), op_level->groups.size());
+  // Everything on the graph-level backend: the Conv→Relu→Add chain is one region.
+  Placement all = decoder.Decode(decoder.EverythingOn(0));
+  ASSERT_TRUE(ValidatePlacement(graph, all, registry).ok());
+  ASSERT_EQ(all.groups.size(), 1u);
+  EXPECT_EQ(all.groups[0].backend, "xnnpack_graph");
+  EXPECT_EQ(all.groups[0].nodes.size(), graph.num_nodes());
+  // Random genomes always decode into a placement the executable accepts.
+  std::mt19937 rng(2);
+  for (int trial = 0; trial < 50; ++trial) {
+    Genome genome;
+    for (const std::vector<int>& values : decoder.gene_values()) genome.push_back(values[rng() % values.size()]);
+    EXPECT_TRUE(ValidatePlacement(graph, decoder.Decode(genome), registry).ok()) << trial;
+  }
+}
+
+TEST(TwoLevelSearchTest, IsNeverSlowerThanTheOpLevelPlacementItMeasuresBeside) {
+  TempDir dir;
+  Graph graph = RepeatedBlocks(4);
+  OptimizeOptions options = QuickOptimize(dir.file("costs.sqlite"));
+  options.search = "two-level";
+  options.budget_seconds = 3;
+  options.population = 6;
+  options.generations = 4;
+  int generations_seen = 0;
+  options.on_generation = [&](const GenerationProgress&) { ++generations_seen; };
+  auto result = OptimizePlacement(graph, BackendRegistry::Global(), 1, options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  const OptimizeReport& report = result->report;
+  EXPECT_EQ(report.search, "two-level");
+  EXPECT_GT(report.evaluations, 0);
+  EXPECT_GT(generations_seen, 0);
+  EXPECT_GT(report.op_level_ms, 0);
+  EXPECT_GT(report.two_level_ms, 0);
+  if (report.graph_level_kept) {
+    EXPECT_LT(report.two_level_ms, report.op_level_ms);
+  }
+  EXPECT_TRUE(ValidatePlacement(graph, result->placement, BackendRegistry::Global()).ok());
+  EXPECT_EQ(report.groups.size(), result->placement.groups.size());
+}
+
+TEST(TwoLevelSearchTest, BadSettingsAreRefused) {
+  TempDir dir;
+  Graph graph = RepeatedBlocks(1);
+  OptimizeOptions options = QuickOptimize(dir.file("costs.sqlite"));
+  options.search = "three-level";
+  EXPECT_NE(OptimizePlacement(graph, BackendRegistry::Global(), 1, options).status().message().find("unknown search"),
+            std::string::npos);
+  options.search = "two-level";
+  options.population = 1;
+  EXPECT_FALSE(OptimizePlacement(graph, BackendRegistry::Global(), 1, options).ok());
+}
+
+}  // namespace
+}  // namespace collage
