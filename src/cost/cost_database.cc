@@ -232,6 +232,9 @@ StatusOr<std::unique_ptr<CostDatabase>> CostDatabase::Open(const std::string& pa
     if (attempt == 100) return SqliteError(db, path, "cannot switch to WAL mode");
     ::usleep(50000);
   }
+  // In WAL mode NORMAL never corrupts the file; a power cut may lose the last measurements,
+  // which are then simply measured again.
+  COLLAGE_RETURN_IF_ERROR(database->Exec("PRAGMA synchronous=NORMAL"));
   COLLAGE_RETURN_IF_ERROR(database->Exec("BEGIN IMMEDIATE"));
   Status created = database->Exec(kCreateSchema);
   if (created.ok()) created = database->Exec(fmt::format("PRAGMA user_version={}", kSchemaVersion).c_str());

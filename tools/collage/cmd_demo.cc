@@ -1,17 +1,19 @@
 // `collage demo`: the main job end to end on a built-in model — build it, export it to ONNX,
-// import the file, run it, check the outputs against the in-memory model, time it; then run
-// it on each backend alone (the candidates the placement chooses among), checked and timed.
+// import the file, run it, check the outputs against the in-memory model; then place it by
+// measurement across every backend and compare the optimized placement with each backend
+// alone, all checked against the reference kernels and timed side by side.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 
 #include "commands.h"
+#include "placement_comparison.h"
+#include "progress_bar.h"
 #include "ir/flops.h"
 #include "onnx/onnx_export.h"
 #include "collage/backend.h"
 #include "util/errors.h"
-#include "util/normalized_error.h"
 #include "util/latency_stats.h"
 #include "zoo/zoo.h"
 
@@ -24,6 +26,7 @@ struct DemoFlags {
   std::string keep;
   int threads = 0;
   int iterations = 5;
+  int rounds = 5;
 };
 
 double MaxAbsDiff(const Tensor& a, const Tensor& b) {
@@ -46,34 +49,34 @@ StatusOr<double> TimeRuns(Session& session, const std::map<std::string, Tensor>&
   return ComputeLatencyStats(samples).p50_ms;
 }
 
-// Every registered backend alone (native where it has no rule), against the reference.
-Status EachBackend(const std::string& path, const SessionOptions& base,
-                   const std::map<std::string, Tensor>& inputs,
-                   const std::map<std::string, Tensor>& reference, int iterations) {
-  std::printf("[5/5] the model on each backend alone (native where the backend has no rule):\n");
-  std::printf("      %-14s %-44s %9s %10s\n", "backend", "placement", "median", "error");
-  bool all_close = true;
-  for (const Backend* backend : BackendRegistry::Global().backends()) {
-    SessionOptions options = base;
-    options.backend = backend->name();
-    COLLAGE_ASSIGN_OR_RETURN(auto session, Session::LoadFile(path, options));
-    std::map<std::string, Tensor> outputs;
-    COLLAGE_ASSIGN_OR_RETURN(double median, TimeRuns(*session, inputs, iterations, outputs));
-    double error = 0;
-    for (const auto& [name, tensor] : outputs) error = std::max(error, NormalizedError(tensor, reference.at(name)));
-    all_close = all_close && error <= 1e-3;
-    std::string placement = session->DescribePlacement();
-    if (placement.size() > 44) placement = placement.substr(0, 41) + "...";
-    std::printf("      %-14s %-44s %9s %10.2g\n", backend->name().c_str(), placement.c_str(),
-                FormatMillis(median).c_str(), error);
-  }
-  std::printf("      (error: max|output - reference| / max(1, max|reference|), must be <= 1e-3)\n");
-  if (!all_close) return Internal("a backend's outputs differ from the reference kernels");
+// The placement search on every backend, then the optimized placement against each backend
+// alone: every one checked against the reference kernels, then timed side by side.
+Status OptimizeAndCompare(const std::string& path, const SessionOptions& options, int rounds) {
+  COLLAGE_ASSIGN_OR_RETURN(auto session, Session::LoadFile(path, options));
+  std::printf("[5/6] the placement search: every backend's candidates measured on this machine "
+              "(cached in the cost database), then the op-level search\n");
+  OptimizeOptions optimize;
+  ProgressBar bar;
+  optimize.on_progress = [&bar](const OptimizeProgress& p) { bar.Update(p); };
+  OptimizeReport report;
+  Status optimized = session->Optimize(optimize, &report);
+  bar.Finish();
+  PrintWarnings(*session);
+  COLLAGE_RETURN_IF_ERROR(optimized);
+  PrintOptimizeReport(report);
+  std::printf("%s\n", PlacementSummary(*session).c_str());
+  std::printf("[6/6] the optimized placement against each backend alone (native where the backend has "
+              "no rule):\n");
+  std::vector<std::string> backends;
+  for (const Backend* backend : BackendRegistry::Global().backends()) backends.push_back(backend->name());
+  COLLAGE_ASSIGN_OR_RETURN(std::vector<ComparisonRow> rows,
+                           CompareWithEachBackend(path, options, *session, backends, rounds, 1e-3));
+  PrintComparison(rows);
   return Status::Ok();
 }
 
 Status Demo(const DemoFlags& flags) {
-  std::printf("[1/5] building the built-in model '%s'\n", flags.model.c_str());
+  std::printf("[1/6] building the built-in model '%s'\n", flags.model.c_str());
   COLLAGE_ASSIGN_OR_RETURN(Graph graph, BuildZooModel(flags.model));
   std::printf("      %d nodes, %.1f M parameters, %.2f GFLOP\n", graph.num_nodes(),
               static_cast<double>(graph.NumParameters()) / 1e6, GraphFlops(graph) / 1e9);
@@ -83,21 +86,21 @@ Status Demo(const DemoFlags& flags) {
     path = (std::filesystem::temp_directory_path() / ("collage-demo-" + flags.model + ".onnx")).string();
   }
   COLLAGE_RETURN_IF_ERROR(ExportOnnxFile(graph, path));
-  std::printf("[2/5] exported to %s (%.1f MB)\n", path.c_str(),
+  std::printf("[2/6] exported to %s (%.1f MB)\n", path.c_str(),
               static_cast<double>(std::filesystem::file_size(path)) / 1e6);
 
   SessionOptions options;
   options.num_threads = flags.threads;
   COLLAGE_ASSIGN_OR_RETURN(auto from_file, Session::LoadFile(path, options));
   COLLAGE_ASSIGN_OR_RETURN(auto in_memory, Session::FromGraph(std::move(graph), options));
-  std::printf("[3/5] imported the file: %zu input(s), %zu output(s), %d nodes\n",
+  std::printf("[3/6] imported the file: %zu input(s), %zu output(s), %d nodes\n",
               from_file->inputs().size(), from_file->outputs().size(), from_file->graph().num_nodes());
 
   COLLAGE_ASSIGN_OR_RETURN(auto inputs, LoadInputs(*from_file, {}, /*random_rest=*/true, /*seed=*/1));
   std::map<std::string, Tensor> outputs;
   COLLAGE_ASSIGN_OR_RETURN(double median, TimeRuns(*from_file, inputs, flags.iterations, outputs));
   COLLAGE_ASSIGN_OR_RETURN(auto reference, in_memory->Run(inputs));
-  std::printf("[4/5] ran it %d times on the native backend: median %s\n", std::max(1, flags.iterations),
+  std::printf("[4/6] ran it %d times on the native backend: median %s\n", std::max(1, flags.iterations),
               FormatMillis(median).c_str());
 
   bool all_equal = true;
@@ -108,11 +111,12 @@ Status Demo(const DemoFlags& flags) {
                 DTypeName(tensor.dtype()), ShapeToString(tensor.shape()).c_str(), diff);
   }
   if (!all_equal) return Internal("the imported model's outputs differ from the in-memory model's");
-  Status backends = EachBackend(path, options, inputs, reference, flags.iterations);
+  Status searched = OptimizeAndCompare(path, options, flags.rounds);
   if (flags.keep.empty()) std::filesystem::remove(path);
-  COLLAGE_RETURN_IF_ERROR(backends);
-  std::printf("summary: '%s' exported, re-imported and run on every backend; outputs identical to the\n"
-              "         in-memory model and within 1e-3 of the reference kernels on each backend\n",
+  COLLAGE_RETURN_IF_ERROR(searched);
+  std::printf("summary: '%s' exported, re-imported, placed by measurement across every backend and run;\n"
+              "         outputs identical to the in-memory model, and within 1e-3 of the reference\n"
+              "         kernels for the optimized placement and for each backend alone\n",
               flags.model.c_str());
   return Status::Ok();
 }
@@ -125,7 +129,9 @@ void AddDemoCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--model", flags->model, "Built-in model (see `collage zoo list`)")->capture_default_str();
   cmd->add_option("--keep", flags->keep, "Keep the exported ONNX file at this path");
   cmd->add_option("--threads", flags->threads, "Threads (0 = one per core)");
-  cmd->add_option("--iterations", flags->iterations, "Timed runs")->capture_default_str();
+  cmd->add_option("--iterations", flags->iterations, "Timed runs on the native backend")->capture_default_str();
+  cmd->add_option("--rounds", flags->rounds, "Side-by-side rounds of the placement comparison")
+      ->capture_default_str();
   cmd->callback([flags, &exit_code] {
     Status s = Demo(*flags);
     exit_code = s.ok() ? 0 : ReportError(s);

@@ -3,15 +3,15 @@
 // backend alone, check it against the reference kernels, and save the plan / the report.
 #include <algorithm>
 #include <cstdio>
-#include <map>
+#include <cstdlib>
 #include <sstream>
 
 #include "collage/backend.h"
 #include "commands.h"
+#include "placement_comparison.h"
 #include "progress_bar.h"
 #include "search/placement_report.h"
 #include "util/errors.h"
-#include "util/normalized_error.h"
 
 namespace collage::cli {
 
@@ -26,6 +26,11 @@ struct OptimizeFlags {
   std::string save_plan;
   std::string report;
   int beam = 256;
+  std::string search = "op-level";
+  std::string budget = "120s";
+  int population = 16;
+  int generations = 1000;
+  unsigned seed = 1;
   int rounds = 10;
   bool compare = true;
   double tolerance = 1e-3;
@@ -41,89 +46,32 @@ std::vector<std::string> SplitList(const std::string& text) {
   return items;
 }
 
-void PrintSearchSummary(const OptimizeReport& report) {
-  std::printf("candidates: %d offered, %d distinct (repeated blocks measured once); %d measured now, "
-              "%d from the cost database, %d invalid; %d layout conversions priced\n",
-              report.candidates, report.distinct_candidates, report.measured, report.cache_hits,
-              report.invalid, report.conversions);
-  for (const std::string& line : report.invalid_examples) std::printf("  invalid: %s\n", line.c_str());
-  std::printf("search: %lld states%s; measuring %.1f s, searching %.2f s; estimated %s\n",
-              static_cast<long long>(report.search_states),
-              report.search_states_cut > 0
-                  ? (", beam dropped " + std::to_string(report.search_states_cut) + " (not proven optimal)").c_str()
-                  : " (exact)",
-              report.measure_seconds, report.search_seconds, FormatMillis(report.estimated_ms).c_str());
-  std::printf("cost database: %s\n", report.cost_db_path.c_str());
+// "120s", "120", "2m", "1.5m" → seconds.
+StatusOr<double> ParseBudget(const std::string& text) {
+  double scale = 1;
+  std::string number = text;
+  if (!number.empty() && (number.back() == 's' || number.back() == 'm')) {
+    scale = number.back() == 'm' ? 60 : 1;
+    number.pop_back();
+  }
+  char* end = nullptr;
+  const double value = std::strtod(number.c_str(), &end);
+  if (number.empty() || end != number.c_str() + number.size() || !(value > 0) || value > 1e7) {
+    return InvalidArgument("--budget '{}': expected a positive time such as 120s or 2m", text);
+  }
+  return value * scale;
 }
 
-void PrintBackendShares(const OptimizeReport& report) {
-  std::map<std::string, std::tuple<int, int, double>> per_backend;  // nodes, groups, ms
-  double total = 0;
-  for (const GroupReport& group : report.groups) {
-    auto& [nodes, groups, ms] = per_backend[group.backend];
-    nodes += static_cast<int>(group.nodes.size());
-    groups += 1;
-    ms += group.cost_ms;
-    total += group.cost_ms;
-  }
-  std::printf("\n%-14s %6s %7s %12s %8s\n", "backend", "nodes", "groups", "measured", "share");
-  for (const auto& [backend, stat] : per_backend) {
-    const auto& [nodes, groups, ms] = stat;
-    std::printf("%-14s %6d %7d %12s %7.1f%%\n", backend.c_str(), nodes, groups, FormatMillis(ms).c_str(),
-                total > 0 ? 100.0 * ms / total : 0.0);
-  }
-}
-
-// The optimized session against every backend alone, side by side; checks its outputs
-// against the reference kernels (native alone). Returns the optimized median.
-StatusOr<double> CompareSideBySide(const OptimizeFlags& flags, const SessionOptions& base,
-                                   Session& optimized, const std::vector<std::string>& backends,
-                                   std::vector<ReportLatency>* latencies) {
-  COLLAGE_ASSIGN_OR_RETURN(auto inputs, LoadInputs(optimized, {}, /*random_rest=*/true, /*seed=*/0));
-  std::vector<std::unique_ptr<Session>> singles;
-  std::vector<Session*> sessions = {&optimized};
-  std::vector<std::string> labels = {"optimized"};
-  for (const std::string& name : backends) {
-    SessionOptions options = base;
-    options.backend = name;
-    COLLAGE_ASSIGN_OR_RETURN(auto session, Session::LoadFile(flags.model, options));
-    sessions.push_back(session.get());
-    labels.push_back(name + " alone");
-    singles.push_back(std::move(session));
-  }
-  // The reference: the native backend alone.
-  Session* reference = nullptr;
-  for (size_t i = 0; i < backends.size(); ++i) {
-    if (backends[i] == "native") reference = singles[i].get();
-  }
-  COLLAGE_ASSIGN_OR_RETURN(auto expected, reference->Run(inputs));
-  COLLAGE_ASSIGN_OR_RETURN(auto actual, optimized.Run(inputs));
-  double error = 0;
-  for (const auto& [name, tensor] : expected) error = std::max(error, NormalizedError(actual.at(name), tensor));
-  std::printf("\noutputs against the reference kernels: normalized error %.3g (tolerance %.0e)\n", error,
-              flags.tolerance);
-  if (!(error <= flags.tolerance)) {
-    return Internal("the optimized placement's outputs differ from the reference kernels (error {:.3g})", error);
-  }
-  std::printf("measuring end to end, %d rounds side by side...\n", flags.rounds);
-  COLLAGE_ASSIGN_OR_RETURN(std::vector<double> medians, TimeSideBySide(sessions, inputs, 2, flags.rounds));
-  double best_single = 0;
-  std::string best_name;
-  for (size_t i = 1; i < medians.size(); ++i) {
-    if (best_name.empty() || medians[i] < best_single) {
-      best_single = medians[i];
-      best_name = labels[i];
-    }
-  }
-  std::printf("%-22s %10s %10s\n", "placement", "median", "speedup");
-  for (size_t i = 0; i < medians.size(); ++i) {
-    std::printf("%-22s %10s %9.2fx\n", labels[i].c_str(), FormatMillis(medians[i]).c_str(),
-                medians[0] > 0 ? medians[i] / medians[0] : 0.0);
-    latencies->push_back({labels[i], medians[i]});
-  }
-  std::printf("optimized vs the best single backend (%s): %.2fx\n", best_name.c_str(),
-              medians[0] > 0 ? best_single / medians[0] : 0.0);
-  return medians[0];
+void PrintTwoLevelReport(const OptimizeReport& report) {
+  std::printf("two-level search: %d generations, %d placements measured end to end, %d cache hits, %d invalid, "
+              "%.1f s\n",
+              report.generations, report.evaluations, report.genome_cache_hits, report.invalid_genomes,
+              report.evolve_seconds);
+  for (const std::string& reason : report.invalid_genome_reasons) std::printf("  invalid: %s\n", reason.c_str());
+  std::printf("measured side by side: op-level %s, best two-level %s: %s\n", FormatMillis(report.op_level_ms).c_str(),
+              FormatMillis(report.two_level_ms).c_str(),
+              report.graph_level_kept ? "the graph-level placement is kept"
+                                      : "the op-level placement stays (the graph-level one was not faster)");
 }
 
 Status Optimize(const OptimizeFlags& flags) {
@@ -139,8 +87,14 @@ Status Optimize(const OptimizeFlags& flags) {
   optimize.backends = SplitList(flags.backends);
   optimize.cost_db_path = flags.cost_db;
   optimize.beam_width = flags.beam;
+  optimize.search = flags.search;
+  COLLAGE_ASSIGN_OR_RETURN(optimize.budget_seconds, ParseBudget(flags.budget));
+  optimize.population = flags.population;
+  optimize.generations = flags.generations;
+  optimize.seed = flags.seed;
   ProgressBar bar;
   optimize.on_progress = [&bar](const OptimizeProgress& p) { bar.Update(p); };
+  optimize.on_generation = [&bar](const GenerationProgress& p) { bar.Update(p); };
   OptimizeReport report;
   Status optimized = session->Optimize(optimize, &report);
   bar.Finish();
@@ -148,9 +102,9 @@ Status Optimize(const OptimizeFlags& flags) {
   COLLAGE_RETURN_IF_ERROR(optimized);
 
   std::printf("model: %s  threads: %d\n", flags.model.c_str(), flags.threads);
-  PrintSearchSummary(report);
   std::printf("%s\n", PlacementSummary(*session).c_str());
-  PrintBackendShares(report);
+  PrintOptimizeReport(report);
+  if (report.search == "two-level") PrintTwoLevelReport(report);
 
   std::vector<ReportLatency> latencies;
   if (flags.compare) {
@@ -158,9 +112,13 @@ Status Optimize(const OptimizeFlags& flags) {
     if (backends.empty()) {
       for (const Backend* b : BackendRegistry::Global().backends()) backends.push_back(b->name());
     }
-    if (std::find(backends.begin(), backends.end(), "native") == backends.end()) backends.insert(backends.begin(), "native");
-    COLLAGE_ASSIGN_OR_RETURN(double median, CompareSideBySide(flags, options, *session, backends, &latencies));
-    session->RecordMeasuredLatency(median);
+    std::printf("\n");
+    COLLAGE_ASSIGN_OR_RETURN(std::vector<ComparisonRow> rows,
+                             CompareWithEachBackend(flags.model, options, *session, backends, flags.rounds,
+                                                    flags.tolerance));
+    PrintComparison(rows);
+    for (const ComparisonRow& row : rows) latencies.push_back({row.label, row.median_ms});
+    session->RecordMeasuredLatency(rows.front().median_ms);
   }
   if (!flags.save_plan.empty()) {
     COLLAGE_RETURN_IF_ERROR(session->SavePlan(flags.save_plan));
@@ -188,8 +146,18 @@ void AddOptimizeCommand(CLI::App& app, int& exit_code) {
                   "Cost database (SQLite); default: ~/.cache/collage/costs.sqlite or $COLLAGE_CACHE_DIR");
   cmd->add_option("--save-plan", flags->save_plan, "Write the plan (JSON) here, for run/bench --plan");
   cmd->add_option("--report", flags->report, "Write an HTML page of the placement and every group's rivals");
-  cmd->add_option("--beam", flags->beam, "States the search keeps per step (0 = unbounded, exact)")
+  cmd->add_option("--beam", flags->beam, "States the op-level search keeps per step (0 = unbounded, exact)")
       ->capture_default_str();
+  cmd->add_option("--search", flags->search,
+                  "op-level (measured groups, dynamic programming) or two-level (then whole plans measured "
+                  "end to end, evolutionary)")
+      ->check(CLI::IsMember({"op-level", "two-level"}))
+      ->capture_default_str();
+  cmd->add_option("--budget", flags->budget, "Two-level: time for the evolutionary search (120s, 2m)")
+      ->capture_default_str();
+  cmd->add_option("--population", flags->population, "Two-level: genomes per generation")->capture_default_str();
+  cmd->add_option("--generations", flags->generations, "Two-level: generation cap")->capture_default_str();
+  cmd->add_option("--seed", flags->seed, "Two-level: random seed")->capture_default_str();
   cmd->add_option("--rounds", flags->rounds, "Side-by-side rounds of the end-to-end comparison")
       ->capture_default_str();
   cmd->add_flag("!--no-compare", flags->compare,

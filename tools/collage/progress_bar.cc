@@ -36,6 +36,26 @@ void ProgressBar::Update(const OptimizeProgress& progress) {
   std::fputc('\n', stderr);
 }
 
+void ProgressBar::Update(const GenerationProgress& p) {
+  if (phase_ != "generations") {
+    if (drawn_ && terminal_) std::fputc('\n', stderr);
+    phase_ = "generations";
+    last_draw_ = -1e9;
+    last_best_ = 0;
+  }
+  // In place on a terminal; otherwise a line when the best improves, or every 10 s.
+  const bool improved = p.best_ms > 0 && (last_best_ == 0 || p.best_ms < last_best_);
+  if (!terminal_ && !improved && p.elapsed_seconds - last_draw_ < 10) return;
+  if (terminal_ && !improved && p.elapsed_seconds - last_draw_ < 0.1) return;
+  last_draw_ = p.elapsed_seconds;
+  last_best_ = p.best_ms;
+  std::fprintf(stderr, "%sgeneration %d  best %.3f ms  %d evaluated  %d cache hits  %.1f s%s",
+               terminal_ ? "\r" : "", p.generation, p.best_ms, p.evaluations, p.cache_hits, p.elapsed_seconds,
+               terminal_ ? "" : "\n");
+  std::fflush(stderr);
+  drawn_ = terminal_;
+}
+
 void ProgressBar::Finish() {
   if (drawn_ && terminal_) std::fputc('\n', stderr);
   drawn_ = false;

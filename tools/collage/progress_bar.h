@@ -12,6 +12,8 @@ class ProgressBar {
  public:
   ProgressBar();
   void Update(const OptimizeProgress& progress);
+  // The two-level search's generations: best latency, evaluations, cache hits.
+  void Update(const GenerationProgress& progress);
   // Ends the line of a bar drawn in place.
   void Finish();
 
@@ -22,6 +24,7 @@ class ProgressBar {
   std::string phase_;
   int last_tenth_ = -1;
   double last_draw_ = -1;
+  double last_best_ = 0;
 };
 
 }  // namespace collage::cli

@@ -37,8 +37,8 @@ TEST_F(CliOptimizeTest, OptimizePrintsTheSearchTheSharesAndTheComparison) {
   CommandResult r = Optimize("--report " + (dir_ / "report.html").string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (const char* expected : {"measuring candidates", "candidates:", "distinct", "search:", "(exact)",
-                               "placement (op-level)", "share", "outputs against the reference kernels",
-                               "native alone", "onednn alone", "optimized vs the best single backend",
+                               "placement (op-level)", "share", "speedup", "error", "native alone",
+                               "onednn alone", "optimized vs the best single backend",
                                "plan saved to", "report written to"}) {
     EXPECT_NE(r.output.find(expected), std::string::npos) << expected << "\n" << r.output;
   }
@@ -108,6 +108,20 @@ TEST_F(CliOptimizeTest, BadPlansAreClearErrors) {
   EXPECT_EQ(RunCli("run " + model + " --plan " + plan() + " --backend onednn --random-inputs").exit_code, 2);
 }
 
+TEST_F(CliOptimizeTest, TheTwoLevelSearchReportsItsGenerationsAndRecordsItselfInThePlan) {
+  CommandResult r = Optimize("--search two-level --budget 2s --population 4 --generations 3 --seed 5");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* expected : {"generation 0", "two-level search:", "placements measured end to end",
+                               "measured side by side: op-level", "placement (two-level)"}) {
+    EXPECT_NE(r.output.find(expected), std::string::npos) << expected << "\n" << r.output;
+  }
+  nlohmann::json plan_json = nlohmann::json::parse(ReadAll(plan()), nullptr, false);
+  ASSERT_FALSE(plan_json.is_discarded());
+  EXPECT_EQ(plan_json["search"], "two-level");
+  r = RunCli("run " + (dir_ / "tiny.onnx").string() + " --plan " + plan() + " --random-inputs --check --threads 1");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
 TEST_F(CliOptimizeTest, BadOptimizeArgumentsAreClearErrors) {
   CommandResult r = Optimize("--backends onednn,tensorrt");
   EXPECT_EQ(r.exit_code, 1) << r.output;
@@ -115,6 +129,10 @@ TEST_F(CliOptimizeTest, BadOptimizeArgumentsAreClearErrors) {
   r = RunCli("optimize " + WriteTinyModel() + " --cost-db " + db() + " --rounds 0");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("--rounds"), std::string::npos) << r.output;
+  r = RunCli("optimize " + WriteTinyModel() + " --cost-db " + db() + " --search two-level --budget soon");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("--budget 'soon'"), std::string::npos) << r.output;
+  EXPECT_EQ(RunCli("optimize " + WriteTinyModel() + " --search three-level").exit_code, 2);
   r = RunCli("optimize " + (dir_ / "absent.onnx").string());
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("absent.onnx"), std::string::npos) << r.output;

@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""The op-level placement against every backend alone, on the zoo models.
+
+For every (model, threads) it runs `collage optimize` twice on a fresh cost database: the
+first run measures every candidate (cold: its measuring time is the search time that
+counts) and then times the optimized plan side by side with each backend alone, interleaved
+over --rounds rounds; the second run finds every cost in the database (warm: its wall time,
+import and compile included). Writes a markdown table to stdout (and to --markdown FILE).
+
+    bench/placement_table.py [--build build] [--models resnet50,mobilenetv2,bert_base]
+                             [--threads 1,2] [--rounds 10]
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+UNIT = {"us": 1e-3, "ms": 1.0, "s": 1e3}
+ROW = re.compile(r"^(optimized|[a-z_0-9]+ alone)\s+([0-9.]+) (ms|us|s)\s+[0-9.]+x$", re.M)
+MEASURING = re.compile(r"measuring ([0-9.]+) s, searching ([0-9.]+) s")
+CANDIDATES = re.compile(r"candidates: (\d+) offered, (\d+) distinct")
+PLACEMENT = re.compile(r"^placement \(op-level\): (.*)$", re.M)
+
+
+def run(cmd):
+    start = time.monotonic()
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{result.stdout}\n{result.stderr}")
+    return result.stdout, time.monotonic() - start
+
+
+def optimize(collage, model, threads, db, rounds):
+    out, _ = run([collage, "optimize", model, "--threads", str(threads), "--cost-db", db,
+                  "--rounds", str(rounds)])
+    latencies = {name: float(value) * UNIT[unit] for name, value, unit in ROW.findall(out)}
+    measuring = MEASURING.search(out)
+    candidates = CANDIDATES.search(out)
+    warm_out, warm_wall = run([collage, "optimize", model, "--threads", str(threads), "--cost-db", db,
+                               "--no-compare"])
+    if " 0 measured now" not in warm_out:
+        raise RuntimeError(f"the warm run measured something:\n{warm_out}")
+    return {
+        "latencies": latencies,
+        "cold_measure_s": float(measuring.group(1)),
+        "search_s": float(measuring.group(2)),
+        "candidates": f"{candidates.group(1)} / {candidates.group(2)}",
+        "placement": PLACEMENT.search(out).group(1),
+        "warm_wall_s": warm_wall,
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", default="build")
+    parser.add_argument("--models", default="resnet50,mobilenetv2,bert_base")
+    parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--markdown", default="")
+    args = parser.parse_args()
+    collage = os.path.join(args.build, "collage")
+
+    lines = ["| model | threads | op-level plan | best single backend | speedup | all singles (ms) | "
+             "candidates offered / distinct | cold measuring | warm optimize |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    placements = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.models.split(","):
+            model = os.path.join(tmp, name + ".onnx")
+            run([collage, "zoo", "export", name, "-o", model])
+            for threads in [int(t) for t in args.threads.split(",")]:
+                db = os.path.join(tmp, f"{name}-{threads}.sqlite")
+                r = optimize(collage, model, threads, db, args.rounds)
+                lat = r["latencies"]
+                singles = {k[:-len(" alone")]: v for k, v in lat.items() if k.endswith(" alone")}
+                best = min(singles, key=singles.get)
+                ratio = singles[best] / lat["optimized"]
+                others = ", ".join(f"{k} {v:.1f}" for k, v in singles.items())
+                lines.append(f"| {name} | {threads} | **{lat['optimized']:.2f} ms** | {best} {singles[best]:.2f} ms | "
+                             f"{ratio:.2f}x | {others} | {r['candidates']} | {r['cold_measure_s']:.0f} s | "
+                             f"{r['warm_wall_s']:.1f} s |")
+                placements.append(f"- {name}, {threads} thread(s): {r['placement']}")
+                print(lines[-1], file=sys.stderr, flush=True)
+    text = "\n".join(lines) + "\n\nPlacements:\n" + "\n".join(placements) + "\n"
+    print(text)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(text)
+
+
+if __name__ == "__main__":
+    main()
