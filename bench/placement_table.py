@@ -22,7 +22,7 @@ import tempfile
 import time
 
 UNIT = {"us": 1e-3, "ms": 1.0, "s": 1e3}
-ROW = re.compile(r"^(optimized|[a-z_0-9]+ alone)\s+([0-9.]+) (ms|us|s)\s+[0-9.]+x$", re.M)
+ROW = re.compile(r"^(optimized|[a-z_0-9]+ alone)\s+([0-9.]+) (ms|us|s)\s+[0-9.]+x\s+\S+$", re.M)
 MEASURING = re.compile(r"measuring ([0-9.]+) s, searching ([0-9.]+) s")
 CANDIDATES = re.compile(r"candidates: (\d+) offered, (\d+) distinct")
 PLACEMENT = re.compile(r"^placement \((?:op|two)-level\): (.*)$", re.M)

@@ -37,12 +37,16 @@ class PlanBench {
   PlanBench(const Graph& graph, const BackendRegistry& registry, int threads)
       : graph_(graph), registry_(registry), threads_(threads) {}
 
-  Status Prepare(const Placement& reference) {
+  // Seeded inputs, and the outputs of the reference kernels (native alone) on them.
+  Status Prepare() {
     std::mt19937 rng(99);
     for (ValueId in : graph_.inputs()) {
       const TensorType& type = graph_.value(in).type;
       inputs_.push_back(RandomTensor(type.dtype, type.shape, rng));
     }
+    const Backend* native = registry_.Find("native");
+    if (native == nullptr) return NotFound("the native backend is not registered");
+    COLLAGE_ASSIGN_OR_RETURN(Placement reference, PlaceOnSingleBackend(graph_, *native, registry_));
     COLLAGE_ASSIGN_OR_RETURN(auto exe, Executable::Create(graph_, reference, registry_, threads_));
     COLLAGE_ASSIGN_OR_RETURN(reference_outputs_, exe->Run(inputs_));
     return Status();
@@ -210,7 +214,7 @@ StatusOr<TwoLevelResult> SearchTwoLevel(const Graph& graph, BackendRegistry& reg
   OptimizeReport& report = result.report;
   report.search = "two-level";
   PlanBench bench(graph, registry, threads);
-  COLLAGE_RETURN_IF_ERROR(bench.Prepare(op_level));
+  COLLAGE_RETURN_IF_ERROR(bench.Prepare());
 
   GenomeDecoder decoder(graph, op_level, graph_level, registry);
   std::vector<Genome> seeds = {Genome(op_level.groups.size(), 0)};

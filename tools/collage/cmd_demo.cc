@@ -9,7 +9,6 @@
 
 #include "commands.h"
 #include "placement_comparison.h"
-#include "progress_bar.h"
 #include "ir/flops.h"
 #include "onnx/onnx_export.h"
 #include "collage/backend.h"
@@ -55,14 +54,8 @@ Status OptimizeAndCompare(const std::string& path, const SessionOptions& options
   COLLAGE_ASSIGN_OR_RETURN(auto session, Session::LoadFile(path, options));
   std::printf("[5/6] the placement search: every backend's candidates measured on this machine "
               "(cached in the cost database), then the op-level search\n");
-  OptimizeOptions optimize;
-  ProgressBar bar;
-  optimize.on_progress = [&bar](const OptimizeProgress& p) { bar.Update(p); };
   OptimizeReport report;
-  Status optimized = session->Optimize(optimize, &report);
-  bar.Finish();
-  PrintWarnings(*session);
-  COLLAGE_RETURN_IF_ERROR(optimized);
+  COLLAGE_RETURN_IF_ERROR(OptimizeWithProgress(*session, OptimizeOptions(), &report));
   PrintOptimizeReport(report);
   std::printf("%s\n", PlacementSummary(*session).c_str());
   std::printf("[6/6] the optimized placement against each backend alone (native where the backend has "

@@ -9,7 +9,6 @@
 #include "collage/backend.h"
 #include "commands.h"
 #include "placement_comparison.h"
-#include "progress_bar.h"
 #include "search/placement_report.h"
 #include "util/errors.h"
 
@@ -92,14 +91,8 @@ Status Optimize(const OptimizeFlags& flags) {
   optimize.population = flags.population;
   optimize.generations = flags.generations;
   optimize.seed = flags.seed;
-  ProgressBar bar;
-  optimize.on_progress = [&bar](const OptimizeProgress& p) { bar.Update(p); };
-  optimize.on_generation = [&bar](const GenerationProgress& p) { bar.Update(p); };
   OptimizeReport report;
-  Status optimized = session->Optimize(optimize, &report);
-  bar.Finish();
-  PrintWarnings(*session);
-  COLLAGE_RETURN_IF_ERROR(optimized);
+  COLLAGE_RETURN_IF_ERROR(OptimizeWithProgress(*session, optimize, &report));
 
   std::printf("model: %s  threads: %d\n", flags.model.c_str(), flags.threads);
   std::printf("%s\n", PlacementSummary(*session).c_str());

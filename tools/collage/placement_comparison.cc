@@ -7,10 +7,21 @@
 
 #include "collage/backend.h"
 #include "commands.h"
+#include "progress_bar.h"
 #include "util/errors.h"
 #include "util/normalized_error.h"
 
 namespace collage::cli {
+
+Status OptimizeWithProgress(Session& session, OptimizeOptions options, OptimizeReport* report) {
+  ProgressBar bar;
+  options.on_progress = [&bar](const OptimizeProgress& p) { bar.Update(p); };
+  options.on_generation = [&bar](const GenerationProgress& p) { bar.Update(p); };
+  Status optimized = session.Optimize(options, report);
+  bar.Finish();
+  PrintWarnings(session);
+  return optimized;
+}
 
 void PrintOptimizeReport(const OptimizeReport& report) {
   std::printf("candidates: %d offered, %d distinct (repeated blocks measured once); %d measured now, "

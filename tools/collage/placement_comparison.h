@@ -12,6 +12,10 @@
 
 namespace collage::cli {
 
+// Session::Optimize with a progress bar on stderr (measurements, then generations), the
+// session's warnings printed after it.
+Status OptimizeWithProgress(Session& session, OptimizeOptions options, OptimizeReport* report);
+
 // Candidates, cache hits, invalid ones, the search's size and time, then per backend its
 // nodes, groups and share of the measured time.
 void PrintOptimizeReport(const OptimizeReport& report);

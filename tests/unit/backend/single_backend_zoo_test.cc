@@ -30,12 +30,7 @@ TEST_P(SingleBackendZooTest, OutputsMatchTheReferenceKernels) {
   }
   auto graph = BuildZooModel(model);
   ASSERT_TRUE(graph.ok()) << graph.status().ToString();
-  std::mt19937 rng(5);
-  std::map<std::string, Tensor> inputs;
-  for (ValueId in : graph->inputs()) {
-    const Value& value = graph->value(in);
-    inputs[value.name] = RandomTensor(value.type.dtype, value.type.shape, rng);
-  }
+  const std::map<std::string, Tensor> inputs = zoo_test::RandomGraphInputs(*graph, 5);
   auto reference = zoo_test::RunWithReferenceKernels(*graph, inputs);
   ASSERT_TRUE(reference.ok()) << reference.status().ToString();
 

@@ -41,6 +41,42 @@ TEST(TwoLevelSearchTest, GenomesDecodeIntoValidPlacements) {
   }
 }
 
+// Same seed, same op-level placement (from the same cost database), a synthetic cost of
+// the decoded placement: the same plan, twice.
+TEST(TwoLevelSearchTest, TheSameSeedAndCostsGiveTheSamePlan) {
+  BackendRegistry& registry = BackendRegistry::Global();
+  const Backend* graph_level = registry.Find("xnnpack_graph");
+  if (graph_level == nullptr) GTEST_SKIP() << "xnnpack is not built";
+  TempDir dir;
+  Graph graph = RepeatedBlocks(4);
+  auto op_level = OptimizePlacement(graph, registry, 1, QuickOptimize(dir.file("costs.sqlite")));
+  ASSERT_TRUE(op_level.ok()) << op_level.status().ToString();
+  GenomeDecoder decoder(graph, op_level->placement, {graph_level}, registry);
+  // Regions are cheap, small regions cheaper still: not a sum over the op-level groups.
+  auto synthetic = [&](const Genome& genome) -> Fitness {
+    double ms = 0;
+    for (const PlacedGroup& g : decoder.Decode(genome).groups) {
+      ms += g.backend == "xnnpack_graph" ? 0.5 + 0.1 * g.nodes.size() * g.nodes.size() : 1.0;
+    }
+    return {true, ms, ""};
+  };
+  EvolutionOptions options;
+  options.generations = 20;
+  options.seed = 11;
+  const std::vector<Genome> seeds = {Genome(decoder.gene_values().size(), 0), decoder.EverythingOn(0)};
+  EvolutionResult a = Evolve(decoder.gene_values(), seeds, synthetic, options);
+  EvolutionResult b = Evolve(decoder.gene_values(), seeds, synthetic, options);
+  ASSERT_TRUE(a.best_fitness.valid && b.best_fitness.valid);
+  Placement pa = decoder.Decode(a.best), pb = decoder.Decode(b.best);
+  ASSERT_EQ(pa.groups.size(), pb.groups.size());
+  for (size_t g = 0; g < pa.groups.size(); ++g) {
+    EXPECT_EQ(pa.groups[g].backend, pb.groups[g].backend);
+    EXPECT_EQ(pa.groups[g].rule, pb.groups[g].rule);
+    EXPECT_EQ(pa.groups[g].nodes, pb.groups[g].nodes);
+  }
+  EXPECT_LT(a.best_fitness.ms, synthetic(seeds[0]).ms);
+}
+
 TEST(TwoLevelSearchTest, IsNeverSlowerThanTheOpLevelPlacementItMeasuresBeside) {
   TempDir dir;
   Graph graph = RepeatedBlocks(4);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -12,8 +13,20 @@
 #include "collage/tensor.h"
 #include "ir/graph.h"
 #include "ops/op_registry.h"
+#include "util/random_tensor.h"
 
 namespace collage::zoo_test {
+
+// Seeded random data (util/random_tensor.h) for every graph input, by name.
+inline std::map<std::string, Tensor> RandomGraphInputs(const Graph& graph, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::map<std::string, Tensor> inputs;
+  for (ValueId in : graph.inputs()) {
+    const Value& value = graph.value(in);
+    inputs[value.name] = RandomTensor(value.type.dtype, value.type.shape, rng);
+  }
+  return inputs;
+}
 
 // Runs `graph` node by node with RunReferenceNode; frees each value after its last use.
 inline StatusOr<std::map<std::string, Tensor>> RunWithReferenceKernels(
