@@ -72,6 +72,8 @@ struct GroupReport {
   std::string rule;
   std::vector<int> nodes;
   double cost_ms = 0;
+  // False for a region the two-level search made: it was measured only within whole plans.
+  bool measured_alone = true;
   // The chosen group's rivals: every other offer of the same nodes, and the cheapest offer
   // of each other backend containing its first node.
   std::vector<GroupAlternative> alternatives;

@@ -83,6 +83,7 @@ std::vector<GroupReport> RegroupReport(const Placement& placement, const std::ve
       }
     }
     if (!unchanged) {
+      group.measured_alone = false;
       for (const GroupReport& old : op_level) {
         if (!placed.nodes.Contains(old.nodes.front())) continue;
         GroupAlternative replaced;

@@ -42,6 +42,11 @@ std::string ColourOf(const std::string& backend) {
 
 std::string Ms(double ms) { return ms < 1.0 ? fmt::format("{:.0f} us", ms * 1000) : fmt::format("{:.2f} ms", ms); }
 
+// A region the two-level search made has no cost of its own.
+std::string CostOf(const GroupReport& group) {
+  return group.measured_alone ? Ms(group.cost_ms) : "in the whole plan";
+}
+
 std::string OpsOf(const Graph& graph, const GroupReport& group) {
   std::string ops;
   for (int n : group.nodes) ops += (ops.empty() ? "" : "+") + graph.node(n).op_type;
@@ -147,10 +152,10 @@ std::string PlacementReportHtml(const Graph& graph, const OptimizeReport& report
         "<g><title>group {}: {} {} — {}\nnodes: {}{}</title>"
         "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"5\" fill=\"{}\"/>"
         "<text x=\"{}\" y=\"{}\">{}</text><text x=\"{}\" y=\"{}\">{} {} · {}</text></g>\n",
-        g, Escape(group.backend), Escape(group.rule), Ms(group.cost_ms),
+        g, Escape(group.backend), Escape(group.rule), CostOf(group),
         Escape(graph.node(group.nodes.front()).name), Escape(RivalsText(group)), x_of(g), y_of(g), kBoxWidth,
         kBoxHeight, ColourOf(group.backend), x_of(g) + 6, y_of(g) + 18, Escape(OpsOf(graph, group)),
-        x_of(g) + 6, y_of(g) + 36, Escape(group.backend), Escape(group.rule.substr(0, 18)), Ms(group.cost_ms));
+        x_of(g) + 6, y_of(g) + 36, Escape(group.backend), Escape(group.rule.substr(0, 18)), CostOf(group));
   }
   html += "</svg>\n<h2>Groups and their rivals</h2>\n<table><tr><th>#</th><th>nodes</th><th>backend</th>"
           "<th>rule</th><th>cost</th><th>rivals</th></tr>\n";
@@ -167,7 +172,7 @@ std::string PlacementReportHtml(const Graph& graph, const OptimizeReport& report
     html += fmt::format("<tr><td>{}</td><td>{} ({})</td><td><span class=\"swatch\" style=\"background:{}\">"
                         "</span>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                         g, names, Escape(OpsOf(graph, group)), ColourOf(group.backend), Escape(group.backend),
-                        Escape(group.rule), Ms(group.cost_ms), rivals.empty() ? "none" : rivals);
+                        Escape(group.rule), CostOf(group), rivals.empty() ? "none" : rivals);
   }
   html += "</table>\n</body></html>\n";
   return html;

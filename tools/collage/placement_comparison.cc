@@ -40,7 +40,9 @@ void PrintOptimizeReport(const OptimizeReport& report) {
 
   std::map<std::string, std::tuple<int, int, double>> per_backend;  // nodes, groups, ms
   double total = 0;
+  int whole_plan_regions = 0;
   for (const GroupReport& group : report.groups) {
+    whole_plan_regions += group.measured_alone ? 0 : 1;
     auto& [nodes, groups, ms] = per_backend[group.backend];
     nodes += static_cast<int>(group.nodes.size());
     groups += 1;
@@ -52,6 +54,10 @@ void PrintOptimizeReport(const OptimizeReport& report) {
     const auto& [nodes, groups, ms] = stat;
     std::printf("%-14s %6d %7d %12s %7.1f%%\n", backend.c_str(), nodes, groups, FormatMillis(ms).c_str(),
                 total > 0 ? 100.0 * ms / total : 0.0);
+  }
+  if (whole_plan_regions > 0) {
+    std::printf("(%d regions made by the two-level search were measured only within whole plans: no share)\n",
+                whole_plan_regions);
   }
 }
 
