@@ -186,7 +186,9 @@ Status MeasuredCostModel::PriceConversions(const std::vector<SearchCandidate>& c
   int done = 0;
   const int total = static_cast<int>(needed.size());
   Report("conversions", done, total);
-  for (const auto& [text, conversion] : needed) {
+  for (const auto& entry : needed) {
+    const auto& text = entry.first;
+    const Conversion& conversion = entry.second;  // a plain reference: lambdas may capture it
     CostKey key;
     key.device = DeviceFingerprint();
     key.backend = "layout-conversion";

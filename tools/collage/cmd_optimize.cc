@@ -1,6 +1,7 @@
 // `collage optimize MODEL`: measure every backend's candidates on this machine, find the
-// cheapest placement (op-level search), then measure it end to end side by side with each
-// backend alone, check it against the reference kernels, and save the plan / the report.
+// cheapest placement (op-level search; with --search two-level, then whole plans measured
+// end to end), then check it and each backend alone against the reference kernels, time
+// them side by side, and save the plan / the report.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -129,7 +130,7 @@ Status Optimize(const OptimizeFlags& flags) {
 void AddOptimizeCommand(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<OptimizeFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "optimize", "Measure every backend's candidates and find the fastest placement (op-level search)");
+      "optimize", "Measure every backend's candidates and find the fastest placement");
   cmd->add_option("model", flags->model, "ONNX model file")->required();
   cmd->add_option("--shape", flags->shapes, "Fix an input's shape: NAME=1x3x224x224 (repeatable)");
   cmd->add_option("--backends", flags->backends,
