@@ -39,7 +39,11 @@ class Evolution {
       std::stable_sort(ranked.begin(), ranked.end(), [&](const Genome& a, const Genome& b) { return Better(a, b); });
       std::vector<Genome> next(ranked.begin(), ranked.begin() + std::min<size_t>(ranked.size(), options_.elites));
       while (next.size() < population.size() && !OutOfTime()) {
-        Genome child = Crossover(Tournament(population), Tournament(population));
+        // Two statements: the parents are drawn in this order whatever the compiler's order of
+        // evaluating arguments, so a seed means the same search everywhere.
+        const Genome& mother = Tournament(population);
+        const Genome& father = Tournament(population);
+        Genome child = Crossover(mother, father);
         Mutate(child);
         Score(child);
         next.push_back(std::move(child));

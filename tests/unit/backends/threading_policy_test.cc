@@ -2,7 +2,9 @@
 // backend, and OpenMP wait settings that never override the user's.
 #include <gtest/gtest.h>
 
+#if COLLAGE_HAS_OPENBLAS
 #include <cblas.h>
+#endif
 #include <omp.h>
 
 #include <Eigen/Core>
@@ -81,9 +83,11 @@ TEST(ThreadPolicyTest, SetsTheLibrariesOfTheGlobalRegistry) {
   for (int threads : {1, 3, 2}) {
     ApplyThreadPolicy(threads, registry);
     EXPECT_EQ(omp_get_max_threads(), threads);
+#if COLLAGE_HAS_OPENBLAS
     if (registry.Find("openblas") != nullptr) {
       EXPECT_EQ(openblas_get_num_threads(), threads);
     }
+#endif
     if (registry.Find("eigen") != nullptr) {
       EXPECT_EQ(Eigen::nbThreads(), threads);
     }

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "cli_test_util.h"
+#include "collage/backend.h"
 #include "ir/graph.h"
 #include "../onnx/onnx_test_util.h"
 #include "onnx/onnx_export.h"
@@ -169,7 +170,9 @@ TEST_F(CliTest, BenchPrintsPercentiles) {
 TEST_F(CliTest, BackendsListsEveryBackendAndItsRules) {
   CommandResult r = RunCli("backends");
   EXPECT_EQ(r.exit_code, 0) << r.output;
+  // Every built-in backend of this build (a build may leave some out: COLLAGE_SKIP_BACKENDS).
   for (const char* name : {"native", "onednn", "xnnpack", "xnnpack_graph", "openblas", "eigen"}) {
+    if (BackendRegistry::Global().Find(name) == nullptr) continue;
     EXPECT_NE(r.output.find(std::string("\n") + name + " "), std::string::npos) << name << "\n" << r.output;
   }
   EXPECT_NE(r.output.find("oneDNN 2."), std::string::npos) << r.output;
