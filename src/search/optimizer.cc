@@ -188,22 +188,11 @@ StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& 
   COLLAGE_RETURN_IF_ERROR(ValidatePlacement(graph, result.placement, registry));
   if (options.search != "two-level") return result;
 
-  COLLAGE_ASSIGN_OR_RETURN(TwoLevelResult two_level,
-                           SearchTwoLevel(graph, registry, threads, result.placement, backends, options));
-  const OptimizeReport& found_two = two_level.report;
-  report.search = found_two.search;
-  report.generations = found_two.generations;
-  report.evaluations = found_two.evaluations;
-  report.genome_cache_hits = found_two.genome_cache_hits;
-  report.invalid_genomes = found_two.invalid_genomes;
-  report.invalid_genome_reasons = found_two.invalid_genome_reasons;
-  report.evolve_seconds = found_two.evolve_seconds;
-  report.op_level_ms = found_two.op_level_ms;
-  report.two_level_ms = found_two.two_level_ms;
-  report.graph_level_kept = found_two.graph_level_kept;
+  COLLAGE_ASSIGN_OR_RETURN(Placement two_level,
+                           SearchTwoLevel(graph, registry, threads, result.placement, backends, options, &report));
   if (report.graph_level_kept) {
-    report.groups = RegroupReport(two_level.placement, report.groups);
-    result.placement = std::move(two_level.placement);
+    report.groups = RegroupReport(two_level, report.groups);
+    result.placement = std::move(two_level);
   }
   COLLAGE_RETURN_IF_ERROR(ValidatePlacement(graph, result.placement, registry));
   return result;

@@ -200,19 +200,16 @@ Placement GenomeDecoder::Decode(const Genome& genome) const {
   return placement;
 }
 
-StatusOr<TwoLevelResult> SearchTwoLevel(const Graph& graph, BackendRegistry& registry, int threads,
-                                        const Placement& op_level, const std::vector<std::string>& backends,
-                                        const OptimizeOptions& options) {
+StatusOr<Placement> SearchTwoLevel(const Graph& graph, BackendRegistry& registry, int threads,
+                                   const Placement& op_level, const std::vector<std::string>& backends,
+                                   const OptimizeOptions& options, OptimizeReport* report) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<const Backend*> graph_level;
   for (const std::string& name : backends) {
     const Backend* backend = registry.Find(name);
     if (backend != nullptr && backend->graph_level()) graph_level.push_back(backend);
   }
-  TwoLevelResult result;
-  result.placement = op_level;
-  OptimizeReport& report = result.report;
-  report.search = "two-level";
+  report->search = "two-level";
   PlanBench bench(graph, registry, threads);
   COLLAGE_RETURN_IF_ERROR(bench.Prepare());
 
@@ -238,12 +235,12 @@ StatusOr<TwoLevelResult> SearchTwoLevel(const Graph& graph, BackendRegistry& reg
   evolution.budget_seconds = options.budget_seconds;
   evolution.seed = options.seed;
   EvolutionResult evolved = Evolve(decoder.gene_values(), seeds, fitness, evolution, options.on_generation);
-  report.generations = evolved.generations;
-  report.evaluations = static_cast<int>(by_placement.size());
-  report.genome_cache_hits = evolved.cache_hits + placement_hits;
-  report.invalid_genomes = evolved.invalid;
-  report.invalid_genome_reasons = evolved.invalid_reasons;
-  report.evolve_seconds = SecondsSince(start);
+  report->generations = evolved.generations;
+  report->evaluations = static_cast<int>(by_placement.size());
+  report->genome_cache_hits = evolved.cache_hits + placement_hits;
+  report->invalid_genomes = evolved.invalid;
+  report->invalid_genome_reasons = evolved.invalid_reasons;
+  report->evolve_seconds = SecondsSince(start);
   if (!evolved.best_fitness.valid) return Internal("the graph-level search found no valid placement");
 
   // Never slower than the op-level placement: both measured again, side by side.
@@ -251,11 +248,10 @@ StatusOr<TwoLevelResult> SearchTwoLevel(const Graph& graph, BackendRegistry& reg
   COLLAGE_ASSIGN_OR_RETURN(auto op_exe, bench.Compile(op_level));
   COLLAGE_ASSIGN_OR_RETURN(auto best_exe, bench.Compile(best));
   COLLAGE_ASSIGN_OR_RETURN(auto medians, bench.SideBySide(*op_exe, *best_exe, kFinalRounds));
-  report.op_level_ms = medians.first;
-  report.two_level_ms = medians.second;
-  report.graph_level_kept = PlacementKey(best) != PlacementKey(op_level) && medians.second < medians.first;
-  if (report.graph_level_kept) result.placement = std::move(best);
-  return result;
+  report->op_level_ms = medians.first;
+  report->two_level_ms = medians.second;
+  report->graph_level_kept = PlacementKey(best) != PlacementKey(op_level) && medians.second < medians.first;
+  return report->graph_level_kept ? best : op_level;
 }
 
 }  // namespace collage

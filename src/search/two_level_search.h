@@ -38,7 +38,6 @@ class GenomeDecoder {
   // The genome where graph-level backend `b` takes every group it can (0 elsewhere).
   Genome EverythingOn(size_t b) const;
   Placement Decode(const Genome& genome) const;
-  int merge_gene() const { return merge_gene_; }
 
  private:
   const Graph& graph_;
@@ -53,13 +52,10 @@ class GenomeDecoder {
   const std::string* OfferedRule(const std::string& backend, const SubGraph& nodes) const;
 };
 
-struct TwoLevelResult {
-  Placement placement;
-  OptimizeReport report;  // the two-level fields filled
-};
-
-StatusOr<TwoLevelResult> SearchTwoLevel(const Graph& graph, BackendRegistry& registry, int threads,
-                                        const Placement& op_level, const std::vector<std::string>& backends,
-                                        const OptimizeOptions& options);
+// Returns the placement to run: the best genome's if it measured faster, else `op_level`.
+// Fills the two-level fields of `report`.
+StatusOr<Placement> SearchTwoLevel(const Graph& graph, BackendRegistry& registry, int threads,
+                                   const Placement& op_level, const std::vector<std::string>& backends,
+                                   const OptimizeOptions& options, OptimizeReport* report);
 
 }  // namespace collage
