@@ -98,20 +98,33 @@ bool BlockedDiffers(const Match& m) {
          HasBlockedForm(m.graph->value(conv.outputs[0]).type.shape);
 }
 
-// The implementation oneDNN picks for a Conv node in the layout it chooses with a binary Add
-// post-op of the output's shape ("" when none).
-std::string BlockedConvWithAddImplementation(const Graph& graph, const Node& node) {
+// The implementation oneDNN picks for a Conv node in the plain or its chosen layout, with a
+// binary Add post-op of the output's shape or none ("" when it offers none).
+std::string ConvImplementation(const Graph& graph, const Node& node, bool blocked, bool with_add) {
   try {
-    auto d = DescribeConv(graph, node, /*blocked=*/true);
+    auto d = DescribeConv(graph, node, blocked);
     if (!d.ok()) return "";
-    dnnl::post_ops ops;
-    ops.append_binary(dnnl::algorithm::binary_add, d->dst);
     dnnl::primitive_attr attr = BaseAttr();
-    attr.set_post_ops(ops);
+    if (with_add) {
+      dnnl::post_ops ops;
+      ops.append_binary(dnnl::algorithm::binary_add, d->dst);
+      attr.set_post_ops(ops);
+    }
     return dnnl::convolution_forward::primitive_desc(d->OpDesc(), attr, Engine()).impl_info_str();
   } catch (const dnnl::error&) {
     return "";
   }
+}
+
+const Node& ConvOf(const Match& m) {
+  return m.graph->node(*std::min_element(m.op_nodes.begin(), m.op_nodes.end()));
+}
+
+// Declines a Conv oneDNN would run only with its reference implementation (see
+// IsReferenceImplementation): a 3-channel stem in the blocked layout, 4 channels per group.
+template <bool kBlocked>
+bool NotReference(const Match& m) {
+  return !IsReferenceImplementation(ConvImplementation(*m.graph, ConvOf(m), kBlocked, false));
 }
 
 // oneDNN 2.6's gemm-based convolution gives wrong results in the channels-last format with a
@@ -122,8 +135,8 @@ bool AddPostOpIsSafe(const Match& m) {
     return n >= 0 && m.graph->node(n).op_type == "Add";
   });
   if (!has_add) return true;
-  const Node& conv = m.graph->node(*std::min_element(m.op_nodes.begin(), m.op_nodes.end()));
-  return BlockedConvWithAddImplementation(*m.graph, conv).find("gemm") == std::string::npos;
+  return ConvImplementation(*m.graph, ConvOf(m), /*blocked=*/true, /*with_add=*/true).find("gemm") ==
+         std::string::npos;
 }
 
 }  // namespace
@@ -138,11 +151,12 @@ void AddConvRules(std::vector<RuleEntry>& rules) {
   };
   for (const auto& entry : shapes) {
     const std::string& name = entry.first;
-    rules.push_back({Rule(name, entry.second).Where(MatchEpilogueOk),
+    rules.push_back({Rule(name, entry.second).Where(MatchEpilogueOk).Where(NotReference<false>),
                      [](const CompileRequest& r) { return CompileConv(r, false); }});
     rules.push_back({Rule(name + "_blocked", entry.second)
                          .Where(MatchEpilogueOk)
                          .Where(BlockedDiffers)
+                         .Where(NotReference<true>)
                          .Where(AddPostOpIsSafe),
                      [](const CompileRequest& r) { return CompileConv(r, true); }});
   }

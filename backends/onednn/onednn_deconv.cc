@@ -45,63 +45,95 @@ bool DeconvOk(const Graph& graph, const Node& node) {
   return DeconvGeometryOf(graph, node).ok();
 }
 
+// The operand descriptors of a ConvTranspose node; weights_plain is the ONNX weight tensor
+// seen through oneDNN's dims.
+struct DeconvDescs {
+  memory::desc src, weights, weights_plain, bias, dst;
+  ConvGeometry geometry;
+
+  dnnl::deconvolution_forward::desc OpDesc() const {
+    return dnnl::deconvolution_forward::desc(
+        dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct, src, weights,
+        bias, dst, geometry.strides, geometry.dilates, geometry.pads_l, geometry.pads_r);
+  }
+};
+
+StatusOr<DeconvDescs> DescribeDeconv(const Graph& graph, const Node& node, bool blocked) {
+  DeconvDescs d;
+  COLLAGE_ASSIGN_OR_RETURN(d.geometry, DeconvGeometryOf(graph, node));
+  const Shape& x = graph.value(node.inputs[0]).type.shape;
+  const Shape& ws = graph.value(node.inputs[1]).type.shape;
+  const Shape& y = graph.value(node.outputs[0]).type.shape;
+  const int64_t group = node.attributes.GetInt("group", 1);
+  // ONNX weights are [C_in][C_out / group][k...]; oneDNN's logical dims are
+  // [group][OC / group][IC / group][k...]: the same bytes seen through strides.
+  const int64_t icg = ws[0] / group, ocg = ws[1];
+  int64_t kernel_size = 1;
+  for (size_t k = 2; k < ws.size(); ++k) kernel_size *= ws[k];
+  memory::dims dims = {group, ocg, icg};
+  memory::dims strides = {icg * ocg * kernel_size, kernel_size, ocg * kernel_size};
+  int64_t stride = 1;
+  memory::dims kstrides(ws.size() - 2);
+  for (size_t k = ws.size(); k-- > 2;) {
+    kstrides[k - 2] = stride;
+    stride *= ws[k];
+  }
+  for (size_t k = 2; k < ws.size(); ++k) {
+    dims.push_back(ws[k]);
+    strides.push_back(kstrides[k - 2]);
+  }
+  if (group == 1) {  // oneDNN wants no group dim then
+    dims.erase(dims.begin());
+    strides.erase(strides.begin());
+  }
+  d.weights_plain = memory::desc(dims, memory::data_type::f32, strides);
+  d.weights = memory::desc(dims, memory::data_type::f32, memory::format_tag::any);
+  d.src = ActivationDesc(x, blocked);
+  d.dst = ActivationDesc(y, blocked);
+  const bool has_bias = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
+  if (has_bias) d.bias = PlainDesc({y[1]});
+  return d;
+}
+
 StatusOr<std::unique_ptr<Kernel>> CompileDeconv(const CompileRequest& request, bool blocked) {
   const Graph& graph = *request.graph;
   const Node& node = MainNode(request);
   if (!DeconvOk(graph, node)) return Unsupported("ConvTranspose '{}' is not supported", node.name);
-  COLLAGE_ASSIGN_OR_RETURN(ConvGeometry g, DeconvGeometryOf(graph, node));
-  const Shape& x = graph.value(node.inputs[0]).type.shape;
   const Value& w = graph.value(node.inputs[1]);
-  const Shape& y = graph.value(node.outputs[0]).type.shape;
-  const int64_t group = node.attributes.GetInt("group", 1);
-  const bool has_bias = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
   std::unique_ptr<Kernel> kernel;
   COLLAGE_RETURN_IF_ERROR(Guard("deconvolution", [&]() -> Status {
-    // ONNX weights are [C_in][C_out / group][k...]; oneDNN's logical dims are
-    // [group][OC / group][IC / group][k...]: the same bytes seen through strides.
-    const Shape& ws = w.type.shape;
-    const int64_t icg = ws[0] / group, ocg = ws[1];
-    int64_t kernel_size = 1;
-    for (size_t d = 2; d < ws.size(); ++d) kernel_size *= ws[d];
-    memory::dims dims = {group, ocg, icg};
-    memory::dims strides = {icg * ocg * kernel_size, kernel_size, ocg * kernel_size};
-    int64_t stride = 1;
-    memory::dims kstrides(ws.size() - 2);
-    for (size_t d = ws.size(); d-- > 2;) {
-      kstrides[d - 2] = stride;
-      stride *= ws[d];
-    }
-    for (size_t d = 2; d < ws.size(); ++d) {
-      dims.push_back(ws[d]);
-      strides.push_back(kstrides[d - 2]);
-    }
-    if (group == 1) {  // oneDNN wants no group dim then
-      dims.erase(dims.begin());
-      strides.erase(strides.begin());
-    }
-    const memory::desc weights_plain(dims, memory::data_type::f32, strides);
-    const memory::desc weights(dims, memory::data_type::f32, memory::format_tag::any);
-    const memory::desc src = ActivationDesc(x, blocked);
-    const memory::desc dst = ActivationDesc(y, blocked);
-    const memory::desc bias = has_bias ? PlainDesc({y[1]}) : memory::desc();
-    dnnl::deconvolution_forward::desc desc(dnnl::prop_kind::forward_inference,
-                                           dnnl::algorithm::deconvolution_direct, src, weights,
-                                           bias, dst, g.strides, g.dilates, g.pads_l, g.pads_r);
+    COLLAGE_ASSIGN_OR_RETURN(DeconvDescs d, DescribeDeconv(graph, node, blocked));
     KernelBuilder builder(request);
-    COLLAGE_ASSIGN_OR_RETURN(Epilogue epilogue, BuildEpilogue(request, dst, builder));
+    COLLAGE_ASSIGN_OR_RETURN(Epilogue epilogue, BuildEpilogue(request, d.dst, builder));
     dnnl::primitive_attr attr = BaseAttr();
     attr.set_post_ops(epilogue.ops);
-    dnnl::deconvolution_forward::primitive_desc pd(desc, attr, Engine());
-    COLLAGE_RETURN_IF_ERROR(builder.BindValue(node.inputs[0], DNNL_ARG_SRC, src));
-    COLLAGE_ASSIGN_OR_RETURN(dnnl::memory packed, ConstantMemory(*w.constant, pd.weights_desc(), &weights_plain));
+    dnnl::deconvolution_forward::primitive_desc pd(d.OpDesc(), attr, Engine());
+    COLLAGE_RETURN_IF_ERROR(builder.BindValue(node.inputs[0], DNNL_ARG_SRC, d.src));
+    COLLAGE_ASSIGN_OR_RETURN(dnnl::memory packed,
+                             ConstantMemory(*w.constant, pd.weights_desc(), &d.weights_plain));
     builder.BindConstant(DNNL_ARG_WEIGHTS, std::move(packed));
-    if (has_bias) COLLAGE_RETURN_IF_ERROR(builder.BindValue(node.inputs[2], DNNL_ARG_BIAS, bias));
-    COLLAGE_RETURN_IF_ERROR(builder.BindOutput(epilogue.output, DNNL_ARG_DST, dst));
+    if (!d.bias.is_zero()) COLLAGE_RETURN_IF_ERROR(builder.BindValue(node.inputs[2], DNNL_ARG_BIAS, d.bias));
+    COLLAGE_RETURN_IF_ERROR(builder.BindOutput(epilogue.output, DNNL_ARG_DST, d.dst));
     COLLAGE_ASSIGN_OR_RETURN(kernel, builder.Finish(std::string("deconvolution ") + pd.impl_info_str(),
                                                     dnnl::deconvolution_forward(pd), pd.scratchpad_desc()));
     return Status();
   }));
   return kernel;
+}
+
+// Declines a ConvTranspose oneDNN would run only with its reference implementation (see
+// IsReferenceImplementation; DCGAN's last layer to 3 channels, for one).
+template <bool kBlocked>
+bool NotReference(const Match& m) {
+  const Node& node = m.graph->node(*std::min_element(m.op_nodes.begin(), m.op_nodes.end()));
+  try {
+    auto d = DescribeDeconv(*m.graph, node, kBlocked);
+    if (!d.ok()) return false;
+    const dnnl::deconvolution_forward::primitive_desc pd(d->OpDesc(), BaseAttr(), Engine());
+    return !IsReferenceImplementation(pd.impl_info_str());
+  } catch (const dnnl::error&) {
+    return false;
+  }
 }
 
 bool BlockedDiffers(const Match& m) {
@@ -118,9 +150,12 @@ void AddDeconvRules(std::vector<RuleEntry>& rules) {
   const std::vector<std::pair<std::string, Pattern>> shapes = {
       {"conv_transpose", deconv}, {"conv_transpose_act", WithActivation(deconv)}};
   for (const auto& entry : shapes) {
-    rules.push_back({Rule(entry.first, entry.second).Where(MatchEpilogueOk),
+    rules.push_back({Rule(entry.first, entry.second).Where(MatchEpilogueOk).Where(NotReference<false>),
                      [](const CompileRequest& r) { return CompileDeconv(r, false); }});
-    rules.push_back({Rule(entry.first + "_blocked", entry.second).Where(MatchEpilogueOk).Where(BlockedDiffers),
+    rules.push_back({Rule(entry.first + "_blocked", entry.second)
+                         .Where(MatchEpilogueOk)
+                         .Where(BlockedDiffers)
+                         .Where(NotReference<true>),
                      [](const CompileRequest& r) { return CompileDeconv(r, true); }});
   }
 }

@@ -24,6 +24,14 @@ dnnl::memory::desc PlainDesc(const Shape& shape);
 // equal ranks).
 Shape PadShape(const Shape& shape, size_t rank);
 
+// True for oneDNN's reference implementations ("ref:any", ...): correct but written for
+// clarity, not speed (the 7x7 stem of a ResNet takes seconds in one where a JIT kernel takes
+// milliseconds). Rules decline such shapes: another backend or native runs them better, and
+// measuring them would take longer than the rest of the model.
+inline bool IsReferenceImplementation(const std::string& impl_info) {
+  return impl_info.rfind("ref", 0) == 0;
+}
+
 // Runs `f`, turning a dnnl::error into Status naming `what` (the primitive being built).
 Status Guard(const std::string& what, const std::function<Status()>& f);
 
