@@ -5,20 +5,42 @@
 namespace collage::zoo {
 
 ValueId ConvBias(GraphBuilder& b, ValueId x, const std::string& name, const ConvSpec& spec) {
+  return ConvNdBias(b, x, name,
+                    {.out_channels = spec.out_channels,
+                     .kernel = {spec.kernel, spec.kernel},
+                     .strides = {spec.stride, spec.stride},
+                     .pads = {spec.pad, spec.pad},
+                     .group = spec.group,
+                     .gain = spec.gain,
+                     .has_bias = spec.has_bias});
+}
+
+ValueId ConvNdBias(GraphBuilder& b, ValueId x, const std::string& name, const ConvNdSpec& spec) {
   if (!b.ok()) return kNoValue;
+  const size_t dims = spec.kernel.size();
   const int64_t in_channels = b.dim(x, 1);
-  const int64_t fan_in = in_channels / spec.group * spec.kernel * spec.kernel;
-  ValueId w = b.RandomNormal(name + ".weight",
-                             {spec.out_channels, in_channels / spec.group, spec.kernel, spec.kernel},
+  int64_t fan_in = in_channels / spec.group;
+  Shape weight_shape = {spec.out_channels, in_channels / spec.group};
+  for (int64_t k : spec.kernel) {
+    fan_in *= k;
+    weight_shape.push_back(k);
+  }
+  ValueId w = b.RandomNormal(name + ".weight", weight_shape,
                              spec.gain / std::sqrt(static_cast<float>(fan_in)));
-  ValueId bias = b.RandomNormal(name + ".bias", {spec.out_channels}, kBiasStddev);
-  const int64_t p = spec.pad;
-  return b.Node("Conv", {x, w, bias},
-                {{"dilations", {1, 1}},
+  std::vector<ValueId> inputs = {x, w};
+  if (spec.has_bias) {
+    inputs.push_back(b.RandomNormal(name + ".bias", {spec.out_channels}, kBiasStddev));
+  }
+  std::vector<int64_t> strides = spec.strides.empty() ? std::vector<int64_t>(dims, 1) : spec.strides;
+  const std::vector<int64_t> per_dim = spec.pads.empty() ? std::vector<int64_t>(dims, 0) : spec.pads;
+  std::vector<int64_t> pads = per_dim;  // ONNX: all begins, then all ends
+  pads.insert(pads.end(), per_dim.begin(), per_dim.end());
+  return b.Node("Conv", inputs,
+                {{"dilations", Attribute(std::vector<int64_t>(dims, 1))},
                  {"group", spec.group},
-                 {"kernel_shape", {spec.kernel, spec.kernel}},
-                 {"pads", {p, p, p, p}},
-                 {"strides", {spec.stride, spec.stride}}},
+                 {"kernel_shape", Attribute(spec.kernel)},
+                 {"pads", Attribute(pads)},
+                 {"strides", Attribute(strides)}},
                 name);
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ir/graph_builder.h"
 
@@ -22,10 +23,26 @@ struct ConvSpec {
   // Weight stddev is gain / sqrt(fan_in): sqrt(2) (Kaiming) before a ReLU keeps the
   // activations' scale through depth; smaller gains damp residual branches.
   float gain = 1.41421356f;
+  // False for a Conv exported without bias (one followed by a BatchNorm that folded into
+  // the next layer instead).
+  bool has_bias = true;
 };
 
-// Square-kernel 2-D Conv with bias: node `name`, constants `name`.weight / `name`.bias.
+// Square-kernel 2-D Conv: node `name`, constants `name`.weight / `name`.bias.
 ValueId ConvBias(GraphBuilder& b, ValueId x, const std::string& name, const ConvSpec& spec);
+
+// Conv over as many spatial dims as `kernel` has (Conv3D for three), with
+// per-dim strides and symmetric pads.
+struct ConvNdSpec {
+  int64_t out_channels = 0;
+  std::vector<int64_t> kernel = {};
+  std::vector<int64_t> strides = {};  // empty: 1 along every dim
+  std::vector<int64_t> pads = {};     // per dim, both sides; empty: 0
+  int64_t group = 1;
+  float gain = 1.41421356f;
+  bool has_bias = true;
+};
+ValueId ConvNdBias(GraphBuilder& b, ValueId x, const std::string& name, const ConvNdSpec& spec);
 
 // torch.nn.Linear as exported for a 2-D input: Gemm(x, W[out, in], bias, transB=1).
 ValueId LinearGemm(GraphBuilder& b, ValueId x, const std::string& name, int64_t out_features,

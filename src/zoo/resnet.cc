@@ -1,5 +1,6 @@
-// ResNet-50 v1.5 as torchvision defines it (the stride of a downsampling bottleneck sits on
-// its 3x3 conv), exported in eval mode: every BatchNorm folded into its Conv's bias.
+// ResNet-50 v1.5 and ResNeXt-50 (32x4d) as torchvision defines them (the stride of a
+// downsampling bottleneck sits on its 3x3 conv, grouped in ResNeXt), exported in eval mode:
+// every BatchNorm folded into its Conv's bias.
 #include <cmath>
 #include <string>
 
@@ -19,11 +20,21 @@ using zoo::ConvSpec;
 constexpr float kResidualGain = 0.5f;
 constexpr float kShortcutGain = 1.0f;
 
-ValueId Bottleneck(GraphBuilder& b, ValueId x, int64_t planes, int64_t stride, bool downsample) {
+// torchvision's groups / width_per_group: ResNet-50 is 1 / 64, ResNeXt-50 32x4d is 32 / 4.
+struct Cardinality {
+  int64_t groups = 1;
+  int64_t width_per_group = 64;
+};
+
+ValueId Bottleneck(GraphBuilder& b, ValueId x, int64_t planes, int64_t stride, bool downsample,
+                   Cardinality cardinality) {
+  const int64_t width = planes * cardinality.width_per_group / 64 * cardinality.groups;
   ValueId identity = x;
-  ValueId y = ConvBias(b, x, "conv1", {.out_channels = planes, .kernel = 1});
+  ValueId y = ConvBias(b, x, "conv1", {.out_channels = width, .kernel = 1});
   y = b.Node("Relu", {y}, {}, "relu1");
-  y = ConvBias(b, y, "conv2", {.out_channels = planes, .kernel = 3, .stride = stride, .pad = 1});
+  y = ConvBias(b, y, "conv2",
+               {.out_channels = width, .kernel = 3, .stride = stride, .pad = 1,
+                .group = cardinality.groups});
   y = b.Node("Relu", {y}, {}, "relu2");
   y = ConvBias(b, y, "conv3", {.out_channels = planes * 4, .kernel = 1, .gain = kResidualGain});
   if (downsample) {
@@ -35,10 +46,9 @@ ValueId Bottleneck(GraphBuilder& b, ValueId x, int64_t planes, int64_t stride, b
   return b.Node("Relu", {y}, {}, "relu3");
 }
 
-}  // namespace
-
-StatusOr<Graph> BuildResNet50() {
-  GraphBuilder b("resnet50", /*opset=*/17, /*seed=*/50);
+StatusOr<Graph> BuildBottleneckResNet(const std::string& name, uint64_t seed,
+                                      Cardinality cardinality) {
+  GraphBuilder b(name, /*opset=*/17, seed);
   ValueId x = b.Input("input", DType::kFloat32, {1, 3, 224, 224});
   x = ConvBias(b, x, "conv1", {.out_channels = 64, .kernel = 7, .stride = 2, .pad = 3});
   x = b.Node("Relu", {x}, {}, "relu");
@@ -57,7 +67,8 @@ StatusOr<Graph> BuildResNet50() {
       auto scope = b.Scope("layer" + std::to_string(s + 1) + "." + std::to_string(i));
       // The first block of each stage changes the width (and, after layer1, the resolution),
       // so its shortcut needs a projection.
-      x = Bottleneck(b, x, kStages[s].planes, i == 0 ? kStages[s].stride : 1, i == 0);
+      x = Bottleneck(b, x, kStages[s].planes, i == 0 ? kStages[s].stride : 1, i == 0,
+                     cardinality);
     }
   }
 
@@ -66,6 +77,14 @@ StatusOr<Graph> BuildResNet50() {
   x = zoo::LinearGemm(b, x, "fc", 1000, 1.0f / std::sqrt(2048.0f));
   b.Output(x, "logits");
   return std::move(b).Build();
+}
+
+}  // namespace
+
+StatusOr<Graph> BuildResNet50() { return BuildBottleneckResNet("resnet50", 50, {}); }
+
+StatusOr<Graph> BuildResNeXt50() {
+  return BuildBottleneckResNet("resnext50", 5032, {.groups = 32, .width_per_group = 4});
 }
 
 }  // namespace collage

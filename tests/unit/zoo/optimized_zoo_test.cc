@@ -59,7 +59,9 @@ TEST_P(OptimizedZooTest, BothSearchesGiveTheReferenceOutputs) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Zoo, OptimizedZooTest, ::testing::Values("resnet50", "mobilenetv2", "bert_base"));
+INSTANTIATE_TEST_SUITE_P(Zoo, OptimizedZooTest,
+                         ::testing::Values("resnet50", "mobilenetv2", "bert_base", "resnext50",
+                                           "dcgan", "nasrnn", "nasnet_a", "resnet3d50", "gpt2"));
 
 }  // namespace
 }  // namespace collage
