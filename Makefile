@@ -11,7 +11,7 @@ ASAN_DIR  ?= build-asan
 ASAN_SKIP := *SingleBackendZooTest.*resnet50:*SingleBackendZooTest.*bert_base:ZooRoundTripTest.ResNet50:ZooRoundTripTest.BertBase:*OptimizedZooTest.*
 JOBS      ?= $(shell nproc)
 
-.PHONY: demo test deps test-deps build sanitize fuzz tidy clean
+.PHONY: demo test deps test-deps build sanitize fuzz tidy compare clean
 
 demo: build
 	./$(BUILD_DIR)/collage demo
@@ -52,6 +52,13 @@ sanitize: test-deps
 
 fuzz: sanitize
 	COLLAGE_FUZZ_BUILD_DIR=$(ASAN_DIR) ./scripts/fuzz_smoke.sh 20
+
+# collage against ONNX Runtime, OpenVINO, TVM and PyTorch on every zoo workload (tens of
+# minutes; not part of `make test`): bench/results/compare.{md,json,png}.
+COMPARE_ARGS ?=
+compare: build
+	./bench/compare/setup.sh
+	bench/.venv/bin/python bench/compare/compare.py --build $(BUILD_DIR) $(COMPARE_ARGS)
 
 # Static analysis with the checks in .clang-tidy (not part of `make test`: slow on 2 cores).
 tidy: build

@@ -1,0 +1,305 @@
+#!/usr/bin/env python3
+"""collage against other runtimes on the zoo's workloads, measured side by side.
+
+For each workload (exported from the zoo to ONNX) and each thread count: collage optimizes
+it (op-level, then two-level on the same cost database) and saves both plans; every
+contender runs once on the same seeded inputs and its outputs are checked against collage's
+own reference run (`collage run --check`, which compares with collage's reference kernels);
+then all contenders that passed are timed in interleaved rounds — collage's two plans,
+collage on each backend alone, ONNX Runtime, OpenVINO, TVM and PyTorch, each with the same
+thread count. A contender's figure is the median of its per-round medians. Writes
+RESULTS/compare.json, RESULTS/compare.md and RESULTS/compare.png.
+
+    compare.py [--build build] [--models resnet50,...] [--threads 1,2] [--rounds 3]
+               [--two-level-budget 30] [--results bench/results] [--peers onnxruntime,...]
+"""
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+import report
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODELS = "resnet50,resnext50,mobilenetv2,nasnet_a,resnet3d50,dcgan,nasrnn,bert_base,gpt2"
+BACKENDS = ["native", "onednn", "xnnpack", "xnnpack_graph", "openblas", "eigen"]
+PEERS = ["onnxruntime", "openvino", "tvm", "pytorch"]
+TOLERANCE = 1e-3  # normalized: max|a - b| / max(1, max|reference|), as collage's tests
+ROUND_SECONDS = 1.0  # the iterations of one round take about this long
+PEER_SETUP_TIMEOUT = 900
+
+
+def log(*args):
+    print(*args, file=sys.stderr, flush=True)
+
+
+def run(cmd, **kwargs):
+    result = subprocess.run(cmd, capture_output=True, text=True, **kwargs)
+    if result.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({result.returncode}):\n{result.stdout[-2000:]}\n"
+                           f"{result.stderr[-2000:]}")
+    return result.stdout
+
+
+def normalized_error(actual, expected):
+    if actual.shape != expected.shape:
+        return float("inf")
+    scale = max(1.0, float(np.max(np.abs(expected))) if expected.size else 1.0)
+    return float(np.max(np.abs(actual.astype(np.float64) - expected))) / scale if expected.size else 0.0
+
+
+def worst_error(outputs, reference):
+    if set(outputs) != set(reference):
+        return float("inf")
+    return max(normalized_error(outputs[name], reference[name]) for name in reference)
+
+
+class Workload:
+    """One zoo model as an ONNX file with seeded inputs (one .npy each, and all in a .npz)."""
+
+    def __init__(self, collage, name, folder):
+        import onnx
+
+        self.name = name
+        self.path = os.path.join(folder, name + ".onnx")
+        run([collage, "zoo", "export", name, "-o", self.path])
+        graph = onnx.load(self.path, load_external_data=False).graph
+        rng = np.random.default_rng(2022)
+        self.inputs = {}
+        for value in graph.input:
+            shape = [d.dim_value for d in value.type.tensor_type.shape.dim]
+            if value.type.tensor_type.elem_type == onnx.TensorProto.INT64:
+                # token ids: valid in every zoo vocabulary
+                self.inputs[value.name] = rng.integers(0, 1000, shape).astype(np.int64)
+            else:
+                self.inputs[value.name] = rng.standard_normal(shape).astype(np.float32)
+        self.npz = os.path.join(folder, name + ".inputs.npz")
+        np.savez(self.npz, **self.inputs)
+        self.input_args = []
+        for input_name, data in self.inputs.items():
+            npy = os.path.join(folder, f"{name}.{input_name}.npy")
+            np.save(npy, data)
+            self.input_args += ["--input", f"{input_name}={npy}"]
+
+
+class CollageContender:
+    """collage on one plan or one backend alone: checked by `collage run`, timed by `collage bench`."""
+
+    def __init__(self, label, collage, workload, threads, placement_args):
+        self.label = label
+        self.collage = collage
+        self.workload = workload
+        self.threads = threads
+        self.placement_args = placement_args
+
+    def outputs(self, folder):
+        out_dir = tempfile.mkdtemp(dir=folder)
+        run([self.collage, "run", self.workload.path, *self.workload.input_args, "--threads",
+             str(self.threads), "--output-dir", out_dir, *self.placement_args])
+        return {f[:-4]: np.load(os.path.join(out_dir, f)) for f in os.listdir(out_dir) if f.endswith(".npy")}
+
+    def time(self, iterations, warmup):
+        out = run([self.collage, "bench", self.workload.path, *self.workload.input_args, "--threads",
+                   str(self.threads), "--warmup", str(warmup), "--iterations", str(iterations),
+                   *self.placement_args])
+        for line in out.splitlines():
+            if line.startswith("latency: p50 "):
+                value, unit = line.split()[2:4]
+                return float(value) * {"us": 1e-3, "ms": 1.0, "s": 1e3}[unit]
+        raise RuntimeError(f"no latency in:\n{out}")
+
+    def close(self):
+        pass
+
+
+class PeerContender:
+    """Another runtime in its own process (peer_worker.py), the model loaded once."""
+
+    def __init__(self, runtime, python, workload, threads, folder):
+        self.label = runtime
+        self.outputs_path = os.path.join(folder, f"{workload.name}.{runtime}.{threads}.npz")
+        env = dict(os.environ, TVM_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
+        self.process = subprocess.Popen(
+            [python, os.path.join(HERE, "peer_worker.py"), runtime, workload.path, workload.npz,
+             str(threads), self.outputs_path],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+        self.setup_seconds = None
+
+    def wait_ready(self):
+        import selectors
+
+        selector = selectors.DefaultSelector()
+        selector.register(self.process.stdout, selectors.EVENT_READ)
+        if not selector.select(PEER_SETUP_TIMEOUT):
+            self.close()
+            raise RuntimeError(f"set-up took longer than {PEER_SETUP_TIMEOUT} s")
+        line = self.process.stdout.readline().strip()
+        if not line.startswith("ready "):
+            self.close()
+            raise RuntimeError(line[len("error "):] if line.startswith("error ") else f"worker exited: {line!r}")
+        self.setup_seconds = float(line.split()[1])
+
+    def outputs(self, folder):
+        return dict(np.load(self.outputs_path))
+
+    def time(self, iterations, warmup):
+        if warmup:
+            self._request(warmup)
+        return statistics.median(self._request(iterations))
+
+    def _request(self, iterations):
+        self.process.stdin.write(f"time {iterations}\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError("worker exited while timing")
+        return json.loads(line)
+
+    def close(self):
+        if self.process.poll() is None:
+            try:
+                self.process.stdin.close()
+                self.process.wait(timeout=30)
+            except (subprocess.TimeoutExpired, BrokenPipeError):
+                self.process.kill()
+
+
+def optimize(collage, workload, threads, db, folder, budget):
+    """Saves the op-level and the two-level plan; returns their paths and the search notes."""
+    notes = {}
+    plans = {}
+    for search in ["op-level", "two-level"]:
+        plan = os.path.join(folder, f"{workload.name}.{threads}.{search}.plan.json")
+        cmd = [collage, "optimize", workload.path, "--threads", str(threads), "--cost-db", db,
+               "--search", search, "--save-plan", plan, "--no-compare"]
+        if search == "two-level":
+            cmd += ["--budget", f"{budget}s"]
+        start = time.monotonic()
+        out = run(cmd)
+        notes[search] = {"seconds": round(time.monotonic() - start, 1),
+                         "placement": next((line.split(": ", 1)[1] for line in out.splitlines()
+                                            if line.startswith(f"placement ({search})")), "")}
+        plans[search] = plan
+    return plans, notes
+
+
+def measure(contenders, rounds, folder):
+    """Interleaved rounds over the contenders; returns label -> median of round medians (ms)."""
+    per_round = {c.label: [] for c in contenders}
+    iterations = {}
+    for c in contenders:  # a first timing sets how many iterations fill a round
+        first = c.time(1, warmup=1)
+        iterations[c.label] = max(1, min(20, int(ROUND_SECONDS / max(first, 1e-3) * 1e3)))
+    for r in range(rounds):
+        order = contenders[r % len(contenders):] + contenders[:r % len(contenders)]
+        for c in order:
+            per_round[c.label].append(c.time(iterations[c.label], warmup=1))
+        log(f"    round {r + 1}/{rounds}: " +
+            ", ".join(f"{c.label} {per_round[c.label][-1]:.2f}" for c in contenders))
+    return {label: {"ms": statistics.median(v), "rounds_ms": v} for label, v in per_round.items()}
+
+
+def compare_workload(args, collage, name, folder, db):
+    workload = Workload(collage, name, folder)
+    log(f"{name}:")
+    reference_dir = os.path.join(folder, name + ".reference")
+    run([collage, "run", workload.path, *workload.input_args, "--output-dir", reference_dir, "--check",
+         "--tolerance", str(TOLERANCE)])
+    reference = {f[:-4]: np.load(os.path.join(reference_dir, f)) for f in os.listdir(reference_dir)
+                 if f.endswith(".npy")}
+    result = {}
+    for threads in args.threads:
+        plans, notes = optimize(collage, workload, threads, db, folder, args.two_level_budget)
+        log(f"  {threads} thread(s): op-level {notes['op-level']['seconds']} s, "
+            f"two-level {notes['two-level']['seconds']} s")
+        entries = {}
+        contenders = [CollageContender("collage two-level", collage, workload, threads, ["--plan", plans["two-level"]]),
+                      CollageContender("collage op-level", collage, workload, threads, ["--plan", plans["op-level"]])]
+        contenders += [CollageContender(f"collage {b}", collage, workload, threads, ["--backend", b])
+                       for b in BACKENDS]
+        peers = [PeerContender(p, args.python, workload, threads, folder) for p in args.peers]
+        for peer in peers:
+            try:
+                peer.wait_ready()
+            except RuntimeError as error:
+                entries[peer.label] = {"status": "failed", "detail": str(error)}
+                log(f"    {peer.label}: failed: {error}")
+        checked = []
+        for c in contenders + [p for p in peers if p.label not in entries]:
+            error = worst_error(c.outputs(folder), reference)
+            if error <= TOLERANCE:
+                checked.append(c)
+                entries[c.label] = {"status": "ok", "error": error}
+            else:
+                entries[c.label] = {"status": "wrong outputs", "error": error}
+                log(f"    {c.label}: outputs differ from collage's by {error:.2e}; not timed")
+            if isinstance(c, PeerContender):
+                entries[c.label]["setup_s"] = c.setup_seconds
+        for label, timing in measure(checked, args.rounds, folder).items():
+            entries[label].update(timing)
+        for p in peers:
+            p.close()
+        result[str(threads)] = {"contenders": entries, "search": notes}
+    return result
+
+
+def machine():
+    model = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
+                  if line.startswith("model name")), platform.processor())
+    flags = next((line.split(":", 1)[1].split() for line in open("/proc/cpuinfo")
+                  if line.startswith("flags")), [])
+    vector = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "SSE"
+    return f"{model}, {os.cpu_count()} vCPUs, {vector}, {platform.system()} {platform.release()}"
+
+
+def versions(python):
+    code = ("import importlib.metadata as m\n"
+            "for p in ['onnxruntime','openvino','apache-tvm','torch','onnx2torch']:\n"
+            "    try: print(p, m.version(p))\n"
+            "    except Exception: print(p, 'missing')\n")
+    return dict(line.split() for line in run([python, "-c", code]).splitlines())
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", default="build")
+    parser.add_argument("--models", default=MODELS)
+    parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--two-level-budget", type=float, default=30)
+    parser.add_argument("--peers", default=",".join(PEERS))
+    parser.add_argument("--python", default=sys.executable, help="the Python with the other runtimes")
+    parser.add_argument("--results", default=os.path.join(HERE, "..", "results"))
+    parser.add_argument("--cost-db", default="", help="default: RESULTS/costs.sqlite (kept between runs)")
+    args = parser.parse_args()
+    args.threads = [int(t) for t in args.threads.split(",")]
+    args.peers = [p for p in args.peers.split(",") if p]
+    collage = os.path.abspath(os.path.join(args.build, "collage"))
+    os.makedirs(args.results, exist_ok=True)
+    db = args.cost_db or os.path.join(args.results, "costs.sqlite")
+
+    results = {"date": time.strftime("%Y-%m-%d"), "machine": machine(), "versions": versions(args.python),
+               "threads": args.threads, "rounds": args.rounds, "two_level_budget_s": args.two_level_budget,
+               "tolerance": TOLERANCE, "workloads": {}}
+    json_path = os.path.join(args.results, "compare.json")
+    with tempfile.TemporaryDirectory() as folder:
+        for name in args.models.split(","):
+            results["workloads"][name] = compare_workload(args, collage, name, folder, db)
+            with open(json_path, "w") as f:  # kept up to date: a long run can be read midway
+                json.dump(results, f, indent=1)
+    markdown = report.markdown(results)
+    with open(os.path.join(args.results, "compare.md"), "w") as f:
+        f.write(markdown)
+    report.chart(results, os.path.join(args.results, "compare.png"))
+    print(markdown)
+
+
+if __name__ == "__main__":
+    main()
