@@ -33,6 +33,7 @@ BACKENDS = ["native", "onednn", "xnnpack", "xnnpack_graph", "openblas", "eigen"]
 PEERS = ["onnxruntime", "openvino", "tvm", "pytorch"]
 TOLERANCE = 1e-3  # normalized: max|a - b| / max(1, max|reference|), as collage's tests
 ROUND_SECONDS = 1.0  # the iterations of one round take about this long
+SLOW_RUN_SECONDS = 5.0  # a contender this slow (and 10x the fastest) is timed once, not every round
 PEER_SETUP_TIMEOUT = 900
 
 
@@ -106,8 +107,9 @@ class CollageContender:
         return {f[:-4]: np.load(os.path.join(out_dir, f)) for f in os.listdir(out_dir) if f.endswith(".npy")}
 
     def time(self, iterations, warmup):
+        # Each call is a fresh process (load, compile): one warm-up run at least.
         out = run([self.collage, "bench", self.workload.path, *self.workload.input_args, "--threads",
-                   str(self.threads), "--warmup", str(warmup), "--iterations", str(iterations),
+                   str(self.threads), "--warmup", str(max(1, warmup)), "--iterations", str(iterations),
                    *self.placement_args])
         for line in out.splitlines():
             if line.startswith("latency: p50 "):
@@ -190,20 +192,29 @@ def optimize(collage, workload, threads, db, folder, budget):
     return plans, notes
 
 
-def measure(contenders, rounds, folder):
+def measure(contenders, rounds):
     """Interleaved rounds over the contenders; returns label -> median of round medians (ms)."""
     per_round = {c.label: [] for c in contenders}
     iterations = {}
     for c in contenders:  # a first timing sets how many iterations fill a round
-        first = c.time(1, warmup=1)
-        iterations[c.label] = max(1, min(20, int(ROUND_SECONDS / max(first, 1e-3) * 1e3)))
+        per_round[c.label].append(c.time(1, warmup=1))
+        iterations[c.label] = max(1, min(20, int(ROUND_SECONDS / max(per_round[c.label][0], 1e-3) * 1e3)))
+    fastest = min(v[0] for v in per_round.values())
+    # TVM's untuned schedules can take a minute per run of a large model: its first run is
+    # its figure (it is not close to the others), and the rounds go on without it.
+    slow = {label for label, v in per_round.items() if v[0] > 1e3 * SLOW_RUN_SECONDS and v[0] > 10 * fastest}
+    rounded = [c for c in contenders if c.label not in slow]
+    for label in per_round:
+        if label not in slow:
+            per_round[label] = []
     for r in range(rounds):
-        order = contenders[r % len(contenders):] + contenders[:r % len(contenders)]
+        order = rounded[r % len(rounded):] + rounded[:r % len(rounded)]
         for c in order:
-            per_round[c.label].append(c.time(iterations[c.label], warmup=1))
+            per_round[c.label].append(c.time(iterations[c.label], warmup=0))
         log(f"    round {r + 1}/{rounds}: " +
-            ", ".join(f"{c.label} {per_round[c.label][-1]:.2f}" for c in contenders))
-    return {label: {"ms": statistics.median(v), "rounds_ms": v} for label, v in per_round.items()}
+            ", ".join(f"{c.label} {per_round[c.label][-1]:.2f}" for c in rounded))
+    return {label: {"ms": statistics.median(v), "rounds_ms": v, "timed_once": label in slow}
+            for label, v in per_round.items()}
 
 
 def compare_workload(args, collage, name, folder, db):
@@ -242,7 +253,7 @@ def compare_workload(args, collage, name, folder, db):
                 log(f"    {c.label}: outputs differ from collage's by {error:.2e}; not timed")
             if isinstance(c, PeerContender):
                 entries[c.label]["setup_s"] = c.setup_seconds
-        for label, timing in measure(checked, args.rounds, folder).items():
+        for label, timing in measure(checked, args.rounds).items():
             entries[label].update(timing)
         for p in peers:
             p.close()

@@ -29,7 +29,7 @@ def _cell(entry):
     if entry is None:
         return "—"
     if entry.get("status") == "ok":
-        return f"{entry['ms']:.2f}"
+        return f"{entry['ms']:.2f}" + ("*" if entry.get("timed_once") else "")
     if entry.get("status") == "wrong outputs":
         return f"wrong ({entry['error']:.0e})"
     return "failed"
@@ -71,7 +71,8 @@ def markdown(results):
             cells = ["**geometric mean**"] + [""] * (3 + len(PEER_NAMES)) + [f"**{geomean:.2f}x**"]
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
-    lines.append("A ratio above 1 means collage's two-level plan is faster than the fastest other runtime.")
+    lines.append("A ratio above 1 means collage's two-level plan is faster than the fastest other runtime. "
+                 "\\* timed once: a run took seconds, far from the others, so it sat out the rounds.")
     if failures:
         lines += ["", "Not timed:"] + failures
     return "\n".join(lines) + "\n"

@@ -95,6 +95,7 @@ class Search {
     layouts_.assign(static_cast<size_t>(graph_.num_values()), {});
     transitions_.assign(static_cast<size_t>(graph_.num_values()), {});
     containing_.assign(static_cast<size_t>(n), {});
+    starting_at_.assign(static_cast<size_t>(n), {});
     std::vector<double> node_bound(static_cast<size_t>(n), std::numeric_limits<double>::infinity());
     is_output_.assign(static_cast<size_t>(graph_.num_values()), false);
     for (ValueId out : graph_.outputs()) is_output_[static_cast<size_t>(out)] = true;
@@ -110,6 +111,7 @@ class Search {
       inputs_.push_back(std::move(ins));
       outputs_.push_back(std::move(outs));
       const std::vector<NodeId> members = cand.nodes.Nodes();
+      if (!members.empty()) starting_at_[members.front()].push_back(static_cast<int>(c));
       for (NodeId node : members) {
         containing_[static_cast<size_t>(node)].push_back(static_cast<int>(c));
         node_bound[static_cast<size_t>(node)] =
@@ -205,12 +207,28 @@ class Search {
     }
     if (!some_waiting) return;
     // A group containing `first` waits for a value computed after it: other ready groups
-    // may run before it.
-    for (size_t c = 0; c < candidates_.size(); ++c) {
-      const SearchCandidate& cand = candidates_[c];
-      if (cand.nodes.Contains(first) || cand.nodes.Overlaps(covered)) continue;
-      if (Ready(static_cast<int>(c), covered)) Advance(id, static_cast<int>(c));
+    // may run before it. A ready group's lowest node has every producer covered (nodes are
+    // in topological order, so none of its producers is inside the group): the groups to
+    // try start at such frontier nodes, a handful in a graph of parallel branches, instead
+    // of being all the candidates.
+    for (NodeId node = first + 1; node < graph_.num_nodes(); ++node) {
+      if (starting_at_[static_cast<size_t>(node)].empty() || covered.Contains(node) ||
+          !ProducersCovered(node, covered)) {
+        continue;
+      }
+      for (int c : starting_at_[static_cast<size_t>(node)]) {
+        if (!candidates_[static_cast<size_t>(c)].nodes.Overlaps(covered) && Ready(c, covered)) Advance(id, c);
+      }
     }
+  }
+
+  bool ProducersCovered(NodeId node, const SubGraph& covered) const {
+    for (ValueId in : graph_.node(node).inputs) {
+      if (in == kNoValue) continue;
+      const NodeId producer = graph_.value(in).producer;
+      if (producer >= 0 && !covered.Contains(producer)) return false;
+    }
+    return true;
   }
 
   void Advance(int from, int c) {
@@ -272,6 +290,7 @@ class Search {
   std::vector<std::vector<double>> transitions_;    // per value: k×k costs, -1 = not asked yet
   std::vector<std::vector<Port>> inputs_, outputs_;  // per candidate
   std::vector<std::vector<int>> containing_;        // per node: candidates containing it
+  std::vector<std::vector<int>> starting_at_;       // per node: candidates whose lowest node it is
   std::vector<double> node_bound_;                  // per node: cheapest cost per node
   double total_bound_ = 0;
   std::vector<bool> is_output_;

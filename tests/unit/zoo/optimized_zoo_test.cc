@@ -51,8 +51,11 @@ TEST_P(OptimizedZooTest, BothSearchesGiveTheReferenceOutputs) {
       EXPECT_LE(NormalizedError(outputs->at(name), expected), 1e-3)
           << model << " (" << search << "), output " << name << "; placement: " << (*session)->DescribePlacement();
     }
-    // Repeated blocks were measured once; the second search found every cost stored.
-    EXPECT_LT(report.distinct_candidates, report.candidates);
+    // Repeated blocks were measured once (every model but the DCGAN generator, whose layers
+    // all differ, has some); the second search found every cost stored.
+    if (model != "dcgan") {
+      EXPECT_LT(report.distinct_candidates, report.candidates);
+    }
     if (std::string(search) == "two-level") {
       EXPECT_EQ(report.measured, 0);
     }
