@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <queue>
 #include <unordered_map>
 
 #include "util/errors.h"
@@ -39,6 +40,8 @@ class Search {
     const int32_t n = graph_.num_nodes();
     levels_.assign(static_cast<size_t>(n) + 1, {});
     index_.assign(static_cast<size_t>(n) + 1, {});
+    beam_width_ = options.beam_width;
+    best_estimates_.assign(static_cast<size_t>(n) + 1, {});
     State start;
     start.covered = SubGraph(n);
     for (ValueId in : graph_.inputs()) {
@@ -75,6 +78,7 @@ class Search {
       }
     }
     result.states += static_cast<int64_t>(levels_[static_cast<size_t>(n)].size());
+    result.states_cut += skipped_;
     if (best_state < 0) return Internal("the op-level search found no complete placement");
     result.cost_ms = best;
     for (int id = best_state; states_[static_cast<size_t>(id)].parent >= 0; id = states_[static_cast<size_t>(id)].parent) {
@@ -234,22 +238,32 @@ class Search {
   void Advance(int from, int c) {
     const State& s = states_[static_cast<size_t>(from)];
     const SearchCandidate& cand = candidates_[static_cast<size_t>(c)];
+    // Cost first, from the state's live values as they are: a state the beam would cut
+    // anyway is never built (most of them are, in graphs of many parallel branches).
+    double cost = s.cost + cand.cost_ms;
+    for (const Port& in : inputs_[static_cast<size_t>(c)]) {
+      const LiveValue* lv = FindLive(s.live, in.value);
+      if (lv == nullptr) return;  // cannot happen for a ready group
+      if (!(lv->available & (1u << in.layout))) cost += Transition(in.value, lv->home, in.layout);
+    }
+    double bound = s.bound;
+    for (NodeId node : cand.nodes.Nodes()) bound -= node_bound_[static_cast<size_t>(node)];
+    const int32_t level = s.covered.size() + cand.nodes.size();
+    if (BeamWouldCut(level, cost + bound)) {
+      ++skipped_;
+      return;
+    }
     State next;
     next.covered = s.covered.Union(cand.nodes);
     next.live = s.live;
-    next.cost = s.cost + cand.cost_ms;
-    next.bound = s.bound;
-    for (NodeId node : cand.nodes.Nodes()) next.bound -= node_bound_[static_cast<size_t>(node)];
+    next.cost = cost;
+    next.bound = bound;
     next.parent = from;
     next.candidate = c;
     for (const Port& in : inputs_[static_cast<size_t>(c)]) {
       auto it = std::lower_bound(next.live.begin(), next.live.end(), in.value,
                                  [](const LiveValue& lv, ValueId v) { return lv.value < v; });
-      if (it == next.live.end() || it->value != in.value) return;  // cannot happen for a ready group
-      if (!(it->available & (1u << in.layout))) {
-        next.cost += Transition(in.value, it->home, in.layout);
-        it->available |= 1u << in.layout;
-      }
+      it->available |= 1u << in.layout;
     }
     for (const Port& out : outputs_[static_cast<size_t>(c)]) {
       LiveValue lv{out.value, out.layout, 1u << out.layout};
@@ -258,8 +272,24 @@ class Search {
       next.live.insert(it, lv);
     }
     std::erase_if(next.live, [&](const LiveValue& lv) { return !StillNeeded(lv.value, next.covered); });
-    const int32_t level = next.covered.size();
     Offer(std::move(next), level);
+  }
+
+  static const LiveValue* FindLive(const std::vector<LiveValue>& live, ValueId value) {
+    auto it = std::lower_bound(live.begin(), live.end(), value,
+                               [](const LiveValue& lv, ValueId v) { return lv.value < v; });
+    return it == live.end() || it->value != value ? nullptr : &*it;
+  }
+
+  // True when `level` already holds beam-width distinct states estimated no worse than
+  // `estimate`: the beam keeps those, so a state with this estimate is cut when the level
+  // settles. (The estimates kept are those states had when offered; a cheaper duplicate
+  // that replaced one only lowers the real figure, so the test never cuts a state the
+  // beam would keep.)
+  bool BeamWouldCut(int32_t level, double estimate) const {
+    if (beam_width_ <= 0) return false;
+    const auto& best = best_estimates_[static_cast<size_t>(level)];
+    return static_cast<int>(best.size()) >= beam_width_ && estimate >= best.top();
   }
 
   void Offer(State state, int32_t level) {
@@ -276,6 +306,11 @@ class Search {
       State& existing = states_[static_cast<size_t>(found->second)];
       if (state.cost < existing.cost) existing = std::move(state);
       return;
+    }
+    if (beam_width_ > 0) {
+      auto& best = best_estimates_[static_cast<size_t>(level)];
+      best.push(state.cost + state.bound);
+      if (static_cast<int>(best.size()) > beam_width_) best.pop();
     }
     states_.push_back(std::move(state));
     const int id = static_cast<int>(states_.size()) - 1;
@@ -297,6 +332,10 @@ class Search {
   std::vector<State> states_;
   std::vector<std::vector<int>> levels_;  // per covered count: state ids
   std::vector<std::unordered_map<std::string, int>> index_;
+  int beam_width_ = 0;
+  // Per level: the beam-width smallest estimates of its distinct states (a max-heap).
+  std::vector<std::priority_queue<double>> best_estimates_;
+  int64_t skipped_ = 0;  // states never built because the beam would cut them
 };
 
 }  // namespace
