@@ -196,18 +196,16 @@ def measure(contenders, rounds):
     """Interleaved rounds over the contenders; returns label -> median of round medians (ms)."""
     per_round = {c.label: [] for c in contenders}
     iterations = {}
-    for c in contenders:  # a first timing sets how many iterations fill a round
-        per_round[c.label].append(c.time(1, warmup=1))
+    for c in contenders:  # the first round: 2 runs each, which set how many fill a round
+        per_round[c.label].append(c.time(2, warmup=1))
         iterations[c.label] = max(1, min(20, int(ROUND_SECONDS / max(per_round[c.label][0], 1e-3) * 1e3)))
     fastest = min(v[0] for v in per_round.values())
-    # TVM's untuned schedules can take a minute per run of a large model: its first run is
+    # TVM's untuned schedules can take a minute per run of a large model: its first round is
     # its figure (it is not close to the others), and the rounds go on without it.
     slow = {label for label, v in per_round.items() if v[0] > 1e3 * SLOW_RUN_SECONDS and v[0] > 10 * fastest}
     rounded = [c for c in contenders if c.label not in slow]
-    for label in per_round:
-        if label not in slow:
-            per_round[label] = []
-    for r in range(rounds):
+    log("    round 1/{}: ".format(rounds) + ", ".join(f"{label} {v[0]:.2f}" for label, v in per_round.items()))
+    for r in range(1, rounds):
         order = rounded[r % len(rounded):] + rounded[:r % len(rounded)]
         for c in order:
             per_round[c.label].append(c.time(iterations[c.label], warmup=0))

@@ -11,6 +11,7 @@ failure prints "error MESSAGE" and exits 1. TVM reads its thread count from the
 environment (TVM_NUM_THREADS), which the driver sets.
 """
 import json
+import os
 import sys
 import time
 
@@ -53,13 +54,16 @@ def tvm_runner(model_path, inputs, threads):
 
     model = onnx.load(model_path)
     names = [o.name for o in model.graph.output]
-    module = from_onnx(model, keep_params_in_input=False)
-    module = relax.transform.DecomposeOpsForInference()(module)
-    # The default build, no tuning: TVM's own schedules for this CPU.
-    target = tvm.target.Target(
-        {"kind": "llvm", "mcpu": codegen.llvm_get_system_cpu(), "num-cores": threads})
-    executable = tvm.compile(module, target=target)
-    vm = relax.VirtualMachine(executable, tvm.cpu())
+    # Compiled once per model (minutes for the large ones), then loaded for each thread
+    # count: the thread count is the runtime's (TVM_NUM_THREADS), not the code's.
+    library = model_path + ".tvm.so"
+    if not os.path.exists(library):
+        module = from_onnx(model, keep_params_in_input=False)
+        module = relax.transform.DecomposeOpsForInference()(module)
+        # The default build, no tuning: TVM's own schedules for this CPU.
+        target = tvm.target.Target({"kind": "llvm", "mcpu": codegen.llvm_get_system_cpu()})
+        tvm.compile(module, target=target).export_library(library)
+    vm = relax.VirtualMachine(tvm.runtime.load_module(library), tvm.cpu())
     args = [tvm.runtime.tensor(inputs[i.name]) for i in model.graph.input if i.name in inputs]
 
     def run():

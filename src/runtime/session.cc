@@ -4,6 +4,7 @@
 #include <new>
 
 #include "ir/graph.h"
+#include "ir/simplify.h"
 #include "onnx/onnx_import.h"
 #include "runtime/executable.h"
 #include "runtime/placement.h"
@@ -103,6 +104,9 @@ StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph, const Session
   }
   auto impl = std::make_unique<Impl>();
   impl->num_threads = ResolveThreadCount(options.num_threads);
+  // Simplified before anything looks at it: placements, costs and plans all see (and hash)
+  // the graph that runs.
+  COLLAGE_RETURN_IF_ERROR(SimplifyGraph(graph).status());
   impl->graph = std::move(graph);
   for (ValueId id : impl->graph.inputs()) impl->inputs.push_back(InfoOf(impl->graph.value(id)));
   for (ValueId id : impl->graph.outputs()) impl->outputs.push_back(InfoOf(impl->graph.value(id)));

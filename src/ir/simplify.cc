@@ -1,0 +1,226 @@
+#include "ir/simplify.h"
+
+#include <cmath>
+#include <vector>
+
+#include "util/errors.h"
+
+namespace collage {
+
+namespace {
+
+bool IsFloat32Constant(const Graph& g, ValueId id) {
+  return id != kNoValue && g.value(id).is_constant() && g.value(id).type.dtype == DType::kFloat32;
+}
+
+// The only reader of `value` is one node, and it is not a graph output.
+bool ReadOnlyBy(const Graph& g, ValueId value, NodeId reader) {
+  const Value& v = g.value(value);
+  for (ValueId out : g.outputs()) {
+    if (out == value) return false;
+  }
+  return v.consumers.size() == 1 && v.consumers[0] == reader;
+}
+
+// A constant float scalar (any rank, one element) equal to 2 or 3; 0 otherwise.
+int SmallIntegerExponent(const Graph& g, ValueId id) {
+  if (!IsFloat32Constant(g, id) || g.value(id).type.num_elements() != 1) return 0;
+  const float e = g.value(id).constant->data_as<float>()[0];
+  return e == 2.0f ? 2 : e == 3.0f ? 3 : 0;
+}
+
+// Conv → BatchNormalization, foldable: the BatchNormalization (inference form, one output)
+// reads the Conv's only output, which nothing else reads; every parameter is a float32
+// constant of one value per output channel.
+bool FoldableBatchNorm(const Graph& g, const Node& bn, NodeId bn_id) {
+  if (bn.op_type != "BatchNormalization" || !bn.domain.empty() || bn.inputs.size() != 5) return false;
+  if (bn.attributes.GetInt("training_mode", 0) != 0) return false;
+  if (g.opset() < 9 && bn.attributes.GetInt("spatial", 1) == 0) return false;
+  for (size_t i = 1; i < bn.outputs.size(); ++i) {
+    if (bn.outputs[i] != kNoValue) return false;
+  }
+  const ValueId x = bn.inputs[0];
+  const NodeId conv_id = g.value(x).producer;
+  if (conv_id < 0 || !ReadOnlyBy(g, x, bn_id)) return false;
+  const Node& conv = g.node(conv_id);
+  if (conv.op_type != "Conv" || !conv.domain.empty() || conv.outputs.size() != 1) return false;
+  if (conv.inputs.size() < 2 || !IsFloat32Constant(g, conv.inputs[1])) return false;
+  const bool has_bias = conv.inputs.size() > 2 && conv.inputs[2] != kNoValue;
+  if (has_bias && !IsFloat32Constant(g, conv.inputs[2])) return false;
+  const int64_t channels = g.value(conv.inputs[1]).type.shape[0];
+  for (size_t i = 1; i < 5; ++i) {
+    if (!IsFloat32Constant(g, bn.inputs[i]) || g.value(bn.inputs[i]).type.num_elements() != channels) {
+      return false;
+    }
+  }
+  return g.value(x).type.dtype == DType::kFloat32;
+}
+
+// The Conv's weights scaled per output channel and its bias moved, for the BatchNormalization
+// after it: W'[o] = W[o] * s[o], b'[o] = (b[o] - mean[o]) * s[o] + B[o], s = scale / sqrt(var + eps).
+struct FoldedConv {
+  Tensor weight;
+  Tensor bias;
+};
+
+FoldedConv FoldBatchNorm(const Graph& g, const Node& conv, const Node& bn) {
+  const Tensor& w = *g.value(conv.inputs[1]).constant;
+  const int64_t channels = w.shape()[0];
+  const int64_t per_channel = w.num_elements() / channels;
+  const float* scale = g.value(bn.inputs[1]).constant->data_as<float>();
+  const float* shift = g.value(bn.inputs[2]).constant->data_as<float>();
+  const float* mean = g.value(bn.inputs[3]).constant->data_as<float>();
+  const float* var = g.value(bn.inputs[4]).constant->data_as<float>();
+  const bool has_bias = conv.inputs.size() > 2 && conv.inputs[2] != kNoValue;
+  const float* b = has_bias ? g.value(conv.inputs[2]).constant->data_as<float>() : nullptr;
+  const double epsilon = bn.attributes.GetFloat("epsilon", 1e-5f);
+  FoldedConv folded{Tensor(DType::kFloat32, w.shape()), Tensor(DType::kFloat32, {channels})};
+  for (int64_t o = 0; o < channels; ++o) {
+    const double s = scale[o] / std::sqrt(static_cast<double>(var[o]) + epsilon);
+    const float* src = w.data_as<float>() + o * per_channel;
+    float* dst = folded.weight.data_as<float>() + o * per_channel;
+    for (int64_t i = 0; i < per_channel; ++i) dst[i] = static_cast<float>(src[i] * s);
+    folded.bias.data_as<float>()[o] = static_cast<float>(((b ? b[o] : 0.0) - mean[o]) * s + shift[o]);
+  }
+  return folded;
+}
+
+// perm2 ∘ perm1 is the identity: Transpose(Transpose(x, perm1), perm2) == x.
+bool ComposeToIdentity(const std::vector<int64_t>& perm1, const std::vector<int64_t>& perm2) {
+  if (perm1.size() != perm2.size() || perm1.empty()) return false;
+  for (size_t i = 0; i < perm2.size(); ++i) {
+    const int64_t p = perm2[i];
+    if (p < 0 || p >= static_cast<int64_t>(perm1.size()) || perm1[static_cast<size_t>(p)] != static_cast<int64_t>(i)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+Node MulNode(const std::string& name, ValueId a, ValueId b, ValueId out) {
+  Node n;
+  n.name = name;
+  n.op_type = "Mul";
+  n.inputs = {a, b};
+  n.outputs = {out};
+  return n;
+}
+
+class Rewriter {
+ public:
+  explicit Rewriter(const Graph& old) : old_(old), substitute_(static_cast<size_t>(old.num_values()), kNoValue) {}
+
+  StatusOr<Graph> Run(SimplifyStats& stats) {
+    for (const Value& v : old_.values()) {
+      if (v.is_constant()) {
+        next_.AddConstant(v.name, *v.constant);
+      } else {
+        next_.AddValue(v.name, v.type);
+      }
+    }
+    for (ValueId in : old_.inputs()) next_.AddInput(in);
+    std::vector<bool> skip(static_cast<size_t>(old_.num_nodes()), false);
+    for (NodeId id = 0; id < old_.num_nodes(); ++id) {
+      if (skip[static_cast<size_t>(id)]) continue;
+      const Node& node = old_.node(id);
+      if (node.op_type == "Conv" && node.outputs.size() == 1 && node.outputs[0] != kNoValue) {
+        const Value& out = old_.value(node.outputs[0]);
+        if (out.consumers.size() == 1 && FoldableBatchNorm(old_, old_.node(out.consumers[0]), out.consumers[0])) {
+          const Node& bn = old_.node(out.consumers[0]);
+          FoldedConv folded = FoldBatchNorm(old_, node, bn);
+          Node conv = node;
+          conv.inputs.resize(3);
+          conv.inputs[1] = next_.AddConstant(node.name + ".folded_weight", std::move(folded.weight));
+          conv.inputs[2] = next_.AddConstant(node.name + ".folded_bias", std::move(folded.bias));
+          conv.outputs = {bn.outputs[0]};
+          COLLAGE_RETURN_IF_ERROR(Emit(std::move(conv)));
+          skip[static_cast<size_t>(out.consumers[0])] = true;
+          ++stats.batchnorms_folded;
+          continue;
+        }
+      }
+      if (node.op_type == "Pow" && node.domain.empty() && node.inputs.size() == 2 &&
+          old_.value(node.inputs[0]).type.dtype == DType::kFloat32 &&
+          old_.value(node.inputs[0]).type.shape == old_.value(node.outputs[0]).type.shape) {
+        if (const int exponent = SmallIntegerExponent(old_, node.inputs[1]); exponent != 0) {
+          const ValueId x = node.inputs[0];
+          if (exponent == 3) {
+            const std::string square_name = next_.UniqueName(node.name + ".square");
+            const ValueId square = next_.AddValue(square_name, old_.value(x).type);
+            COLLAGE_RETURN_IF_ERROR(Emit(MulNode(square_name, x, x, square)));
+            COLLAGE_RETURN_IF_ERROR(Emit(MulNode(node.name, square, x, node.outputs[0])));
+          } else {
+            COLLAGE_RETURN_IF_ERROR(Emit(MulNode(node.name, x, x, node.outputs[0])));
+          }
+          ++stats.pows_to_muls;
+          continue;
+        }
+      }
+      if (node.op_type == "Transpose" && node.domain.empty() && node.inputs.size() == 1) {
+        const ValueId mid = node.inputs[0];
+        const NodeId inner = old_.value(mid).producer;
+        if (inner >= 0 && old_.node(inner).op_type == "Transpose" && old_.node(inner).domain.empty() &&
+            ReadOnlyBy(old_, mid, id) && !IsGraphOutput(node.outputs[0]) &&
+            ComposeToIdentity(old_.node(inner).attributes.GetInts("perm"), node.attributes.GetInts("perm"))) {
+          // The inner Transpose was emitted (it ran before this one was seen); its output
+          // then has no reader and goes with RemoveDeadCode.
+          substitute_[static_cast<size_t>(node.outputs[0])] = Resolve(old_.node(inner).inputs[0]);
+          ++stats.transposes_cancelled;
+          continue;
+        }
+      }
+      COLLAGE_RETURN_IF_ERROR(Emit(node));
+    }
+    for (ValueId out : old_.outputs()) next_.AddOutput(Resolve(out));
+    next_.set_opset(old_.opset());
+    next_.set_name(old_.name());
+    next_.RemoveDeadCode();
+    return std::move(next_);
+  }
+
+ private:
+  bool IsGraphOutput(ValueId value) const {
+    for (ValueId out : old_.outputs()) {
+      if (out == value) return true;
+    }
+    return false;
+  }
+
+  ValueId Resolve(ValueId id) const {
+    while (id != kNoValue && id < static_cast<ValueId>(substitute_.size()) &&
+           substitute_[static_cast<size_t>(id)] != kNoValue) {
+      id = substitute_[static_cast<size_t>(id)];
+    }
+    return id;
+  }
+
+  Status Emit(Node node) {
+    for (ValueId& in : node.inputs) in = Resolve(in);
+    return next_.AddNode(std::move(node)).status();
+  }
+
+  const Graph& old_;
+  Graph next_;
+  std::vector<ValueId> substitute_;  // old value → the value that replaces it
+};
+
+bool AnythingToDo(const Graph& g) {
+  for (const Node& n : g.nodes()) {
+    if (n.op_type == "BatchNormalization" || n.op_type == "Pow" || n.op_type == "Transpose") return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+StatusOr<SimplifyStats> SimplifyGraph(Graph& graph) {
+  SimplifyStats stats;
+  if (!AnythingToDo(graph)) return stats;
+  COLLAGE_ASSIGN_OR_RETURN(Graph simplified, Rewriter(graph).Run(stats));
+  if (stats.total() == 0) return stats;
+  COLLAGE_RETURN_IF_ERROR(simplified.Validate());
+  graph = std::move(simplified);
+  return stats;
+}
+
+}  // namespace collage

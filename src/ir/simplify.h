@@ -1,0 +1,31 @@
+// Graph simplifications before placement: rewrites that give the same outputs (within
+// float rounding) with less work, or in ops more backends fuse.
+//
+//   - BatchNormalization after a Conv (all parameters constant, the Conv's output read by
+//     the BatchNormalization alone) folds into the Conv's weights and bias, as exporters do
+//     for eval-mode models when asked;
+//   - Pow by a constant scalar 2 or 3 becomes Mul (GELU's x^3: every backend's elementwise
+//     chains take Mul, none takes Pow, and std::pow costs ten multiplies);
+//   - two Transposes in a row that compose to the identity vanish, when nothing else reads
+//     the one between.
+//
+// Every rewrite keeps the graph's inputs, outputs and their names; nodes keep their names
+// (a folded BatchNormalization's output keeps its name, on the Conv).
+#pragma once
+
+#include "collage/status.h"
+#include "ir/graph.h"
+
+namespace collage {
+
+struct SimplifyStats {
+  int batchnorms_folded = 0;
+  int pows_to_muls = 0;
+  int transposes_cancelled = 0;
+  int total() const { return batchnorms_folded + pows_to_muls + transposes_cancelled; }
+};
+
+// Rewrites `graph` in place (ids renumbered when anything changed).
+StatusOr<SimplifyStats> SimplifyGraph(Graph& graph);
+
+}  // namespace collage

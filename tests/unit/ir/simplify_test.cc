@@ -1,0 +1,142 @@
+// Graph simplifications: each rewrite fires where it may, keeps the outputs of the graph as
+// it was (reference kernels, before and after) and their names, and stays away where it may
+// not.
+#include "ir/simplify.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "../zoo/zoo_test_util.h"
+#include "ir/graph_builder.h"
+#include "util/normalized_error.h"
+
+namespace collage {
+namespace {
+
+int Count(const Graph& g, const std::string& op) {
+  int n = 0;
+  for (const Node& node : g.nodes()) n += node.op_type == op;
+  return n;
+}
+
+// Simplifies a copy of `built` and checks its outputs against the original's.
+SimplifyStats SimplifyAndCompare(const Graph& built, Graph& simplified) {
+  simplified = built;
+  auto stats = SimplifyGraph(simplified);
+  EXPECT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_TRUE(simplified.Validate().ok()) << simplified.Validate().ToString();
+  const auto inputs = zoo_test::RandomGraphInputs(built, 3);
+  auto before = zoo_test::RunWithReferenceKernels(built, inputs);
+  auto after = zoo_test::RunWithReferenceKernels(simplified, inputs);
+  EXPECT_TRUE(before.ok() && after.ok());
+  if (before.ok() && after.ok()) {
+    EXPECT_EQ(before->size(), after->size());
+    for (const auto& [name, expected] : *before) {
+      EXPECT_TRUE(after->count(name)) << "output " << name << " lost its name";
+      if (after->count(name)) {
+        EXPECT_LE(NormalizedError(after->at(name), expected), 1e-5) << name;
+      }
+    }
+  }
+  return stats.ok() ? *stats : SimplifyStats{};
+}
+
+ValueId ConvBn(GraphBuilder& b, ValueId x, const std::string& name, bool conv_bias) {
+  ValueId w = b.RandomNormal(name + ".w", {8, 4, 3, 3}, 0.3f);
+  std::vector<ValueId> ins = {x, w};
+  if (conv_bias) ins.push_back(b.RandomNormal(name + ".b", {8}, 0.1f));
+  ValueId c = b.Node("Conv", ins, {{"pads", {1, 1, 1, 1}}}, name);
+  return b.Node("BatchNormalization",
+                {c, b.RandomUniform(name + ".scale", {8}, 0.5f, 1.5f), b.RandomNormal(name + ".shift", {8}, 0.2f),
+                 b.RandomNormal(name + ".mean", {8}, 0.2f), b.RandomUniform(name + ".var", {8}, 0.5f, 2.0f)},
+                {{"epsilon", 1e-3f}}, name + ".bn");
+}
+
+TEST(SimplifyTest, BatchNormFoldsIntoTheConvBeforeIt) {
+  GraphBuilder b("bn", 15, 1);
+  ValueId x = b.Input("x", DType::kFloat32, {1, 4, 6, 6});
+  ValueId y = b.Node("Relu", {ConvBn(b, x, "with_bias", true)});
+  ValueId z = ConvBn(b, b.Node("Slice", {y, b.Ints("s", {0}), b.Ints("e", {4}), b.Ints("a", {1})}),
+                     "without_bias", false);
+  b.Output(y, "y");
+  b.Output(z, "z");
+  auto built = std::move(b).Build();
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  Graph simplified;
+  SimplifyStats stats = SimplifyAndCompare(*built, simplified);
+  EXPECT_EQ(stats.batchnorms_folded, 2);
+  EXPECT_EQ(Count(simplified, "BatchNormalization"), 0);
+  EXPECT_EQ(Count(simplified, "Conv"), 2);
+  // The original weights are gone with the BatchNormalization's parameters.
+  EXPECT_FALSE(simplified.FindValue("with_bias.w").has_value());
+  EXPECT_FALSE(simplified.FindValue("with_bias.scale").has_value());
+}
+
+TEST(SimplifyTest, BatchNormStaysWhenTheConvOutputHasAnotherReader) {
+  GraphBuilder b("bn_shared", 15, 2);
+  ValueId x = b.Input("x", DType::kFloat32, {1, 4, 6, 6});
+  ValueId bn = ConvBn(b, x, "conv", true);
+  const ValueId conv_out = b.graph().node(b.graph().value(bn).producer).inputs[0];
+  b.Output(b.Node("Add", {bn, conv_out}), "y");
+  auto built = std::move(b).Build();
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  Graph simplified = *built;
+  auto stats = SimplifyGraph(simplified);
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->total(), 0);
+  EXPECT_EQ(Count(simplified, "BatchNormalization"), 1);
+}
+
+TEST(SimplifyTest, PowByTwoOrThreeBecomesMul) {
+  GraphBuilder b("pow", 17, 3);
+  ValueId x = b.Input("x", DType::kFloat32, {2, 5});
+  ValueId cube = b.Node("Pow", {x, b.Scalar<float>("three", 3.0f)}, {}, "cube");
+  ValueId square = b.Node("Pow", {x, b.Constant<float>("two", {1}, {2.0f})}, {}, "square");
+  ValueId other = b.Node("Pow", {b.Node("Abs", {x}), b.Scalar<float>("half", 2.5f)}, {}, "other");
+  b.Output(cube, "cube_out");
+  b.Output(b.Node("Add", {square, other}), "rest");
+  auto built = std::move(b).Build();
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  Graph simplified;
+  SimplifyStats stats = SimplifyAndCompare(*built, simplified);
+  EXPECT_EQ(stats.pows_to_muls, 2);
+  EXPECT_EQ(Count(simplified, "Pow"), 1);  // x^2.5 stays
+  EXPECT_EQ(Count(simplified, "Mul"), 3);
+}
+
+TEST(SimplifyTest, TransposesThatUndoEachOtherVanish) {
+  GraphBuilder b("transposes", 17, 4);
+  ValueId x = b.Input("x", DType::kFloat32, {2, 3, 4});
+  ValueId t = b.Node("Transpose", {x}, {{"perm", {1, 2, 0}}});
+  ValueId back = b.Node("Transpose", {t}, {{"perm", {2, 0, 1}}});
+  ValueId kept = b.Node("Transpose", {b.Node("Relu", {back})}, {{"perm", {1, 0, 2}}});
+  ValueId kept2 = b.Node("Transpose", {kept}, {{"perm", {0, 2, 1}}});  // not the inverse
+  b.Output(b.Node("Relu", {kept2}), "y");
+  auto built = std::move(b).Build();
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  Graph simplified;
+  SimplifyStats stats = SimplifyAndCompare(*built, simplified);
+  EXPECT_EQ(stats.transposes_cancelled, 1);
+  EXPECT_EQ(Count(simplified, "Transpose"), 2);
+}
+
+TEST(SimplifyTest, TransposeIntoAGraphOutputOrReadTwiceStays) {
+  GraphBuilder b("transposes_kept", 17, 5);
+  ValueId x = b.Input("x", DType::kFloat32, {2, 3});
+  ValueId t = b.Node("Transpose", {x}, {{"perm", {1, 0}}});
+  b.Output(b.Node("Transpose", {t}, {{"perm", {1, 0}}}), "y");  // a graph output
+  ValueId u = b.Node("Transpose", {b.Node("Relu", {x})}, {{"perm", {1, 0}}});
+  ValueId back = b.Node("Transpose", {u}, {{"perm", {1, 0}}});
+  b.Output(b.Node("Add", {back, back}), "z");
+  b.Output(u, "u");  // the one between is read elsewhere
+  auto built = std::move(b).Build();
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  Graph simplified = *built;
+  auto stats = SimplifyGraph(simplified);
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->total(), 0);
+}
+
+}  // namespace
+}  // namespace collage
