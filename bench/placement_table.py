@@ -27,7 +27,7 @@ MEASURING = re.compile(r"measuring ([0-9.]+) s, searching ([0-9.]+) s")
 CANDIDATES = re.compile(r"candidates: (\d+) offered, (\d+) distinct")
 PLACEMENT = re.compile(r"^placement \((?:op|two)-level\): (.*)$", re.M)
 TWO_LEVEL = re.compile(r"two-level search: (\d+) generations, (\d+) placements measured end to end.*?, ([0-9.]+) s$", re.M)
-SIDE = re.compile(r"measured side by side: op-level ([0-9.]+) (ms|us|s), best two-level ([0-9.]+) (ms|us|s): (.*)$", re.M)
+SIDE = re.compile(r"measured side by side: op-level ([0-9.]+) (ms|us|s), best two-level ([0-9.]+) (ms|us|s)(?:, \S+ alone [0-9.]+ (?:ms|us|s))?: (.*)$", re.M)
 
 
 def run(cmd):

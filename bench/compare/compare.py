@@ -287,6 +287,8 @@ def main():
     parser.add_argument("--python", default=sys.executable, help="the Python with the other runtimes")
     parser.add_argument("--results", default=os.path.join(HERE, "..", "results"))
     parser.add_argument("--cost-db", default="", help="default: RESULTS/costs.sqlite (kept between runs)")
+    parser.add_argument("--update", action="store_true",
+                        help="keep RESULTS/compare.json's other workloads; measure and replace only --models")
     args = parser.parse_args()
     args.threads = [int(t) for t in args.threads.split(",")]
     args.peers = [p for p in args.peers.split(",") if p]
@@ -298,9 +300,17 @@ def main():
                "threads": args.threads, "rounds": args.rounds, "two_level_budget_s": args.two_level_budget,
                "tolerance": TOLERANCE, "workloads": {}}
     json_path = os.path.join(args.results, "compare.json")
+    if args.update and os.path.exists(json_path):
+        with open(json_path) as f:
+            previous = json.load(f)
+        if previous.get("threads") != args.threads or previous.get("machine") != results["machine"]:
+            sys.exit(f"{json_path} was measured with other threads or on another machine; run without --update")
+        results["workloads"] = previous["workloads"]
     with tempfile.TemporaryDirectory() as folder:
         for name in args.models.split(","):
             results["workloads"][name] = compare_workload(args, collage, name, folder, db)
+            results["workloads"] = {n: results["workloads"][n] for n in MODELS.split(",") + sorted(results["workloads"])
+                                    if n in results["workloads"]}
             with open(json_path, "w") as f:  # kept up to date: a long run can be read midway
                 json.dump(results, f, indent=1)
     markdown = report.markdown(results)

@@ -190,7 +190,7 @@ StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& 
 
   COLLAGE_ASSIGN_OR_RETURN(Placement two_level,
                            SearchTwoLevel(graph, registry, threads, result.placement, backends, options, &report));
-  if (report.graph_level_kept) {
+  if (report.graph_level_kept || report.single_backend_kept) {
     report.groups = RegroupReport(two_level, report.groups);
     result.placement = std::move(two_level);
   }

@@ -68,10 +68,15 @@ void PrintTwoLevelReport(const OptimizeReport& report) {
               report.generations, report.evaluations, report.genome_cache_hits, report.invalid_genomes,
               report.evolve_seconds);
   for (const std::string& reason : report.invalid_genome_reasons) std::printf("  invalid: %s\n", reason.c_str());
-  std::printf("measured side by side: op-level %s, best two-level %s: %s\n", FormatMillis(report.op_level_ms).c_str(),
-              FormatMillis(report.two_level_ms).c_str(),
-              report.graph_level_kept ? "the graph-level placement is kept"
-                                      : "the op-level placement stays (the graph-level one was not faster)");
+  std::string alone;
+  if (!report.best_single_backend.empty()) {
+    alone = fmt::format(", {} alone {}", report.best_single_backend, FormatMillis(report.single_backend_ms));
+  }
+  const std::string verdict = report.graph_level_kept      ? "the graph-level placement is kept"
+                              : report.single_backend_kept ? report.best_single_backend + " alone is kept"
+                                                           : "the op-level placement stays (it was not slower)";
+  std::printf("measured side by side: op-level %s, best two-level %s%s: %s\n", FormatMillis(report.op_level_ms).c_str(),
+              FormatMillis(report.two_level_ms).c_str(), alone.c_str(), verdict.c_str());
 }
 
 Status Optimize(const OptimizeFlags& flags) {
