@@ -53,6 +53,9 @@ struct OptimizeOptions {
   int generations = 1000;
   int population = 16;
   unsigned seed = 1;
+  // Two-level only: interleaved rounds of the final side-by-side measurement (op-level,
+  // best genome, fastest backend alone).
+  int final_rounds = 15;
   std::function<void(const GenerationProgress&)> on_generation;
 };
 

@@ -17,7 +17,6 @@ namespace collage {
 namespace {
 
 constexpr double kTolerance = 1e-3;  // as `run --check`: whole models reassociate long sums
-constexpr int kFinalRounds = 15;
 
 // Names a placement completely: equal strings, equal plans (different genomes may decode to
 // the same placement).
@@ -35,8 +34,15 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 // reference outputs first.
 class PlanBench {
  public:
-  PlanBench(const Graph& graph, const BackendRegistry& registry, int threads)
-      : graph_(graph), registry_(registry), threads_(threads) {}
+  // Whole plans are timed with 3 to 15 runs (0.5 s cap), or fewer where `options` asks
+  // fewer runs of the candidates.
+  PlanBench(const Graph& graph, const BackendRegistry& registry, int threads, const OptimizeOptions& options)
+      : graph_(graph), registry_(registry), threads_(threads) {
+    settings_.warmup_runs = 1;
+    settings_.min_runs = std::max(1, std::min(3, options.min_runs));
+    settings_.max_runs = std::max(settings_.min_runs, std::min(15, options.max_runs));
+    settings_.max_seconds = 0.5;
+  }
 
   // Seeded inputs, and the outputs of the reference kernels (native alone) on them.
   Status Prepare() {
@@ -68,12 +74,7 @@ class PlanBench {
         return {false, 0, fmt::format("output {} differs from the reference kernels (error {:.3g})", o, error)};
       }
     }
-    MeasureSettings settings;
-    settings.warmup_runs = 1;
-    settings.min_runs = 3;
-    settings.max_runs = 15;
-    settings.max_seconds = 0.5;
-    CostRecord timed = TimeRepeatedly([&] { return (*exe)->Run(inputs_).status(); }, settings);
+    CostRecord timed = TimeRepeatedly([&] { return (*exe)->Run(inputs_).status(); }, settings_);
     if (!timed.valid) return {false, 0, timed.reason};
     return {true, timed.median_ms, ""};
   }
@@ -99,6 +100,7 @@ class PlanBench {
   const Graph& graph_;
   const BackendRegistry& registry_;
   const int threads_;
+  MeasureSettings settings_;
   std::vector<Tensor> inputs_;
   std::vector<Tensor> reference_outputs_;
 };
@@ -213,7 +215,7 @@ StatusOr<Placement> SearchTwoLevel(const Graph& graph, BackendRegistry& registry
     if (backend != nullptr && backend->graph_level()) graph_level.push_back(backend);
   }
   report->search = "two-level";
-  PlanBench bench(graph, registry, threads);
+  PlanBench bench(graph, registry, threads, options);
   COLLAGE_RETURN_IF_ERROR(bench.Prepare());
 
   GenomeDecoder decoder(graph, op_level, graph_level, registry);
@@ -277,7 +279,7 @@ StatusOr<Placement> SearchTwoLevel(const Graph& graph, BackendRegistry& registry
     COLLAGE_ASSIGN_OR_RETURN(f.exe, bench.Compile(f.placement));
     contenders.push_back(f.exe.get());
   }
-  COLLAGE_ASSIGN_OR_RETURN(std::vector<double> medians, bench.SideBySide(contenders, kFinalRounds));
+  COLLAGE_ASSIGN_OR_RETURN(std::vector<double> medians, bench.SideBySide(contenders, std::max(1, options.final_rounds)));
   report->op_level_ms = medians[0];
   report->two_level_ms = medians[1];
   if (finalists.size() == 3) report->single_backend_ms = medians[2];

@@ -39,6 +39,7 @@ TEST_P(OptimizedZooTest, BothSearchesGiveTheReferenceOutputs) {
   options.budget_seconds = 5;
   options.population = 4;
   options.generations = 2;
+  options.final_rounds = 2;
   for (const char* search : {"op-level", "two-level"}) {
     options.search = search;
     OptimizeReport report;
