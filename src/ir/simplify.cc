@@ -33,7 +33,8 @@ int SmallIntegerExponent(const Graph& g, ValueId id) {
 // reads the Conv's only output, which nothing else reads; every parameter is a float32
 // constant of one value per output channel.
 bool FoldableBatchNorm(const Graph& g, const Node& bn, NodeId bn_id) {
-  if (bn.op_type != "BatchNormalization" || !bn.domain.empty() || bn.inputs.size() != 5) return false;
+  if (bn.op_type != "BatchNormalization" || !bn.domain.empty() || bn.inputs.size() != 5)
+    return false;
   if (bn.attributes.GetInt("training_mode", 0) != 0) return false;
   if (g.opset() < 9 && bn.attributes.GetInt("spatial", 1) == 0) return false;
   for (size_t i = 1; i < bn.outputs.size(); ++i) {
@@ -49,7 +50,8 @@ bool FoldableBatchNorm(const Graph& g, const Node& bn, NodeId bn_id) {
   if (has_bias && !IsFloat32Constant(g, conv.inputs[2])) return false;
   const int64_t channels = g.value(conv.inputs[1]).type.shape[0];
   for (size_t i = 1; i < 5; ++i) {
-    if (!IsFloat32Constant(g, bn.inputs[i]) || g.value(bn.inputs[i]).type.num_elements() != channels) {
+    if (!IsFloat32Constant(g, bn.inputs[i]) ||
+        g.value(bn.inputs[i]).type.num_elements() != channels) {
       return false;
     }
   }
@@ -57,7 +59,8 @@ bool FoldableBatchNorm(const Graph& g, const Node& bn, NodeId bn_id) {
 }
 
 // The Conv's weights scaled per output channel and its bias moved, for the BatchNormalization
-// after it: W'[o] = W[o] * s[o], b'[o] = (b[o] - mean[o]) * s[o] + B[o], s = scale / sqrt(var + eps).
+// after it: W'[o] = W[o] * s[o], b'[o] = (b[o] - mean[o]) * s[o] + B[o], s = scale / sqrt(var +
+// eps).
 struct FoldedConv {
   Tensor weight;
   Tensor bias;
@@ -80,7 +83,8 @@ FoldedConv FoldBatchNorm(const Graph& g, const Node& conv, const Node& bn) {
     const float* src = w.data_as<float>() + o * per_channel;
     float* dst = folded.weight.data_as<float>() + o * per_channel;
     for (int64_t i = 0; i < per_channel; ++i) dst[i] = static_cast<float>(src[i] * s);
-    folded.bias.data_as<float>()[o] = static_cast<float>(((b ? b[o] : 0.0) - mean[o]) * s + shift[o]);
+    folded.bias.data_as<float>()[o] =
+        static_cast<float>(((b ? b[o] : 0.0) - mean[o]) * s + shift[o]);
   }
   return folded;
 }
@@ -90,7 +94,8 @@ bool ComposeToIdentity(const std::vector<int64_t>& perm1, const std::vector<int6
   if (perm1.size() != perm2.size() || perm1.empty()) return false;
   for (size_t i = 0; i < perm2.size(); ++i) {
     const int64_t p = perm2[i];
-    if (p < 0 || p >= static_cast<int64_t>(perm1.size()) || perm1[static_cast<size_t>(p)] != static_cast<int64_t>(i)) {
+    if (p < 0 || p >= static_cast<int64_t>(perm1.size()) ||
+        perm1[static_cast<size_t>(p)] != static_cast<int64_t>(i)) {
       return false;
     }
   }
@@ -108,7 +113,8 @@ Node MulNode(const std::string& name, ValueId a, ValueId b, ValueId out) {
 
 class Rewriter {
  public:
-  explicit Rewriter(const Graph& old) : old_(old), substitute_(static_cast<size_t>(old.num_values()), kNoValue) {}
+  explicit Rewriter(const Graph& old)
+      : old_(old), substitute_(static_cast<size_t>(old.num_values()), kNoValue) {}
 
   StatusOr<Graph> Run(SimplifyStats& stats) {
     for (const Value& v : old_.values()) {
@@ -125,12 +131,14 @@ class Rewriter {
       const Node& node = old_.node(id);
       if (node.op_type == "Conv" && node.outputs.size() == 1 && node.outputs[0] != kNoValue) {
         const Value& out = old_.value(node.outputs[0]);
-        if (out.consumers.size() == 1 && FoldableBatchNorm(old_, old_.node(out.consumers[0]), out.consumers[0])) {
+        if (out.consumers.size() == 1 &&
+            FoldableBatchNorm(old_, old_.node(out.consumers[0]), out.consumers[0])) {
           const Node& bn = old_.node(out.consumers[0]);
           FoldedConv folded = FoldBatchNorm(old_, node, bn);
           Node conv = node;
           conv.inputs.resize(3);
-          conv.inputs[1] = next_.AddConstant(node.name + ".folded_weight", std::move(folded.weight));
+          conv.inputs[1] =
+              next_.AddConstant(node.name + ".folded_weight", std::move(folded.weight));
           conv.inputs[2] = next_.AddConstant(node.name + ".folded_bias", std::move(folded.bias));
           conv.outputs = {bn.outputs[0]};
           COLLAGE_RETURN_IF_ERROR(Emit(std::move(conv)));
@@ -159,9 +167,11 @@ class Rewriter {
       if (node.op_type == "Transpose" && node.domain.empty() && node.inputs.size() == 1) {
         const ValueId mid = node.inputs[0];
         const NodeId inner = old_.value(mid).producer;
-        if (inner >= 0 && old_.node(inner).op_type == "Transpose" && old_.node(inner).domain.empty() &&
-            ReadOnlyBy(old_, mid, id) && !IsGraphOutput(node.outputs[0]) &&
-            ComposeToIdentity(old_.node(inner).attributes.GetInts("perm"), node.attributes.GetInts("perm"))) {
+        if (inner >= 0 && old_.node(inner).op_type == "Transpose" &&
+            old_.node(inner).domain.empty() && ReadOnlyBy(old_, mid, id) &&
+            !IsGraphOutput(node.outputs[0]) &&
+            ComposeToIdentity(old_.node(inner).attributes.GetInts("perm"),
+                              node.attributes.GetInts("perm"))) {
           // The inner Transpose was emitted (it ran before this one was seen); its output
           // then has no reader and goes with RemoveDeadCode.
           substitute_[static_cast<size_t>(node.outputs[0])] = Resolve(old_.node(inner).inputs[0]);
@@ -206,7 +216,8 @@ class Rewriter {
 
 bool AnythingToDo(const Graph& g) {
   for (const Node& n : g.nodes()) {
-    if (n.op_type == "BatchNormalization" || n.op_type == "Pow" || n.op_type == "Transpose") return true;
+    if (n.op_type == "BatchNormalization" || n.op_type == "Pow" || n.op_type == "Transpose")
+      return true;
   }
   return false;
 }

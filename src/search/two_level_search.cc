@@ -36,7 +36,8 @@ class PlanBench {
  public:
   // Whole plans are timed with 3 to 15 runs (0.5 s cap), or fewer where `options` asks
   // fewer runs of the candidates.
-  PlanBench(const Graph& graph, const BackendRegistry& registry, int threads, const OptimizeOptions& options)
+  PlanBench(const Graph& graph, const BackendRegistry& registry, int threads,
+            const OptimizeOptions& options)
       : graph_(graph), registry_(registry), threads_(threads) {
     settings_.warmup_runs = 1;
     settings_.min_runs = std::max(1, std::min(3, options.min_runs));
@@ -246,7 +247,8 @@ StatusOr<Placement> SearchTwoLevel(const Graph& graph, BackendRegistry& registry
   report->invalid_genomes = evolved.invalid;
   report->invalid_genome_reasons = evolved.invalid_reasons;
   report->evolve_seconds = SecondsSince(start);
-  if (!evolved.best_fitness.valid) return Internal("the graph-level search found no valid placement");
+  if (!evolved.best_fitness.valid)
+    return Internal("the graph-level search found no valid placement");
 
   // Never slower than the op-level placement, nor than any of the backends alone (groups
   // measured one by one can add up wrong: two thread pools taking turns hundreds of times per
@@ -279,7 +281,8 @@ StatusOr<Placement> SearchTwoLevel(const Graph& graph, BackendRegistry& registry
     COLLAGE_ASSIGN_OR_RETURN(f.exe, bench.Compile(f.placement));
     contenders.push_back(f.exe.get());
   }
-  COLLAGE_ASSIGN_OR_RETURN(std::vector<double> medians, bench.SideBySide(contenders, std::max(1, options.final_rounds)));
+  COLLAGE_ASSIGN_OR_RETURN(std::vector<double> medians,
+                           bench.SideBySide(contenders, std::max(1, options.final_rounds)));
   report->op_level_ms = medians[0];
   report->two_level_ms = medians[1];
   if (finalists.size() == 3) report->single_backend_ms = medians[2];

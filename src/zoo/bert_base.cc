@@ -35,15 +35,6 @@ struct Shared {
   ValueId half;
 };
 
-// LayerNormalization over the last axis with gamma near 1 and beta near 0 (random, so a
-// backend that ignores either is caught).
-ValueId LayerNorm(GraphBuilder& b, ValueId x, const std::string& name) {
-  ValueId gamma = b.RandomUniform(name + ".weight", {kHidden}, 0.9f, 1.1f);
-  ValueId beta = b.RandomUniform(name + ".bias", {kHidden}, -0.1f, 0.1f);
-  return b.Node("LayerNormalization", {x, gamma, beta},
-                {{"axis", -1}, {"epsilon", kLayerNormEpsilon}}, name);
-}
-
 // [1, 128, 768] → [1, 12, 128, 64], or [1, 12, 64, 128] for keys (K already transposed for
 // Q·K^T, as the exporter merges the two transposes).
 ValueId SplitHeads(GraphBuilder& b, const Shared& c, ValueId x, const std::string& name,
@@ -76,7 +67,7 @@ ValueId SelfAttention(GraphBuilder& b, const Shared& c, ValueId x) {
   auto output = b.Scope("output");
   ValueId y = zoo::LinearMatMul(b, context, "dense", kHidden, kInitStddev);
   y = b.Node("Add", {y, x}, {}, "residual");
-  return LayerNorm(b, y, "LayerNorm");
+  return zoo::LayerNorm(b, y, "LayerNorm", kLayerNormEpsilon);
 }
 
 // GELU(x) = x * 0.5 * (1 + erf(x / sqrt(2))), node for node as torch exports F.gelu before
@@ -100,7 +91,7 @@ ValueId EncoderLayer(GraphBuilder& b, const Shared& c, ValueId x) {
   auto scope = b.Scope("output");
   ValueId y = zoo::LinearMatMul(b, h, "dense", kHidden, kInitStddev);
   y = b.Node("Add", {y, attention}, {}, "residual");
-  return LayerNorm(b, y, "LayerNorm");
+  return zoo::LayerNorm(b, y, "LayerNorm", kLayerNormEpsilon);
 }
 
 }  // namespace
@@ -126,7 +117,7 @@ StatusOr<Graph> BuildBertBase() {
     x = b.Node("Add", {x, positions}, {}, "add_positions");
     ValueId token_type = b.RandomNormal("token_type_embeddings", {kHidden}, kInitStddev);
     x = b.Node("Add", {x, token_type}, {}, "add_token_type");
-    x = LayerNorm(b, x, "LayerNorm");
+    x = zoo::LayerNorm(b, x, "LayerNorm", kLayerNormEpsilon);
   }
   for (int i = 0; i < kLayers; ++i) {
     auto scope = b.Scope("encoder.layer." + std::to_string(i));

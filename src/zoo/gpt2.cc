@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ir/graph_builder.h"
+#include "zoo/layers.h"
 #include "zoo/models.h"
 
 namespace collage {
@@ -41,14 +42,6 @@ struct Shared {
   ValueId one;
   ValueId half;
 };
-
-ValueId LayerNorm(GraphBuilder& b, ValueId x, const std::string& name) {
-  ValueId gamma = b.RandomUniform(name + ".weight", {kHidden}, 0.9f, 1.1f);
-  ValueId beta = b.RandomUniform(name + ".bias", {kHidden}, -0.1f, 0.1f);
-  return b.Node("LayerNormalization", {x, gamma, beta},
-                {{"axis", -1}, {"epsilon", kLayerNormEpsilon}}, name);
-}
-
 // GPT-2's Conv1D on [1, 128, in]: Reshape to [128, in], Gemm with W [in, out] and bias,
 // Reshape back to [1, 128, out].
 ValueId Conv1D(GraphBuilder& b, const Shared& c, ValueId x, const std::string& name,
@@ -66,7 +59,8 @@ ValueId Conv1D(GraphBuilder& b, const Shared& c, ValueId x, const std::string& n
 ValueId CausalSelfAttention(GraphBuilder& b, const Shared& c, ValueId x) {
   auto scope = b.Scope("attn");
   ValueId qkv = Conv1D(b, c, x, "c_attn", 3 * kHidden, kInitStddev);
-  std::vector<ValueId> parts = b.NodeMulti("Split", {qkv, c.split_sizes}, 3, {{"axis", 2}}, "split");
+  std::vector<ValueId> parts =
+      b.NodeMulti("Split", {qkv, c.split_sizes}, 3, {{"axis", 2}}, "split");
   if (parts.size() != 3) return kNoValue;
   auto heads = [&](ValueId v, const std::string& name, std::initializer_list<int64_t> perm) {
     ValueId y = b.Node("Reshape", {v, c.heads_shape}, {}, name + ".reshape");
@@ -97,12 +91,13 @@ ValueId GeluTanh(GraphBuilder& b, const Shared& c, ValueId x) {
 }
 
 ValueId Block(GraphBuilder& b, const Shared& c, ValueId x) {
-  ValueId attention = CausalSelfAttention(b, c, LayerNorm(b, x, "ln_1"));
+  ValueId attention = CausalSelfAttention(b, c, zoo::LayerNorm(b, x, "ln_1", kLayerNormEpsilon));
   x = b.Node("Add", {x, attention}, {}, "attn_residual");
   ValueId h;
   {
     auto scope = b.Scope("mlp");
-    h = Conv1D(b, c, LayerNorm(b, x, "ln_2"), "c_fc", 4 * kHidden, kInitStddev);
+    h = Conv1D(b, c, zoo::LayerNorm(b, x, "ln_2", kLayerNormEpsilon), "c_fc", 4 * kHidden,
+               kInitStddev);
     h = GeluTanh(b, c, h);
     h = Conv1D(b, c, h, "c_proj", kHidden, kInitStddev / std::sqrt(2.0f * kLayers));
   }
@@ -145,7 +140,7 @@ StatusOr<Graph> BuildGpt2Small() {
     auto scope = b.Scope("h." + std::to_string(i));
     x = Block(b, c, x);
   }
-  x = LayerNorm(b, x, "ln_f");
+  x = zoo::LayerNorm(b, x, "ln_f", kLayerNormEpsilon);
   b.Output(x, "last_hidden_state");
   return std::move(b).Build();
 }

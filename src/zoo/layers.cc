@@ -31,8 +31,10 @@ ValueId ConvNdBias(GraphBuilder& b, ValueId x, const std::string& name, const Co
   if (spec.has_bias) {
     inputs.push_back(b.RandomNormal(name + ".bias", {spec.out_channels}, kBiasStddev));
   }
-  std::vector<int64_t> strides = spec.strides.empty() ? std::vector<int64_t>(dims, 1) : spec.strides;
-  const std::vector<int64_t> per_dim = spec.pads.empty() ? std::vector<int64_t>(dims, 0) : spec.pads;
+  std::vector<int64_t> strides =
+      spec.strides.empty() ? std::vector<int64_t>(dims, 1) : spec.strides;
+  const std::vector<int64_t> per_dim =
+      spec.pads.empty() ? std::vector<int64_t>(dims, 0) : spec.pads;
   std::vector<int64_t> pads = per_dim;  // ONNX: all begins, then all ends
   pads.insert(pads.end(), per_dim.begin(), per_dim.end());
   return b.Node("Conv", inputs,
@@ -62,6 +64,14 @@ ValueId LinearMatMul(GraphBuilder& b, ValueId x, const std::string& name, int64_
   ValueId bias = b.RandomNormal("bias", {out_features}, kBiasStddev);
   ValueId y = b.Node("MatMul", {x, w});
   return b.Node("Add", {y, bias});
+}
+
+ValueId LayerNorm(GraphBuilder& b, ValueId x, const std::string& name, float epsilon) {
+  if (!b.ok()) return kNoValue;
+  const int64_t hidden = b.dim(x, -1);
+  ValueId gamma = b.RandomUniform(name + ".weight", {hidden}, 0.9f, 1.1f);
+  ValueId beta = b.RandomUniform(name + ".bias", {hidden}, -0.1f, 0.1f);
+  return b.Node("LayerNormalization", {x, gamma, beta}, {{"axis", -1}, {"epsilon", epsilon}}, name);
 }
 
 }  // namespace collage::zoo

@@ -53,4 +53,8 @@ ValueId LinearGemm(GraphBuilder& b, ValueId x, const std::string& name, int64_t 
 ValueId LinearMatMul(GraphBuilder& b, ValueId x, const std::string& name, int64_t out_features,
                      float weight_stddev);
 
+// LayerNormalization over the last axis with gamma near 1 and beta near 0 (random, so a
+// backend that ignores either is caught): constants `name`.weight / `name`.bias.
+ValueId LayerNorm(GraphBuilder& b, ValueId x, const std::string& name, float epsilon);
+
 }  // namespace collage::zoo

@@ -34,8 +34,13 @@ ValueId SeparableConv(GraphBuilder& b, ValueId x, const std::string& name, int64
     const int64_t channels = b.dim(x, 1);
     x = b.Node("Relu", {x}, {}, "relu" + n);
     x = ConvBias(b, x, "depthwise" + n,
-                 {.out_channels = channels, .kernel = kernel, .stride = i == 1 ? stride : 1,
-                  .pad = kernel / 2, .group = channels, .gain = 1.0f, .has_bias = false});
+                 {.out_channels = channels,
+                  .kernel = kernel,
+                  .stride = i == 1 ? stride : 1,
+                  .pad = kernel / 2,
+                  .group = channels,
+                  .gain = 1.0f,
+                  .has_bias = false});
     x = ConvBias(b, x, "pointwise" + n, {.out_channels = filters, .kernel = 1});
   }
   return x;
@@ -57,8 +62,7 @@ ValueId MaxPool3x3(GraphBuilder& b, ValueId x, int64_t stride, const std::string
 }
 
 // ReLU and 1x1 Conv to `filters` channels, strided when `x` has twice the side of `size`.
-ValueId Adjust(GraphBuilder& b, ValueId x, const std::string& name, int64_t filters,
-               int64_t size) {
+ValueId Adjust(GraphBuilder& b, ValueId x, const std::string& name, int64_t filters, int64_t size) {
   const int64_t stride = b.dim(x, 2) > size ? 2 : 1;
   x = b.Node("Relu", {x}, {}, name + ".relu");
   return ConvBias(b, x, name + ".conv", {.out_channels = filters, .kernel = 1, .stride = stride});
@@ -69,14 +73,16 @@ ValueId NormalCell(GraphBuilder& b, ValueId h, ValueId prev, int64_t filters) {
   ValueId x = Adjust(b, h, "adjust_h", filters, b.dim(h, 2));
   ValueId y = Adjust(b, prev, "adjust_prev", filters, b.dim(h, 2));
   ValueId b0 = b.Node("Add", {SeparableConv(b, x, "comb0.left", filters, 3, 1), x}, {}, "comb0");
-  ValueId b1 = b.Node("Add", {SeparableConv(b, y, "comb1.left", filters, 3, 1),
-                              SeparableConv(b, x, "comb1.right", filters, 5, 1)},
+  ValueId b1 = b.Node("Add",
+                      {SeparableConv(b, y, "comb1.left", filters, 3, 1),
+                       SeparableConv(b, x, "comb1.right", filters, 5, 1)},
                       {}, "comb1");
   ValueId b2 = b.Node("Add", {AvgPool3x3(b, x, 1, "comb2.left"), y}, {}, "comb2");
-  ValueId b3 = b.Node("Add", {AvgPool3x3(b, y, 1, "comb3.left"), AvgPool3x3(b, y, 1, "comb3.right")},
-                      {}, "comb3");
-  ValueId b4 = b.Node("Add", {SeparableConv(b, y, "comb4.left", filters, 5, 1),
-                              SeparableConv(b, y, "comb4.right", filters, 3, 1)},
+  ValueId b3 = b.Node(
+      "Add", {AvgPool3x3(b, y, 1, "comb3.left"), AvgPool3x3(b, y, 1, "comb3.right")}, {}, "comb3");
+  ValueId b4 = b.Node("Add",
+                      {SeparableConv(b, y, "comb4.left", filters, 5, 1),
+                       SeparableConv(b, y, "comb4.right", filters, 3, 1)},
                       {}, "comb4");
   return b.Node("Concat", {y, b0, b1, b2, b3, b4}, {{"axis", 1}}, "concat");
 }
@@ -85,18 +91,20 @@ ValueId NormalCell(GraphBuilder& b, ValueId h, ValueId prev, int64_t filters) {
 ValueId ReductionCell(GraphBuilder& b, ValueId h, ValueId prev, int64_t filters) {
   ValueId x = Adjust(b, h, "adjust_h", filters, b.dim(h, 2));
   ValueId y = Adjust(b, prev, "adjust_prev", filters, b.dim(h, 2));
-  ValueId c0 = b.Node("Add", {SeparableConv(b, y, "comb0.left", filters, 7, 2),
-                              SeparableConv(b, x, "comb0.right", filters, 5, 2)},
+  ValueId c0 = b.Node("Add",
+                      {SeparableConv(b, y, "comb0.left", filters, 7, 2),
+                       SeparableConv(b, x, "comb0.right", filters, 5, 2)},
                       {}, "comb0");
-  ValueId c1 = b.Node("Add", {MaxPool3x3(b, x, 2, "comb1.left"),
-                              SeparableConv(b, y, "comb1.right", filters, 7, 2)},
-                      {}, "comb1");
-  ValueId c2 = b.Node("Add", {AvgPool3x3(b, x, 2, "comb2.left"),
-                              SeparableConv(b, y, "comb2.right", filters, 5, 2)},
-                      {}, "comb2");
-  ValueId c3 = b.Node("Add", {MaxPool3x3(b, x, 2, "comb3.left"),
-                              SeparableConv(b, c0, "comb3.right", filters, 3, 1)},
-                      {}, "comb3");
+  ValueId c1 = b.Node(
+      "Add", {MaxPool3x3(b, x, 2, "comb1.left"), SeparableConv(b, y, "comb1.right", filters, 7, 2)},
+      {}, "comb1");
+  ValueId c2 = b.Node(
+      "Add", {AvgPool3x3(b, x, 2, "comb2.left"), SeparableConv(b, y, "comb2.right", filters, 5, 2)},
+      {}, "comb2");
+  ValueId c3 = b.Node(
+      "Add",
+      {MaxPool3x3(b, x, 2, "comb3.left"), SeparableConv(b, c0, "comb3.right", filters, 3, 1)}, {},
+      "comb3");
   ValueId c4 = b.Node("Add", {AvgPool3x3(b, c0, 1, "comb4.left"), c1}, {}, "comb4");
   return b.Node("Concat", {c1, c2, c3, c4}, {{"axis", 1}}, "concat");
 }

@@ -29,15 +29,17 @@ ValueId Bottleneck3d(GraphBuilder& b, ValueId x, int64_t planes, int64_t stride,
   ValueId identity = x;
   ValueId y = ConvNdBias(b, x, "conv1", {.out_channels = planes, .kernel = Cube(1)});
   y = b.Node("Relu", {y}, {}, "relu1");
-  y = ConvNdBias(b, y, "conv2",
-                 {.out_channels = planes, .kernel = Cube(3), .strides = Cube(stride),
-                  .pads = Cube(1)});
+  y = ConvNdBias(
+      b, y, "conv2",
+      {.out_channels = planes, .kernel = Cube(3), .strides = Cube(stride), .pads = Cube(1)});
   y = b.Node("Relu", {y}, {}, "relu2");
   y = ConvNdBias(b, y, "conv3",
                  {.out_channels = planes * 4, .kernel = Cube(1), .gain = kResidualGain});
   if (downsample) {
     identity = ConvNdBias(b, x, "downsample.0",
-                          {.out_channels = planes * 4, .kernel = Cube(1), .strides = Cube(stride),
+                          {.out_channels = planes * 4,
+                           .kernel = Cube(1),
+                           .strides = Cube(stride),
                            .gain = kShortcutGain});
   }
   y = b.Node("Add", {y, identity}, {}, "add");

@@ -47,10 +47,12 @@ ValueId ConvBn(GraphBuilder& b, ValueId x, const std::string& name, bool conv_bi
   std::vector<ValueId> ins = {x, w};
   if (conv_bias) ins.push_back(b.RandomNormal(name + ".b", {8}, 0.1f));
   ValueId c = b.Node("Conv", ins, {{"pads", {1, 1, 1, 1}}}, name);
-  return b.Node("BatchNormalization",
-                {c, b.RandomUniform(name + ".scale", {8}, 0.5f, 1.5f), b.RandomNormal(name + ".shift", {8}, 0.2f),
-                 b.RandomNormal(name + ".mean", {8}, 0.2f), b.RandomUniform(name + ".var", {8}, 0.5f, 2.0f)},
-                {{"epsilon", 1e-3f}}, name + ".bn");
+  return b.Node(
+      "BatchNormalization",
+      {c, b.RandomUniform(name + ".scale", {8}, 0.5f, 1.5f),
+       b.RandomNormal(name + ".shift", {8}, 0.2f), b.RandomNormal(name + ".mean", {8}, 0.2f),
+       b.RandomUniform(name + ".var", {8}, 0.5f, 2.0f)},
+      {{"epsilon", 1e-3f}}, name + ".bn");
 }
 
 TEST(SimplifyTest, BatchNormFoldsIntoTheConvBeforeIt) {
