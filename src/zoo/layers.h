@@ -57,4 +57,25 @@ ValueId LinearMatMul(GraphBuilder& b, ValueId x, const std::string& name, int64_
 // backend that ignores either is caught): constants `name`.weight / `name`.bias.
 ValueId LayerNorm(GraphBuilder& b, ValueId x, const std::string& name, float epsilon);
 
+// ResNet-50's four stages of bottlenecks (layer1..layer4), shared by the 2-D ResNets and
+// the 3-D one: `block(b, x, planes, stride, downsample)` builds one bottleneck inside scope
+// "layer<s>.<i>". The first block of each stage changes the width (and, after layer1, the
+// resolution), so it takes the stage's stride and a projection shortcut.
+template <typename Block>
+ValueId ResNet50Stages(GraphBuilder& b, ValueId x, const Block& block) {
+  struct Stage {
+    int64_t planes;
+    int blocks;
+    int64_t stride;
+  };
+  constexpr Stage kStages[] = {{64, 3, 1}, {128, 4, 2}, {256, 6, 2}, {512, 3, 2}};
+  for (int s = 0; s < 4; ++s) {
+    for (int i = 0; i < kStages[s].blocks; ++i) {
+      auto scope = b.Scope("layer" + std::to_string(s + 1) + "." + std::to_string(i));
+      x = block(b, x, kStages[s].planes, i == 0 ? kStages[s].stride : 1, i == 0);
+    }
+  }
+  return x;
+}
+
 }  // namespace collage::zoo

@@ -56,21 +56,10 @@ StatusOr<Graph> BuildBottleneckResNet(const std::string& name, uint64_t seed,
              {{"ceil_mode", 0}, {"kernel_shape", {3, 3}}, {"pads", {1, 1, 1, 1}}, {"strides", {2, 2}}},
              "maxpool");
 
-  struct Stage {
-    int64_t planes;
-    int blocks;
-    int64_t stride;
-  };
-  constexpr Stage kStages[] = {{64, 3, 1}, {128, 4, 2}, {256, 6, 2}, {512, 3, 2}};
-  for (int s = 0; s < 4; ++s) {
-    for (int i = 0; i < kStages[s].blocks; ++i) {
-      auto scope = b.Scope("layer" + std::to_string(s + 1) + "." + std::to_string(i));
-      // The first block of each stage changes the width (and, after layer1, the resolution),
-      // so its shortcut needs a projection.
-      x = Bottleneck(b, x, kStages[s].planes, i == 0 ? kStages[s].stride : 1, i == 0,
-                     cardinality);
-    }
-  }
+  x = zoo::ResNet50Stages(b, x, [&](GraphBuilder& g, ValueId in, int64_t planes, int64_t stride,
+                                    bool downsample) {
+    return Bottleneck(g, in, planes, stride, downsample, cardinality);
+  });
 
   x = b.Node("GlobalAveragePool", {x}, {}, "avgpool");
   x = b.Node("Flatten", {x}, {{"axis", 1}}, "flatten");

@@ -61,18 +61,7 @@ StatusOr<Graph> BuildResNet3d50() {
               {"strides", {2, 2, 2}}},
              "maxpool");
 
-  struct Stage {
-    int64_t planes;
-    int blocks;
-    int64_t stride;
-  };
-  constexpr Stage kStages[] = {{64, 3, 1}, {128, 4, 2}, {256, 6, 2}, {512, 3, 2}};
-  for (int s = 0; s < 4; ++s) {
-    for (int i = 0; i < kStages[s].blocks; ++i) {
-      auto scope = b.Scope("layer" + std::to_string(s + 1) + "." + std::to_string(i));
-      x = Bottleneck3d(b, x, kStages[s].planes, i == 0 ? kStages[s].stride : 1, i == 0);
-    }
-  }
+  x = zoo::ResNet50Stages(b, x, Bottleneck3d);
 
   x = b.Node("GlobalAveragePool", {x}, {}, "avgpool");
   x = b.Node("Flatten", {x}, {{"axis", 1}}, "flatten");
