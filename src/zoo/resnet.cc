@@ -33,14 +33,17 @@ ValueId Bottleneck(GraphBuilder& b, ValueId x, int64_t planes, int64_t stride, b
   ValueId y = ConvBias(b, x, "conv1", {.out_channels = width, .kernel = 1});
   y = b.Node("Relu", {y}, {}, "relu1");
   y = ConvBias(b, y, "conv2",
-               {.out_channels = width, .kernel = 3, .stride = stride, .pad = 1,
+               {.out_channels = width,
+                .kernel = 3,
+                .stride = stride,
+                .pad = 1,
                 .group = cardinality.groups});
   y = b.Node("Relu", {y}, {}, "relu2");
   y = ConvBias(b, y, "conv3", {.out_channels = planes * 4, .kernel = 1, .gain = kResidualGain});
   if (downsample) {
-    identity = ConvBias(b, x, "downsample.0",
-                        {.out_channels = planes * 4, .kernel = 1, .stride = stride,
-                         .gain = kShortcutGain});
+    identity = ConvBias(
+        b, x, "downsample.0",
+        {.out_channels = planes * 4, .kernel = 1, .stride = stride, .gain = kShortcutGain});
   }
   y = b.Node("Add", {y, identity}, {}, "add");
   return b.Node("Relu", {y}, {}, "relu3");
@@ -52,14 +55,15 @@ StatusOr<Graph> BuildBottleneckResNet(const std::string& name, uint64_t seed,
   ValueId x = b.Input("input", DType::kFloat32, {1, 3, 224, 224});
   x = ConvBias(b, x, "conv1", {.out_channels = 64, .kernel = 7, .stride = 2, .pad = 3});
   x = b.Node("Relu", {x}, {}, "relu");
-  x = b.Node("MaxPool", {x},
-             {{"ceil_mode", 0}, {"kernel_shape", {3, 3}}, {"pads", {1, 1, 1, 1}}, {"strides", {2, 2}}},
-             "maxpool");
+  x = b.Node(
+      "MaxPool", {x},
+      {{"ceil_mode", 0}, {"kernel_shape", {3, 3}}, {"pads", {1, 1, 1, 1}}, {"strides", {2, 2}}},
+      "maxpool");
 
-  x = zoo::ResNet50Stages(b, x, [&](GraphBuilder& g, ValueId in, int64_t planes, int64_t stride,
-                                    bool downsample) {
-    return Bottleneck(g, in, planes, stride, downsample, cardinality);
-  });
+  x = zoo::ResNet50Stages(
+      b, x, [&](GraphBuilder& g, ValueId in, int64_t planes, int64_t stride, bool downsample) {
+        return Bottleneck(g, in, planes, stride, downsample, cardinality);
+      });
 
   x = b.Node("GlobalAveragePool", {x}, {}, "avgpool");
   x = b.Node("Flatten", {x}, {{"axis", 1}}, "flatten");
