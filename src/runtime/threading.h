@@ -9,8 +9,13 @@ namespace collage {
 
 class BackendRegistry;
 
-// Must run before the first OpenMP parallel region of the process (the CLI calls it first
-// thing in main): sets the OpenMP wait policy the policy chose unless the user set one.
+// The OpenMP wait policy collage runs under (threading.cc says why).
+inline constexpr const char kOpenMpWaitPolicy[] = "PASSIVE";
+
+// Sets the OpenMP wait policy the policy chose unless the user set one. libgomp reads it in
+// its constructor, before main(): executables run this from .preinit_array by linking
+// collage_thread_policy_preinit (thread_policy_preinit.cc); calling it later changes the
+// environment only.
 void InitThreadPolicyEnvironment();
 
 // 0 → one thread per core the process may use.

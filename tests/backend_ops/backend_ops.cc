@@ -273,7 +273,6 @@ int Main(const Options& options) {
 }  // namespace collage::backend_ops
 
 int main(int argc, char** argv) {
-  collage::InitThreadPolicyEnvironment();
   collage::backend_ops::Options options;
   CLI::App app{"Differential test of every backend's rules against the reference kernels"};
   app.add_option("--backend-path", options.plugin_dirs, "Load backend plug-ins (lib*.so) from DIR first");

@@ -3,11 +3,10 @@
 #include <new>
 
 #include "commands.h"
-#include "runtime/threading.h"
 
 int main(int argc, char** argv) {
-  // Before anything starts the OpenMP runtime: its wait policy is read once.
-  collage::InitThreadPolicyEnvironment();
+  // The OpenMP wait policy is already in effect: thread_policy_preinit.cc sets it before
+  // the libraries start.
   CLI::App app{"collage: run ONNX models on the best mix of backend libraries"};
   app.require_subcommand(1);
   int exit_code = 0;

@@ -1,5 +1,6 @@
 // The threading policy (src/runtime/threading.h): one thread count for OpenMP and every
-// backend, and OpenMP wait settings that never override the user's.
+// backend, and OpenMP wait settings that never override the user's and are in effect when
+// the OpenMP runtime starts.
 #include <gtest/gtest.h>
 
 #if COLLAGE_HAS_OPENBLAS
@@ -12,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "../cli/cli_test_util.h"
 #include "collage/backend.h"
 #include "runtime/threading.h"
 
@@ -122,6 +124,20 @@ TEST(ThreadPolicyTest, WaitPolicyKeepsTheUsersSettings) {
     EXPECT_STREQ(std::getenv("OMP_WAIT_POLICY"), "PASSIVE");
     EXPECT_EQ(std::getenv("GOMP_SPINCOUNT"), nullptr);  // PASSIVE's zero spin holds
   }
+}
+
+// What libgomp itself read at start-up (OMP_DISPLAY_ENV=verbose prints it then): the
+// policy's zero spin, unless the user chose a setting.
+TEST(ThreadPolicyTest, TheCommandLineStartsOpenMpWithThePolicy) {
+  const std::string display = "OMP_DISPLAY_ENV=verbose";
+  testing::CommandResult policy = testing::RunCli("backends", "env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT " + display);
+  ASSERT_EQ(policy.exit_code, 0) << policy.output;
+  EXPECT_NE(policy.output.find("OMP_WAIT_POLICY = 'PASSIVE'"), std::string::npos) << policy.output;
+  EXPECT_NE(policy.output.find("GOMP_SPINCOUNT = '0'"), std::string::npos) << policy.output;
+
+  testing::CommandResult users = testing::RunCli("backends", "env -u OMP_WAIT_POLICY GOMP_SPINCOUNT=1234 " + display);
+  ASSERT_EQ(users.exit_code, 0) << users.output;
+  EXPECT_NE(users.output.find("GOMP_SPINCOUNT = '1234'"), std::string::npos) << users.output;
 }
 
 }  // namespace

@@ -24,8 +24,9 @@ struct CommandResult {
   std::string output;  // stdout and stderr together
 };
 
-inline CommandResult RunCli(const std::string& args) {
-  std::string command = std::string(COLLAGE_CLI_PATH) + " " + args + " 2>&1";
+// `env`: a prefix for the command line, as `env -u NAME NAME2=VALUE` would give it.
+inline CommandResult RunCli(const std::string& args, const std::string& env = "") {
+  std::string command = env + (env.empty() ? "" : " ") + std::string(COLLAGE_CLI_PATH) + " " + args + " 2>&1";
   CommandResult result;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return result;

@@ -1,0 +1,53 @@
+// Puts the threading policy's OpenMP wait setting into effect: libgomp must find it in the
+// environment the process started with.
+//
+// libgomp parses OMP_WAIT_POLICY / GOMP_SPINCOUNT once, in its ELF constructor, before
+// main(). Without the setting its workers spin 300k iterations after every parallel region,
+// and in a plan that alternates OpenMP libraries with XNNPACK's pthreadpool on 2 cores each
+// hand-off waits for a scheduler time slice (NAS-RNN's op-level plan at 2 threads: 540 ms
+// instead of 12 ms). Setting the variable from inside the process cannot work: a setenv in
+// main() comes after the constructor, and at .preinit_array time (before every library's
+// constructor) libc has not set up `environ` yet and resets it afterwards. So when the user
+// chose no wait setting, the process re-executes itself, once, with the policy's setting
+// added to the environment the kernel passed (about 10 ms, before any library has
+// started). The new process finds the variable and runs on.
+//
+// Linked into every collage executable (the CLI, the tests, the benches), never into the
+// library: .preinit_array is only honoured in executables. A program embedding the library
+// sets OMP_WAIT_POLICY=PASSIVE in its environment itself (docs/architecture.md, "Threads").
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "runtime/threading.h"
+
+namespace {
+
+bool Names(const char* entry, const char* name) {
+  const size_t length = std::strlen(name);
+  return std::strncmp(entry, name, length) == 0 && entry[length] == '=';
+}
+
+void ApplyThreadPolicyBeforeLibrariesStart(int /*argc*/, char** argv, char** envp) {
+  size_t count = 0;
+  for (; envp[count] != nullptr; ++count) {
+    // Present at all, even empty, is the user's choice (or ours, after the re-execution).
+    if (Names(envp[count], "OMP_WAIT_POLICY") || Names(envp[count], "GOMP_SPINCOUNT")) return;
+  }
+  static char setting[64] = "OMP_WAIT_POLICY=";
+  std::strncat(setting, collage::kOpenMpWaitPolicy, sizeof(setting) - std::strlen(setting) - 1);
+  char** env = static_cast<char**>(std::malloc((count + 2) * sizeof(char*)));
+  if (env == nullptr) return;
+  std::memcpy(env, envp, count * sizeof(char*));
+  env[count] = setting;
+  env[count + 1] = nullptr;
+  execve("/proc/self/exe", argv, env);
+  // Only reached if the re-execution failed: run on under libgomp's defaults.
+  std::free(env);
+}
+
+}  // namespace
+
+__attribute__((used, section(".preinit_array"))) static void (*const kThreadPolicyPreinit)(int, char**, char**) =
+    &ApplyThreadPolicyBeforeLibrariesStart;
