@@ -44,7 +44,7 @@ struct Config {
   const char* name;
   const char* what;
   std::vector<std::pair<const char*, const char*>> env;  // set in the child's environment
-  bool apply_threads;                                     // the child calls ApplyThreadPolicy
+  bool apply_threads;                                    // the child calls ApplyThreadPolicy
 };
 
 // A child whose environment names no wait setting gets collage's policy: this binary links
@@ -52,13 +52,24 @@ struct Config {
 // default is therefore spelled out: a spin count of 300k iterations.
 const std::vector<Config>& Configs() {
   static const std::vector<Config> configs = {
-      {"defaults", "every library at its defaults: no thread calls, libgomp's spin", {{"GOMP_SPINCOUNT", "300000"}},
+      {"defaults",
+       "every library at its defaults: no thread calls, libgomp's spin",
+       {{"GOMP_SPINCOUNT", "300000"}},
        false},
-      {"threads", "ApplyThreadPolicy only, libgomp's default spin", {{"GOMP_SPINCOUNT", "300000"}}, true},
-      {"passive", "ApplyThreadPolicy, OMP_WAIT_POLICY=PASSIVE", {{"OMP_WAIT_POLICY", "PASSIVE"}}, true},
+      {"threads",
+       "ApplyThreadPolicy only, libgomp's default spin",
+       {{"GOMP_SPINCOUNT", "300000"}},
+       true},
+      {"passive",
+       "ApplyThreadPolicy, OMP_WAIT_POLICY=PASSIVE",
+       {{"OMP_WAIT_POLICY", "PASSIVE"}},
+       true},
       {"spin_10k", "ApplyThreadPolicy, GOMP_SPINCOUNT=10000", {{"GOMP_SPINCOUNT", "10000"}}, true},
       {"spin_1k", "ApplyThreadPolicy, GOMP_SPINCOUNT=1000", {{"GOMP_SPINCOUNT", "1000"}}, true},
-      {"active", "ApplyThreadPolicy, OMP_WAIT_POLICY=ACTIVE", {{"OMP_WAIT_POLICY", "ACTIVE"}}, true},
+      {"active",
+       "ApplyThreadPolicy, OMP_WAIT_POLICY=ACTIVE",
+       {{"OMP_WAIT_POLICY", "ACTIVE"}},
+       true},
       {"policy", "collage's policy: the preinit wait setting + ApplyThreadPolicy", {}, true},
   };
   return configs;
@@ -116,14 +127,15 @@ std::unique_ptr<Bench> MakeBench(const std::string& backend_name, const std::str
     std::mt19937 rng(1);
     std::normal_distribution<float> normal;
     for (size_t i = 0; i < request.inputs.size(); ++i) {
-      const size_t bytes = bench->kernel->input_layouts()[i].BufferBytes(request.type(request.inputs[i]));
+      const size_t bytes =
+          bench->kernel->input_layouts()[i].BufferBytes(request.type(request.inputs[i]));
       float* data = Allocate(*bench, bytes);
       for (size_t j = 0; j < bytes / 4; ++j) data[j] = normal(rng);
       bench->inputs.push_back(data);
     }
     for (size_t i = 0; i < request.outputs.size(); ++i) {
-      bench->outputs.push_back(
-          Allocate(*bench, bench->kernel->output_layouts()[i].BufferBytes(request.type(request.outputs[i]))));
+      bench->outputs.push_back(Allocate(*bench, bench->kernel->output_layouts()[i].BufferBytes(
+                                                    request.type(request.outputs[i]))));
     }
     if (bench->kernel->workspace_bytes() > 0) {
       bench->workspace = Allocate(*bench, bench->kernel->workspace_bytes());
@@ -137,8 +149,8 @@ std::unique_ptr<Bench> MakeBench(const std::string& backend_name, const std::str
 Graph ConvGraph() {  // ResNet-50 layer1: 3x3, 64 -> 64 channels, 56x56
   GraphBuilder b("conv");
   ValueId x = b.Input("x", DType::kFloat32, {1, 64, 56, 56});
-  b.Output(b.Node("Conv", {x, b.RandomNormal("w", {64, 64, 3, 3}, 0.05f),
-                           b.RandomNormal("b", {64}, 0.1f)},
+  b.Output(b.Node("Conv",
+                  {x, b.RandomNormal("w", {64, 64, 3, 3}, 0.05f), b.RandomNormal("b", {64}, 0.1f)},
                   {{"pads", {1, 1, 1, 1}}}));
   return std::move(b).Build().value();
 }
@@ -161,7 +173,11 @@ double Median(std::vector<double> v) {
 
 int RunChild(const Config& config, int threads, int reps) {
   if (config.apply_threads) ApplyThreadPolicy(threads, BackendRegistry::Global());
-  const struct { const char* backend; const char* label; Graph (*graph)(); } specs[] = {
+  const struct {
+    const char* backend;
+    const char* label;
+    Graph (*graph)();
+  } specs[] = {
       {"onednn", "onednn conv3x3 64@56", ConvGraph},
       {"openblas", "openblas conv3x3 64@56", ConvGraph},
       {"openblas", "openblas gemm 128x768x768", GemmGraph},
@@ -209,7 +225,8 @@ std::string RunInChild(const Config& config, const std::vector<std::string>& arg
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
     // The wait settings are the experiment: only the configuration sets them.
-    if (std::strncmp(*e, "OMP_WAIT_POLICY=", 16) == 0 || std::strncmp(*e, "GOMP_SPINCOUNT=", 15) == 0) {
+    if (std::strncmp(*e, "OMP_WAIT_POLICY=", 16) == 0 ||
+        std::strncmp(*e, "GOMP_SPINCOUNT=", 15) == 0) {
       continue;
     }
     env.emplace_back(*e);
@@ -255,7 +272,8 @@ struct Row {
 int RunParent(int threads, int reps, int rounds, const std::string& only) {
   std::vector<const Config*> configs;
   for (const Config& c : Configs()) {
-    if (only.empty() || ("," + only + ",").find("," + std::string(c.name) + ",") != std::string::npos) {
+    if (only.empty() ||
+        ("," + only + ",").find("," + std::string(c.name) + ",") != std::string::npos) {
       configs.push_back(&c);
     }
   }
@@ -275,13 +293,15 @@ int RunParent(int threads, int reps, int rounds, const std::string& only) {
         std::getline(fields, tag, '\t');
         std::getline(fields, label, '\t');
         if (tag == "SKIP") {
-          if (std::find(skipped.begin(), skipped.end(), line) == skipped.end()) skipped.push_back(line);
+          if (std::find(skipped.begin(), skipped.end(), line) == skipped.end())
+            skipped.push_back(line);
           continue;
         }
         if (tag != "RESULT") continue;
         double alone = 0, mixed = 0;
         fields >> alone >> mixed;
-        if (std::find(kernels.begin(), kernels.end(), label) == kernels.end()) kernels.push_back(label);
+        if (std::find(kernels.begin(), kernels.end(), label) == kernels.end())
+          kernels.push_back(label);
         Row& row = results[c->name][label];
         row.alone = round == 0 ? alone : std::min(row.alone, alone);
         row.mixed = round == 0 ? mixed : std::min(row.mixed, mixed);
@@ -291,7 +311,8 @@ int RunParent(int threads, int reps, int rounds, const std::string& only) {
   std::printf("thread policy bench: %d threads, median of %d runs per kernel, best of %d rounds\n",
               threads, reps, rounds);
   for (const std::string& s : skipped) std::printf("  %s\n", s.c_str());
-  std::printf("\n%-10s %-48s %9s %12s %7s\n", "config", "kernel", "alone ms", "interleaved", "ratio");
+  std::printf("\n%-10s %-48s %9s %12s %7s\n", "config", "kernel", "alone ms", "interleaved",
+              "ratio");
   for (const Config* c : configs) {
     double sum_alone = 0, sum_mixed = 0;
     for (const std::string& k : kernels) {
@@ -315,11 +336,16 @@ int main(int argc, char** argv) {
   std::string child, configs;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--child") child = argv[i + 1];
-    else if (flag == "--threads") threads = std::atoi(argv[i + 1]);
-    else if (flag == "--reps") reps = std::atoi(argv[i + 1]);
-    else if (flag == "--rounds") rounds = std::atoi(argv[i + 1]);
-    else if (flag == "--configs") configs = argv[i + 1];
+    if (flag == "--child")
+      child = argv[i + 1];
+    else if (flag == "--threads")
+      threads = std::atoi(argv[i + 1]);
+    else if (flag == "--reps")
+      reps = std::atoi(argv[i + 1]);
+    else if (flag == "--rounds")
+      rounds = std::atoi(argv[i + 1]);
+    else if (flag == "--configs")
+      configs = argv[i + 1];
     else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
       return 2;

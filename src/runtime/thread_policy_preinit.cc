@@ -49,5 +49,5 @@ void ApplyThreadPolicyBeforeLibrariesStart(int /*argc*/, char** argv, char** env
 
 }  // namespace
 
-__attribute__((used, section(".preinit_array"))) static void (*const kThreadPolicyPreinit)(int, char**, char**) =
-    &ApplyThreadPolicyBeforeLibrariesStart;
+__attribute__((used, section(".preinit_array"))) static void (*const kThreadPolicyPreinit)(
+    int, char**, char**) = &ApplyThreadPolicyBeforeLibrariesStart;

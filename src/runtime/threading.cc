@@ -20,9 +20,9 @@ namespace {
 // wait setting gives interleaved/alone ≈ 1.1 on a quiet machine, and one thread count for
 // all libraries is 12% faster than their defaults; before the yield flag, on a busy
 // machine, PASSIVE was the setting that hurt interleaving least. GOMP_SPINCOUNT is left
-// unset, so that PASSIVE's zero spin holds (kOpenMpWaitPolicy). Whole plans that alternate libraries at 2
-// threads (`collage bench --plan`, NAS-RNN's op-level plan): libgomp's default spin 540 ms,
-// GOMP_SPINCOUNT=10000 60 ms, 1000 19 ms, PASSIVE 12–16 ms.
+// unset, so that PASSIVE's zero spin holds (kOpenMpWaitPolicy). Whole plans that alternate
+// libraries at 2 threads (`collage bench --plan`, NAS-RNN's op-level plan): libgomp's default spin
+// 540 ms, GOMP_SPINCOUNT=10000 60 ms, 1000 19 ms, PASSIVE 12–16 ms.
 bool IsSet(const char* name) {
   const char* value = std::getenv(name);
   return value != nullptr && value[0] != '\0';

@@ -23,7 +23,8 @@ namespace {
 // Records the thread counts the policy gives it.
 class CountingBackend final : public Backend {
  public:
-  CountingBackend(std::string name, std::vector<int>* calls) : name_(std::move(name)), calls_(calls) {}
+  CountingBackend(std::string name, std::vector<int>* calls)
+      : name_(std::move(name)), calls_(calls) {}
   std::string name() const override { return name_; }
   std::string version() const override { return "test 1"; }
   const RuleSet& rules() const override { return rules_; }
@@ -43,10 +44,16 @@ class ScopedEnv {
  public:
   ScopedEnv(const char* name, const char* value) : name_(name) {
     if (const char* old = std::getenv(name)) old_ = old;
-    if (value) setenv(name, value, 1); else unsetenv(name);
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
   }
   ~ScopedEnv() {
-    if (old_) setenv(name_, old_->c_str(), 1); else unsetenv(name_);
+    if (old_)
+      setenv(name_, old_->c_str(), 1);
+    else
+      unsetenv(name_);
   }
 
  private:
@@ -130,12 +137,14 @@ TEST(ThreadPolicyTest, WaitPolicyKeepsTheUsersSettings) {
 // policy's zero spin, unless the user chose a setting.
 TEST(ThreadPolicyTest, TheCommandLineStartsOpenMpWithThePolicy) {
   const std::string display = "OMP_DISPLAY_ENV=verbose";
-  testing::CommandResult policy = testing::RunCli("backends", "env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT " + display);
+  testing::CommandResult policy =
+      testing::RunCli("backends", "env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT " + display);
   ASSERT_EQ(policy.exit_code, 0) << policy.output;
   EXPECT_NE(policy.output.find("OMP_WAIT_POLICY = 'PASSIVE'"), std::string::npos) << policy.output;
   EXPECT_NE(policy.output.find("GOMP_SPINCOUNT = '0'"), std::string::npos) << policy.output;
 
-  testing::CommandResult users = testing::RunCli("backends", "env -u OMP_WAIT_POLICY GOMP_SPINCOUNT=1234 " + display);
+  testing::CommandResult users =
+      testing::RunCli("backends", "env -u OMP_WAIT_POLICY GOMP_SPINCOUNT=1234 " + display);
   ASSERT_EQ(users.exit_code, 0) << users.output;
   EXPECT_NE(users.output.find("GOMP_SPINCOUNT = '1234'"), std::string::npos) << users.output;
 }

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,13 +25,15 @@ struct CommandResult {
 
 // `env`: a prefix for the command line, as `env -u NAME NAME2=VALUE` would give it.
 inline CommandResult RunCli(const std::string& args, const std::string& env = "") {
-  std::string command = env + (env.empty() ? "" : " ") + std::string(COLLAGE_CLI_PATH) + " " + args + " 2>&1";
+  std::string command =
+      env + (env.empty() ? "" : " ") + std::string(COLLAGE_CLI_PATH) + " " + args + " 2>&1";
   CommandResult result;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return result;
   std::array<char, 4096> buffer;
   size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+    result.output.append(buffer.data(), n);
   int status = pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;

@@ -1,13 +1,14 @@
 // The two-level search on real backends: genomes decode into valid placements (regions of
 // adjacent groups on a graph-level backend, merges of neighbours on one backend), and its
 // answer is never the slower of the two it measures side by side at the end.
+#include "search/two_level_search.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
 
 #include "optimize_test_util.h"
 #include "search/optimizer.h"
-#include "search/two_level_search.h"
 
 namespace collage {
 namespace {
@@ -25,7 +26,8 @@ TEST(TwoLevelSearchTest, GenomesDecodeIntoValidPlacements) {
   ASSERT_TRUE(op_level.ok());
   GenomeDecoder decoder(graph, *op_level, {graph_level}, registry);
   ASSERT_EQ(decoder.gene_values().size(), op_level->groups.size());
-  EXPECT_EQ(decoder.Decode(Genome(op_level->groups.size(), 0)).groups.size(), op_level->groups.size());
+  EXPECT_EQ(decoder.Decode(Genome(op_level->groups.size(), 0)).groups.size(),
+            op_level->groups.size());
   // Everything on the graph-level backend: the Conv→Relu→Add chain is one region.
   Placement all = decoder.Decode(decoder.EverythingOn(0));
   ASSERT_TRUE(ValidatePlacement(graph, all, registry).ok());
@@ -36,7 +38,8 @@ TEST(TwoLevelSearchTest, GenomesDecodeIntoValidPlacements) {
   std::mt19937 rng(2);
   for (int trial = 0; trial < 50; ++trial) {
     Genome genome;
-    for (const std::vector<int>& values : decoder.gene_values()) genome.push_back(values[rng() % values.size()]);
+    for (const std::vector<int>& values : decoder.gene_values())
+      genome.push_back(values[rng() % values.size()]);
     EXPECT_TRUE(ValidatePlacement(graph, decoder.Decode(genome), registry).ok()) << trial;
   }
 }
@@ -64,7 +67,8 @@ TEST(TwoLevelSearchTest, TheSameSeedAndCostsGiveTheSamePlan) {
   EvolutionOptions options;
   options.generations = 20;
   options.seed = 11;
-  const std::vector<Genome> seeds = {Genome(decoder.gene_values().size(), 0), decoder.EverythingOn(0)};
+  const std::vector<Genome> seeds = {Genome(decoder.gene_values().size(), 0),
+                                     decoder.EverythingOn(0)};
   EvolutionResult a = Evolve(decoder.gene_values(), seeds, synthetic, options);
   EvolutionResult b = Evolve(decoder.gene_values(), seeds, synthetic, options);
   ASSERT_TRUE(a.best_fitness.valid && b.best_fitness.valid);
@@ -116,7 +120,10 @@ TEST(TwoLevelSearchTest, BadSettingsAreRefused) {
   Graph graph = RepeatedBlocks(1);
   OptimizeOptions options = QuickOptimize(dir.file("costs.sqlite"));
   options.search = "three-level";
-  EXPECT_NE(OptimizePlacement(graph, BackendRegistry::Global(), 1, options).status().message().find("unknown search"),
+  EXPECT_NE(OptimizePlacement(graph, BackendRegistry::Global(), 1, options)
+                .status()
+                .message()
+                .find("unknown search"),
             std::string::npos);
   options.search = "two-level";
   options.population = 1;
