@@ -4,39 +4,11 @@
 #include <sched.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <mutex>
 
 #include "collage/backend.h"
 
 namespace collage {
-namespace {
-
-// OpenMP workers block as soon as a parallel region ends (OMP_WAIT_POLICY=PASSIVE; libgomp
-// then spins 0 iterations) instead of spinning for up to ~300k iterations, which would take
-// the core the next library's threads need. bench/thread_policy_bench.cc (2 threads, one
-// child process per setting, each library's kernel alone and interleaved with the others):
-// once XNNPACK's workers also yield after each run (XNN_FLAG_YIELD_WORKERS), every OpenMP
-// wait setting gives interleaved/alone ≈ 1.1 on a quiet machine, and one thread count for
-// all libraries is 12% faster than their defaults; before the yield flag, on a busy
-// machine, PASSIVE was the setting that hurt interleaving least. GOMP_SPINCOUNT is left
-// unset, so that PASSIVE's zero spin holds (kOpenMpWaitPolicy). Whole plans that alternate
-// libraries at 2 threads (`collage bench --plan`, NAS-RNN's op-level plan): libgomp's default spin
-// 540 ms, GOMP_SPINCOUNT=10000 60 ms, 1000 19 ms, PASSIVE 12–16 ms.
-bool IsSet(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr && value[0] != '\0';
-}
-
-}  // namespace
-
-void InitThreadPolicyEnvironment() {
-  // The two variables are one setting in libgomp (GOMP_SPINCOUNT overrides the spin count
-  // OMP_WAIT_POLICY implies), so a user who set either keeps full control of both.
-  if (IsSet("OMP_WAIT_POLICY") || IsSet("GOMP_SPINCOUNT")) return;
-  setenv("OMP_WAIT_POLICY", kOpenMpWaitPolicy, /*overwrite=*/0);
-}
-
 int ResolveThreadCount(int requested) {
   if (requested > 0) return requested;
   cpu_set_t set;
