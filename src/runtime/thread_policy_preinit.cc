@@ -1,11 +1,11 @@
-// Puts the threading policy's OpenMP wait setting into effect: libgomp must find it in the
-// environment the process started with.
+// Puts the threading policy's OpenMP wait setting (kOpenMpSpinCount) into effect: libgomp
+// must find it in the environment the process started with.
 //
 // libgomp parses OMP_WAIT_POLICY / GOMP_SPINCOUNT once, in its ELF constructor, before
 // main(). Without the setting its workers spin 300k iterations after every parallel region,
 // and in a plan that alternates OpenMP libraries with XNNPACK's pthreadpool on 2 cores each
-// hand-off waits for a scheduler time slice (NAS-RNN's op-level plan at 2 threads: 540 ms
-// instead of 12 ms). Setting the variable from inside the process cannot work: a setenv in
+// hand-off waits for a scheduler time slice (NAS-RNN's op-level plan at 2 threads: 560 ms
+// instead of 17 ms). Setting the variable from inside the process cannot work: a setenv in
 // main() comes after the constructor, and at .preinit_array time (before every library's
 // constructor) libc has not set up `environ` yet and resets it afterwards. So when the user
 // chose no wait setting, the process re-executes itself, once, with the policy's setting
@@ -14,7 +14,7 @@
 //
 // Linked into every collage executable (the CLI, the tests, the benches), never into the
 // library: .preinit_array is only honoured in executables. A program embedding the library
-// sets OMP_WAIT_POLICY=PASSIVE in its environment itself (docs/architecture.md, "Threads").
+// sets GOMP_SPINCOUNT=500 in its environment itself (docs/architecture.md, "Threads").
 #include <unistd.h>
 
 #include <cstdlib>
@@ -35,8 +35,8 @@ void ApplyThreadPolicyBeforeLibrariesStart(int /*argc*/, char** argv, char** env
     // Present at all, even empty, is the user's choice (or ours, after the re-execution).
     if (Names(envp[count], "OMP_WAIT_POLICY") || Names(envp[count], "GOMP_SPINCOUNT")) return;
   }
-  static char setting[64] = "OMP_WAIT_POLICY=";
-  std::strncat(setting, collage::kOpenMpWaitPolicy, sizeof(setting) - std::strlen(setting) - 1);
+  static char setting[64] = "GOMP_SPINCOUNT=";
+  std::strncat(setting, collage::kOpenMpSpinCount, sizeof(setting) - std::strlen(setting) - 1);
   char** env = static_cast<char**>(std::malloc((count + 2) * sizeof(char*)));
   if (env == nullptr) return;
   std::memcpy(env, envp, count * sizeof(char*));

@@ -9,22 +9,23 @@ namespace collage {
 
 class BackendRegistry;
 
-// The OpenMP wait policy collage runs under, unless the user set OMP_WAIT_POLICY or
-// GOMP_SPINCOUNT (one setting in libgomp: the spin count overrides the one the policy
-// implies, so a user who set either keeps both). OpenMP workers block as soon as a parallel region
-// ends (OMP_WAIT_POLICY=PASSIVE; libgomp then spins 0 iterations) instead of spinning for up to
-// ~300k iterations, which would take the core the next library's threads need.
-// bench/thread_policy_bench.cc (2 threads, one child process per setting, each library's kernel
-// alone and interleaved with the others): once XNNPACK's workers also yield after each run
-// (XNN_FLAG_YIELD_WORKERS), every OpenMP wait setting gives interleaved/alone ≈ 1.1 on a quiet
-// machine, and one thread count for all libraries is 12% faster than their defaults; before the
-// yield flag, on a busy machine, PASSIVE was the setting that hurt interleaving least.
-// GOMP_SPINCOUNT is left unset, so that PASSIVE's zero spin holds. Whole plans that alternate
-// libraries at 2 threads show it far more (`collage bench --plan`, NAS-RNN's op-level plan, ~180
-// hand-offs per run): libgomp's default spin 540 ms, GOMP_SPINCOUNT=10000 60 ms, 1000 19 ms,
-// PASSIVE 12–16 ms. libgomp reads it before main(): executables put it into effect by linking
-// collage_thread_policy_preinit (thread_policy_preinit.cc).
-inline constexpr const char kOpenMpWaitPolicy[] = "PASSIVE";
+// How long an idle OpenMP worker spins before it blocks (GOMP_SPINCOUNT, in pause
+// iterations: 500 is about 10-25 microseconds), unless the user set GOMP_SPINCOUNT or
+// OMP_WAIT_POLICY. A trade between two costs, both measured on whole plans at 2 threads
+// (`collage bench --threads 2`, two runs each):
+// - a worker still spinning when XNNPACK's pthreadpool runs next holds the core its worker
+//   needs: NAS-RNN's op-level plan (oneDNN, XNNPACK and Eigen alternating ~180 times per
+//   run) takes 560 ms at libgomp's default (300k), 71 at 10k, 27 at 2k, 17-19 at 500 and
+//   13-14 ms with OMP_WAIT_POLICY=PASSIVE (no spin);
+// - a worker that already blocked must be woken for the next region of the same library:
+//   NASNet-A on oneDNN alone 24-29 ms at the default, 26-27 at 500, 34-39 ms PASSIVE;
+//   NAS-RNN on oneDNN alone 11-12 ms at the default and at 500, 15-19 ms PASSIVE.
+// 500 keeps nearly all of the spin's gain within a library and most of PASSIVE's gain
+// across libraries; the searches route around what remains (whole plans are measured).
+// XNNPACK's own workers yield after each run (XNN_FLAG_YIELD_WORKERS). libgomp reads this
+// before main(): executables put it into effect by linking collage_thread_policy_preinit
+// (thread_policy_preinit.cc).
+inline constexpr const char kOpenMpSpinCount[] = "500";
 
 // 0 → one thread per core the process may use.
 int ResolveThreadCount(int requested);
