@@ -10,7 +10,8 @@ namespace collage {
 class BackendRegistry;
 
 // How long an idle OpenMP worker spins before it blocks (GOMP_SPINCOUNT, in pause
-// iterations: 500 is about 10-25 microseconds), unless the user set GOMP_SPINCOUNT or
+// iterations: 500 is roughly 10-25 microseconds, estimated from the pause instruction's
+// latency, not measured), unless the user set GOMP_SPINCOUNT or
 // OMP_WAIT_POLICY. A trade between two costs, both measured on whole plans at 2 threads
 // (`collage bench --threads 2`, two runs each):
 // - a worker still spinning when XNNPACK's pthreadpool runs next holds the core its worker
