@@ -225,10 +225,7 @@ std::string RunInChild(const Config& config, const std::vector<std::string>& arg
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
     // The wait settings are the experiment: only the configuration sets them.
-    if (std::strncmp(*e, "OMP_WAIT_POLICY=", 16) == 0 ||
-        std::strncmp(*e, "GOMP_SPINCOUNT=", 15) == 0) {
-      continue;
-    }
+    if (IsOpenMpWaitSetting(*e)) continue;
     env.emplace_back(*e);
   }
   for (const auto& [name, value] : config.env) {

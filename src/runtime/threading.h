@@ -5,6 +5,9 @@
 // bench/thread_policy_bench.cc; the reasoning is in docs/architecture.md.
 #pragma once
 
+#include <cstring>
+#include <initializer_list>
+
 namespace collage {
 
 class BackendRegistry;
@@ -27,6 +30,15 @@ class BackendRegistry;
 // before main(): executables put it into effect by linking collage_thread_policy_preinit
 // (thread_policy_preinit.cc).
 inline constexpr const char kOpenMpSpinCount[] = "500";
+
+// Whether an environment entry ("NAME=value") is an OpenMP wait setting: OMP_WAIT_POLICY or
+// GOMP_SPINCOUNT, which libgomp treats as one setting (the spin count overrides the policy's).
+inline bool IsOpenMpWaitSetting(const char* entry) {
+  for (const char* name : {"OMP_WAIT_POLICY=", "GOMP_SPINCOUNT="}) {
+    if (std::strncmp(entry, name, std::strlen(name)) == 0) return true;
+  }
+  return false;
+}
 
 // 0 → one thread per core the process may use.
 int ResolveThreadCount(int requested);

@@ -22,7 +22,8 @@ constexpr double kTolerance = 1e-3;  // as `run --check`: whole models reassocia
 // the same placement).
 std::string PlacementKey(const Placement& placement) {
   std::string key;
-  for (const PlacedGroup& g : placement.groups) key += g.backend + "/" + g.rule + g.nodes.ToString() + ";";
+  for (const PlacedGroup& g : placement.groups)
+    key += g.backend + "/" + g.rule + g.nodes.ToString() + ";";
   return key;
 }
 
@@ -72,7 +73,9 @@ class PlanBench {
     for (size_t o = 0; o < outputs->size(); ++o) {
       const double error = NormalizedError((*outputs)[o], reference_outputs_[o]);
       if (!(error <= kTolerance)) {
-        return {false, 0, fmt::format("output {} differs from the reference kernels (error {:.3g})", o, error)};
+        return {
+            false, 0,
+            fmt::format("output {} differs from the reference kernels (error {:.3g})", o, error)};
       }
     }
     CostRecord timed = TimeRepeatedly([&] { return (*exe)->Run(inputs_).status(); }, settings_);
@@ -82,13 +85,16 @@ class PlanBench {
 
   // The median of each executable, all run in turns, so that the machine's drift touches
   // them alike.
-  StatusOr<std::vector<double>> SideBySide(const std::vector<const Executable*>& contenders, int rounds) const {
+  StatusOr<std::vector<double>> SideBySide(const std::vector<const Executable*>& contenders,
+                                           int rounds) const {
     std::vector<std::vector<double>> times(contenders.size());
     for (int r = 0; r < rounds + 1; ++r) {
       for (size_t i = 0; i < contenders.size(); ++i) {
         const auto start = std::chrono::steady_clock::now();
         COLLAGE_RETURN_IF_ERROR(contenders[i]->Run(inputs_).status());
-        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        const double ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count();
         if (r > 0) times[i].push_back(ms);  // round 0 warms up
       }
     }
@@ -109,7 +115,8 @@ class PlanBench {
 }  // namespace
 
 GenomeDecoder::GenomeDecoder(const Graph& graph, const Placement& op_level,
-                             const std::vector<const Backend*>& graph_level, const BackendRegistry& registry)
+                             const std::vector<const Backend*>& graph_level,
+                             const BackendRegistry& registry)
     : graph_(graph), op_level_(op_level), graph_level_(graph_level) {
   const size_t groups = op_level.groups.size();
   for (const Backend* backend : graph_level_) {
@@ -150,14 +157,16 @@ GenomeDecoder::GenomeDecoder(const Graph& graph, const Placement& op_level,
       if (can_take_group_[b][g]) values.push_back(1 + static_cast<int>(b));
     }
     if (g + 1 < groups && op_level.groups[g].backend == op_level.groups[g + 1].backend &&
-        OfferedRule(op_level.groups[g].backend, op_level.groups[g].nodes.Union(op_level.groups[g + 1].nodes))) {
+        OfferedRule(op_level.groups[g].backend,
+                    op_level.groups[g].nodes.Union(op_level.groups[g + 1].nodes))) {
       values.push_back(merge_gene_);
     }
     gene_values_.push_back(std::move(values));
   }
 }
 
-const std::string* GenomeDecoder::OfferedRule(const std::string& backend, const SubGraph& nodes) const {
+const std::string* GenomeDecoder::OfferedRule(const std::string& backend,
+                                              const SubGraph& nodes) const {
   auto it = offered_.find({backend, nodes.ToString()});
   return it == offered_.end() ? nullptr : &it->second;
 }
@@ -207,7 +216,8 @@ Placement GenomeDecoder::Decode(const Genome& genome) const {
 }
 
 StatusOr<Placement> SearchTwoLevel(const Graph& graph, BackendRegistry& registry, int threads,
-                                   const Placement& op_level, const std::vector<std::string>& backends,
+                                   const Placement& op_level,
+                                   const std::vector<std::string>& backends,
                                    const OptimizeOptions& options, OptimizeReport* report) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<const Backend*> graph_level;
@@ -240,7 +250,8 @@ StatusOr<Placement> SearchTwoLevel(const Graph& graph, BackendRegistry& registry
   evolution.generations = options.generations;
   evolution.budget_seconds = options.budget_seconds;
   evolution.seed = options.seed;
-  EvolutionResult evolved = Evolve(decoder.gene_values(), seeds, fitness, evolution, options.on_generation);
+  EvolutionResult evolved =
+      Evolve(decoder.gene_values(), seeds, fitness, evolution, options.on_generation);
   report->generations = evolved.generations;
   report->evaluations = static_cast<int>(by_placement.size());
   report->genome_cache_hits = evolved.cache_hits + placement_hits;
@@ -255,13 +266,12 @@ StatusOr<Placement> SearchTwoLevel(const Graph& graph, BackendRegistry& registry
   // run wake each other up): the finalists measured again, side by side.
   Placement best = decoder.Decode(evolved.best);
   struct Finalist {
-    std::string label;
     Placement placement;
     std::unique_ptr<Executable> exe;
   };
   std::vector<Finalist> finalists;
-  finalists.push_back({"op-level", op_level, nullptr});
-  finalists.push_back({"two-level", best, nullptr});
+  finalists.push_back({op_level, nullptr});
+  finalists.push_back({best, nullptr});
   double best_alone_ms = std::numeric_limits<double>::infinity();
   for (const std::string& name : backends) {
     const Backend* backend = registry.Find(name);
@@ -273,7 +283,7 @@ StatusOr<Placement> SearchTwoLevel(const Graph& graph, BackendRegistry& registry
       best_alone_ms = f.ms;
       report->best_single_backend = name;
       if (finalists.size() == 3) finalists.pop_back();
-      finalists.push_back({name + " alone", std::move(*alone), nullptr});
+      finalists.push_back({std::move(*alone), nullptr});
     }
   }
   std::vector<const Executable*> contenders;
