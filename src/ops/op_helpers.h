@@ -7,8 +7,21 @@
 #include <vector>
 
 #include "ops/op_registry.h"
+#include "util/checked_math.h"
 
 namespace collage {
+
+// The value of a shape, count or offset computation, or an InvalidModel error naming the node
+// and saying what overflowed: CheckedValue(node, span, "axis {}: {} + pads {} + {}", d, in,
+// pb, pe) gives "Pad node 'p': axis 0: 3 + pads 9223372036854775807 + 0 overflows int64".
+// `what` should show the operands, so that the model's author can find the bad value.
+template <typename... Args>
+StatusOr<int64_t> CheckedValue(const Node& node, CheckedInt v, fmt::format_string<Args...> what,
+                               Args&&... args) {
+  if (const std::optional<int64_t> r = v.get()) return *r;
+  return OpError(node, StatusCode::kInvalidModel, "{} overflows int64",
+                 fmt::format(what, std::forward<Args>(args)...));
+}
 
 // Maps a possibly negative axis into [0, rank); error when out of range (always for rank 0).
 StatusOr<int64_t> NormalizeAxis(const Node& node, int64_t axis, int64_t rank);
@@ -76,8 +89,8 @@ Status DispatchFloat(const Node& node, DType dtype, F&& f) {
     case DType::kFloat32: f(float{}); return Status::Ok();
     case DType::kFloat64: f(double{}); return Status::Ok();
     default:
-      return OpError(node, StatusCode::kUnsupported, "dtype {} is not supported (float32, float64 are)",
-                     DTypeName(dtype));
+      return OpError(node, StatusCode::kUnsupported,
+                     "dtype {} is not supported (float32, float64 are)", DTypeName(dtype));
   }
 }
 

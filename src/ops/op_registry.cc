@@ -1,7 +1,9 @@
 #include "ops/op_registry.h"
 
 #include <algorithm>
+#include <optional>
 
+#include "util/checked_math.h"
 #include "util/errors.h"
 
 namespace collage {
@@ -72,13 +74,27 @@ std::vector<std::string> OpRegistry::OpTypes() const {
 namespace {
 
 // A tensor must be addressable: its byte size fits in int64 with room to spare (2^48 bytes,
-// far beyond any memory), so later size arithmetic cannot overflow.
-bool FitsInMemoryModel(const Shape& shape, DType dtype) {
-  int64_t bytes = static_cast<int64_t>(std::max<size_t>(DTypeSize(dtype), 1));
-  for (int64_t d : shape) {
-    if (d < 0 || __builtin_mul_overflow(bytes, d, &bytes)) return false;
+// far beyond any memory), so later size arithmetic cannot overflow. The error says why not.
+Status CheckFitsInMemoryModel(const Node& node, size_t output, const TensorType& type) {
+  const std::optional<int64_t> elements = CheckedProduct(type.shape);
+  if (!elements) {
+    return OpError(node, StatusCode::kInvalidModel,
+                   "output {} would have shape {}, whose element count overflows int64", output,
+                   ShapeToString(type.shape));
   }
-  return bytes <= (int64_t{1} << 48);
+  const std::optional<int64_t> bytes =
+      CheckedMul(*elements, static_cast<int64_t>(std::max<size_t>(DTypeSize(type.dtype), 1)));
+  if (!bytes || *bytes > (int64_t{1} << 48)) {
+    return OpError(node, StatusCode::kInvalidModel,
+                   "output {} would have shape {} ({} elements of {}): too large (over 2^48 "
+                   "bytes)",
+                   output, ShapeToString(type.shape), *elements, DTypeName(type.dtype));
+  }
+  return Status::Ok();
+}
+
+bool HasNegativeDim(const Shape& shape) {
+  return std::any_of(shape.begin(), shape.end(), [](int64_t d) { return d < 0; });
 }
 
 }  // namespace
@@ -124,10 +140,16 @@ Status InferNodeTypes(const OpDef& def, InferContext& ctx) {
   }
   for (size_t i = 0; i < node.outputs.size(); ++i) {
     if (node.outputs[i] == kNoValue) continue;
-    if (ctx.output_types[i].is_static() && !FitsInMemoryModel(ctx.output_types[i].shape,
-                                                              ctx.output_types[i].dtype)) {
-      return OpError(node, StatusCode::kInvalidModel, "output {} would have shape {}: too large",
-                     i, ShapeToString(ctx.output_types[i].shape));
+    // Inference only ever computes dims from known values (inputs are static, see above), so
+    // a negative one is a shape computation that went wrong, not data it could not see.
+    if (HasNegativeDim(ctx.output_types[i].shape)) {
+      return OpError(node, StatusCode::kInternal,
+                     "type inference computed output {} with a negative dim ({}): its shape "
+                     "computation overflowed or is wrong",
+                     i, ctx.output_types[i].ToString());
+    }
+    if (ctx.output_types[i].is_static()) {
+      COLLAGE_RETURN_IF_ERROR(CheckFitsInMemoryModel(node, i, ctx.output_types[i]));
     }
     if (!ctx.output_types[i].is_static()) {
       return OpError(node, StatusCode::kUnsupported,

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
+#include <string>
 #include <type_traits>
 
 #include "ops/data_movement.h"
@@ -41,7 +43,6 @@ StatusOr<Shape> ReshapeOutputShape(const Node& node, int64_t opset, const Shape&
   const bool allowzero = node.attributes.GetInt("allowzero", 0) != 0;
   Shape out(target.size());
   int64_t inferred = -1;
-  int64_t known = 1;
   for (size_t i = 0; i < target.size(); ++i) {
     int64_t d = target[i];
     if (d == -1) {
@@ -66,11 +67,16 @@ StatusOr<Shape> ReshapeOutputShape(const Node& node, int64_t opset, const Shape&
                      target[i]);
     }
     out[i] = d;
-    if (__builtin_mul_overflow(known, d, &known)) {
-      return OpError(node, StatusCode::kInvalidModel, "shape [{}] has more elements than int64 holds",
-                     fmt::join(target, ","));
-    }
   }
+  // The product of the given dims (the -1 counts as 1), which hostile shapes can push past
+  // int64: [2^32, 2^32, 0] is fine (0 elements), [2^32, 2^32, -1] is not.
+  if (inferred >= 0) out[static_cast<size_t>(inferred)] = 1;
+  const std::optional<int64_t> product = CheckedProduct(out);
+  if (!product) {
+    return OpError(node, StatusCode::kInvalidModel,
+                   "shape [{}]: the product of its dims overflows int64", fmt::join(target, ","));
+  }
+  const int64_t known = *product;
   const int64_t count = NumElements(in);
   if (inferred >= 0) {
     if (known == 0 || count % known != 0) {
@@ -330,37 +336,64 @@ T RangeScalar(const Tensor& t) {
   return t.data_as<T>()[0];
 }
 
-// Number of elements: max(ceil((limit - start) / delta), 0), exact for integer types.
+// max(ceil((limit - start) / delta), 0) for integers, exactly, for any int64 start, limit
+// and delta != 0 (int16/int32 inputs widen losslessly). |limit - start| can reach 2^64 - 1,
+// which only uint64 holds, so distance and step are taken there; the count then fits in
+// uint64 too, and the caller refuses one beyond int64.
+uint64_t IntRangeCount(int64_t start, int64_t limit, int64_t delta) {
+  if (delta > 0 ? limit <= start : limit >= start) return 0;
+  const uint64_t distance = delta > 0 ? static_cast<uint64_t>(limit) - static_cast<uint64_t>(start)
+                                      : static_cast<uint64_t>(start) - static_cast<uint64_t>(limit);
+  // 0 - x in uint64 is |x| for a negative int64 x, INT64_MIN included.
+  const uint64_t step = delta > 0 ? static_cast<uint64_t>(delta) : 0 - static_cast<uint64_t>(delta);
+  return distance / step + (distance % step != 0 ? 1 : 0);
+}
+
+// Number of elements: max(ceil((limit - start) / delta), 0), exact for integer types. Refused
+// (never clamped or wrapped) when delta is 0, the count is NaN or does not fit in int64.
 StatusOr<int64_t> RangeCount(const Node& node, const Tensor& start, const Tensor& limit,
                              const Tensor& delta) {
-  int64_t count = 0;
-  bool zero_delta = false;
+  std::optional<int64_t> count;
+  std::string bad;  // why there is no count, with the values
   Status s = DispatchNumeric(node, start.dtype(), [&](auto zero) {
     using T = decltype(zero);
     const T s0 = RangeScalar<T>(start), l = RangeScalar<T>(limit), d = RangeScalar<T>(delta);
     if (d == T(0)) {
-      zero_delta = true;
+      bad = fmt::format("delta is 0 (start {}, limit {})", s0, l);
       return;
     }
     if constexpr (std::is_floating_point_v<T>) {
-      double n =
+      // In double like numpy's arange (the ONNX reference). limit - start can overflow to
+      // inf for doubles; that and an inf bound give an inf count, NaN anywhere a NaN one.
+      const double n =
           std::ceil((static_cast<double>(l) - static_cast<double>(s0)) / static_cast<double>(d));
-      // NaN or a count beyond int64 (Range(0, 1e30, 1)) cannot be a tensor; 2^62 keeps the
-      // conversion defined and is refused as too large by the size check after inference.
-      count = n > 0 ? static_cast<int64_t>(std::min(n, 0x1p62)) : 0;
-    } else {
-      const int64_t diff = static_cast<int64_t>(l) - static_cast<int64_t>(s0);
-      const int64_t step = static_cast<int64_t>(d);
-      if (step > 0) {
-        count = diff > 0 ? (diff + step - 1) / step : 0;
-      } else {
-        count = diff < 0 ? (-diff - step - 1) / -step : 0;
+      if (std::isnan(n)) {
+        bad = fmt::format("start {}, limit {}, delta {} give no element count (NaN)", s0, l, d);
+        return;
       }
+      if (n <= 0) {
+        count = 0;
+        return;
+      }
+      count = CheckedToInt64(n);
+      if (!count) {
+        bad = fmt::format("ceil((limit {} - start {}) / delta {}) = {} elements overflows int64", l,
+                          s0, d, n);
+      }
+    } else {
+      const uint64_t n =
+          IntRangeCount(static_cast<int64_t>(s0), static_cast<int64_t>(l), static_cast<int64_t>(d));
+      if (n > static_cast<uint64_t>(INT64_MAX)) {
+        bad = fmt::format("ceil((limit {} - start {}) / delta {}) = {} elements overflows int64", l,
+                          s0, d, n);
+        return;
+      }
+      count = static_cast<int64_t>(n);
     }
   });
   COLLAGE_RETURN_IF_ERROR(s);
-  if (zero_delta) return OpError(node, StatusCode::kInvalidModel, "delta is 0");
-  return count;
+  if (!count) return OpError(node, StatusCode::kInvalidModel, "{}", bad);
+  return *count;
 }
 
 Status InferRange(InferContext& ctx) {
@@ -397,8 +430,19 @@ Status RunRange(KernelContext& ctx) {
     T* o = out.data_as<T>();
     // start + i * delta (the spec's formula), not repeated addition, so float error does
     // not accumulate.
-    for (int64_t i = 0; i < out.num_elements(); ++i)
-      o[i] = static_cast<T>(start + static_cast<T>(i) * delta);
+    if constexpr (std::is_floating_point_v<T>) {
+      for (int64_t i = 0; i < out.num_elements(); ++i)
+        o[i] = static_cast<T>(start + static_cast<T>(i) * delta);
+    } else {
+      // Every element lies between start and limit, so it fits in T, but i * delta alone
+      // need not: the fourth element of Range(INT64_MIN + 1, INT64_MAX, 2^62) is 2^62 + 1,
+      // with 3 * 2^62 > INT64_MAX on the way. Unsigned arithmetic wraps by definition and the
+      // true result is in range, so converting back gives it exactly.
+      const uint64_t s0 = static_cast<uint64_t>(static_cast<int64_t>(start));
+      const uint64_t d = static_cast<uint64_t>(static_cast<int64_t>(delta));
+      for (int64_t i = 0; i < out.num_elements(); ++i)
+        o[i] = static_cast<T>(static_cast<int64_t>(s0 + static_cast<uint64_t>(i) * d));
+    }
   });
 }
 
