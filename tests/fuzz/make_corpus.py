@@ -1,9 +1,10 @@
 #!/usr/bin/python3
-"""Writes the fuzzer's seed corpus: a few tiny valid ONNX models covering the frontend's paths
-(initializers, Constant nodes, constant folding, optional inputs, attributes of each kind,
-opset 18+ without the checker). Run with Debian's python3 (it has onnx 1.12):
+"""Writes model_loader_fuzzer's seed corpus: a few tiny valid ONNX models covering the
+frontend's paths (initializers, Constant nodes, constant folding, optional inputs, attributes
+of each kind, opset 18+ without the checker); the other fuzzers' seeds come from
+fuzz_seeds.cc. Run with Debian's python3 (it has onnx 1.12):
 
-    /usr/bin/python3 tests/fuzz/make_corpus.py tests/fuzz/corpus
+    /usr/bin/python3 tests/fuzz/make_corpus.py tests/fuzz/corpus/model_loader
 
 The files have no .onnx extension because .gitignore ignores *.onnx.
 """
@@ -82,7 +83,8 @@ def seeds():
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "corpus")
+    default = os.path.join(os.path.dirname(__file__), "corpus", "model_loader")
+    out = sys.argv[1] if len(sys.argv) > 1 else default
     os.makedirs(out, exist_ok=True)
     for name, m in seeds():
         if m.opset_import[0].version <= 17:

@@ -1,6 +1,7 @@
 // libFuzzer target for the ONNX frontend: any byte string must give a Graph or an error
 // Status — never a crash, a leak, undefined behaviour or an exception. Built only with
-// -DCOLLAGE_FUZZ=ON (clang); scripts/fuzz_smoke.sh builds and runs it on tests/fuzz/corpus.
+// -DCOLLAGE_FUZZ=ON (clang); scripts/fuzz_smoke.sh builds and runs it on
+// tests/fuzz/corpus/model_loader.
 //
 // Beyond "does not crash", it checks invariants that must hold for every input:
 // - kInternal means a broken invariant inside collage (including collage's type inference
