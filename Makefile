@@ -36,8 +36,8 @@ build: deps
 
 # One clang build with AddressSanitizer + UndefinedBehaviorSanitizer serves three checks:
 # the unit tests and the differential harness of the backends run once more under the
-# sanitizers (any report fails), and the libFuzzer target of the model loader runs for a
-# short while (any crash fails).
+# sanitizers (any report fails), and the libFuzzer targets (the model loader, plans, .npy and
+# .pb tensors, the cost database) run for a short while each (any crash fails).
 # clang links LLVM's libomp, while Debian's OpenBLAS OpenMP build is linked to libgomp, and
 # OpenBLAS's threaded GEMM waits for its sibling threads by spinning: with both runtimes in
 # one process it hung for good (on a 2-vCPU AVX2 EPYC, whatever OMP_NUM_THREADS said). The
@@ -47,7 +47,7 @@ SANITIZER_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=prin
 sanitize: test-deps
 	CXX=clang++ cmake -S . -B $(ASAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCOLLAGE_SANITIZE=ON -DCOLLAGE_FUZZ=ON -DCOLLAGE_SKIP_BACKENDS=openblas >/dev/null
-	cmake --build $(ASAN_DIR) -j $(JOBS) --target collage_unit_tests collage model_loader_fuzzer \
+	cmake --build $(ASAN_DIR) -j $(JOBS) --target collage_unit_tests collage collage_fuzzers \
 	  collage_backend_ops
 	$(SANITIZER_ENV) ./$(ASAN_DIR)/tests/collage_unit_tests --gtest_brief=1 --gtest_filter=-$(ASAN_SKIP)
 	$(SANITIZER_ENV) ./$(ASAN_DIR)/tests/backend_ops/collage_backend_ops > $(ASAN_DIR)/backend_ops.log \
@@ -55,7 +55,7 @@ sanitize: test-deps
 	tail -1 $(ASAN_DIR)/backend_ops.log
 
 fuzz: sanitize
-	COLLAGE_FUZZ_BUILD_DIR=$(ASAN_DIR) ./scripts/fuzz_smoke.sh 20
+	COLLAGE_FUZZ_BUILD_DIR=$(ASAN_DIR) ./scripts/fuzz_smoke.sh 20 10
 
 # collage against ONNX Runtime, OpenVINO, TVM and PyTorch on every zoo workload (tens of
 # minutes; not part of `make test`): bench/results/compare.{md,json,png}.
