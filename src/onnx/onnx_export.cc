@@ -2,12 +2,12 @@
 
 #include <set>
 
-#include "onnx/file_bytes.h"
 #include "onnx/onnx_attributes.h"
 #include "onnx/onnx_pb.h"
 #include "onnx/onnx_types.h"
 #include "onnx/tensor_proto.h"
 #include "util/errors.h"
+#include "util/file_io.h"
 
 namespace collage {
 
@@ -109,7 +109,7 @@ StatusOr<std::string> ExportOnnxBytes(const Graph& graph) {
 
 Status ExportOnnxFile(const Graph& graph, const std::string& path) {
   COLLAGE_ASSIGN_OR_RETURN(std::string bytes, ExportOnnxBytes(graph));
-  return WriteFileBytes(path, bytes);
+  return WriteFileAtomically(path, bytes);
 }
 
 }  // namespace collage

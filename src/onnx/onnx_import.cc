@@ -11,7 +11,6 @@
 #include <unordered_set>
 
 #include "onnx/constant_folding.h"
-#include "onnx/file_bytes.h"
 #include "onnx/onnx_attributes.h"
 #include "onnx/onnx_checks.h"
 #include "onnx/onnx_pb.h"
@@ -19,6 +18,7 @@
 #include "onnx/tensor_proto.h"
 #include "ops/op_registry.h"
 #include "util/errors.h"
+#include "util/file_io.h"
 
 namespace collage {
 
@@ -543,9 +543,13 @@ StatusOr<Graph> ImportBytes(const std::string& bytes, const ImportOptions& optio
 }  // namespace
 
 StatusOr<Graph> ImportOnnxFile(const std::string& path, const ImportOptions& options) {
-  COLLAGE_ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(path));
+  // protobuf parses at most 2 GiB; a larger file is refused before it is read.
+  auto bytes = ReadRegularFile(path, INT_MAX,
+                               "protobuf cannot parse an ONNX file over 2 GiB; store the weights "
+                               "as external data");
+  if (!bytes.ok()) return bytes.status();
   std::string base_dir = std::filesystem::path(path).parent_path().string();
-  return ImportBytes(bytes, options, path, base_dir.empty() ? "." : base_dir);
+  return ImportBytes(*bytes, options, path, base_dir.empty() ? "." : base_dir);
 }
 
 StatusOr<Graph> ImportOnnxBytes(const std::string& bytes, const ImportOptions& options,

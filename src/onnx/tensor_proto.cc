@@ -5,13 +5,14 @@
 #include <algorithm>
 #include <bit>
 #include <charconv>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 
-#include "onnx/file_bytes.h"
 #include "onnx/onnx_pb.h"
 #include "onnx/onnx_types.h"
 #include "util/errors.h"
+#include "util/file_io.h"
 
 namespace collage {
 
@@ -158,17 +159,18 @@ StatusOr<Tensor> ReadExternalData(const onnx::TensorProto& proto, const std::str
     return Unsupported("{}: external data '{}' can only be read for a model loaded from a file",
                        TensorLabel(proto), location);
   }
-  const std::string path = (std::filesystem::path(base_dir) / relative).string();
   const std::string context = TensorLabel(proto) + ": external data";
+  // Opened inside the model's folder with symlinks refused at every step: a model (or an
+  // archive it came in) must not make us read a file elsewhere on the machine.
+  auto file = ConfinedFile::Open(base_dir, location);
+  if (!file.ok()) return file.status().WithContext(context);
   // The file must hold the whole range before anything is allocated: dims are untrusted.
-  auto size = FileSize(path);
-  if (!size.ok()) return size.status().WithContext(context);
-  if (offset > *size || nbytes > *size - offset) {
+  if (offset > file->size() || nbytes > file->size() - offset) {
     return InvalidModel("{}: '{}' has {} bytes, but {} bytes are needed at offset {}", context,
-                        path, *size, nbytes, offset);
+                        file->path(), file->size(), nbytes, offset);
   }
   Tensor tensor(dtype, shape);
-  Status read = ReadFileRange(path, offset, nbytes, tensor.data());
+  Status read = file->ReadRange(offset, nbytes, tensor.data());
   if (!read.ok()) return read.WithContext(context);
   NormalizeBools(tensor);
   return tensor;
@@ -232,7 +234,7 @@ void TensorToProto(const Tensor& tensor, const std::string& name, onnx::TensorPr
 }
 
 StatusOr<Tensor> ReadTensorProtoFile(const std::string& path, std::string* name) {
-  COLLAGE_ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(path));
+  COLLAGE_ASSIGN_OR_RETURN(std::string bytes, ReadRegularFile(path, INT32_MAX, "protobuf cannot parse a TensorProto file over 2 GiB"));
   onnx::TensorProto proto;
   if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
       !proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
@@ -255,7 +257,7 @@ Status WriteTensorProtoFile(const Tensor& tensor, const std::string& name,
   if (!proto.SerializeToString(&bytes)) {
     return Internal("cannot serialize tensor '{}' (larger than 2 GiB?)", name);
   }
-  return WriteFileBytes(path, bytes);
+  return WriteFileAtomically(path, bytes);
 }
 
 }  // namespace collage

@@ -249,7 +249,13 @@ StatusOr<std::vector<Tensor>> Executable::Run(const std::vector<Tensor>& inputs,
     }
   }
   if (!ctx) ctx = NewContext();
-  if (!ctx) return Internal("cannot allocate an arena of {} bytes", plan_.arena_bytes);
+  if (!ctx) {
+    // Most likely the model's intermediate values are too large for this machine's memory
+    // (a batch or image size too large): say which model and how much it asked for.
+    return InvalidArgument("graph '{}': cannot allocate {:.1f} MiB for its intermediate values "
+                   "(out of memory; a smaller --shape needs less)",
+                   graph_.name(), static_cast<double>(plan_.arena_bytes) / (1 << 20));
+  }
 
   char* base = static_cast<char*>(ctx->arena.get());
   for (size_t i = 0; i < inputs.size(); ++i) {

@@ -7,8 +7,8 @@
 
 #include "cost/device_fingerprint.h"
 #include "cost/group_signature.h"
-#include "onnx/file_bytes.h"
 #include "util/errors.h"
+#include "util/file_io.h"
 
 namespace collage {
 namespace {
@@ -179,24 +179,17 @@ StatusOr<Plan> PlanFromJson(const std::string& text, const std::string& source) 
 }
 
 Status WritePlanFile(const Plan& plan, const std::string& path) {
-  // Written next to the target and renamed into place: a crash never leaves half a plan.
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) return IoError("cannot write plan {}", path);
-    out << PlanToJson(plan);
-    if (!out.flush()) return IoError("cannot write plan {}", path);
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    return IoError("cannot write plan {}: {}", path, std::strerror(errno));
-  }
-  return Status();
+  Status written = WriteFileAtomically(path, PlanToJson(plan));
+  if (!written.ok()) return written.WithContext("saving the plan");
+  return written;
 }
 
 StatusOr<Plan> ReadPlanFile(const std::string& path) {
-  COLLAGE_ASSIGN_OR_RETURN(std::string text, ReadFileBytes(path));
-  return PlanFromJson(text, path);
+  // A plan lists one entry per group; even a model of a million nodes stays far below this.
+  constexpr int64_t kMaxPlanBytes = int64_t{256} << 20;
+  auto text = ReadRegularFile(path, kMaxPlanBytes, "a plan is a few kilobytes per group");
+  if (!text.ok()) return text.status().WithContext("loading the plan");
+  return PlanFromJson(*text, path);
 }
 
 StatusOr<Placement> PlacementFromPlan(const Plan& plan, const Graph& graph,

@@ -3,11 +3,10 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <optional>
 
 #include "util/errors.h"
+#include "util/file_io.h"
 
 namespace collage {
 namespace {
@@ -169,9 +168,21 @@ class HeaderParser {
     return Status::Ok();
   }
 
+  // The header as one printable line: its closing newline and padding dropped, any other
+  // control byte written as \xNN (a message is one line on the terminal).
   Status Error(const std::string& what) const {
-    return InvalidArgument("{}: corrupt .npy header: {} (header: {})", source_, what,
-                           std::string(text_.substr(0, 200)));
+    std::string_view shown = text_.substr(0, 200);
+    while (!shown.empty() && (shown.back() == '\n' || shown.back() == ' ')) shown.remove_suffix(1);
+    std::string printable;
+    for (const char c : shown) {
+      const auto byte = static_cast<unsigned char>(c);
+      if (byte >= 0x20 && byte < 0x7F) {
+        printable += c;
+      } else {
+        printable += fmt::format("\\x{:02x}", byte);
+      }
+    }
+    return InvalidArgument("{}: corrupt .npy header: {} (header: {})", source_, what, printable);
   }
 
   std::string_view text_;
@@ -300,10 +311,7 @@ StatusOr<Tensor> NpyFromBytes(std::string_view bytes, const std::string& source_
 }
 
 StatusOr<Tensor> ReadNpyFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("{}: cannot open .npy file: {}", path, std::strerror(errno));
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return IoError("{}: reading failed: {}", path, std::strerror(errno));
+  COLLAGE_ASSIGN_OR_RETURN(std::string bytes, ReadRegularFile(path));
   return NpyFromBytes(bytes, path);
 }
 
@@ -343,12 +351,7 @@ StatusOr<std::string> NpyToBytes(const Tensor& tensor) {
 
 Status WriteNpyFile(const Tensor& tensor, const std::string& path) {
   COLLAGE_ASSIGN_OR_RETURN(std::string bytes, NpyToBytes(tensor));
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return IoError("{}: cannot create .npy file: {}", path, std::strerror(errno));
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out) return IoError("{}: writing failed: {}", path, std::strerror(errno));
-  return Status::Ok();
+  return WriteFileAtomically(path, bytes);
 }
 
 }  // namespace collage

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "commands.h"
+#include "util/file_io.h"
 #include "util/chrome_trace.h"
 #include "util/latency_stats.h"
 
@@ -94,7 +95,7 @@ int RunBench(const BenchFlags& flags) {
               FormatMillis(s.min_ms).c_str(), FormatMillis(s.mean_ms).c_str());
   if (flags.profile) PrintProfile(profiles);
   if (!flags.export_profile.empty()) {
-    if (Status st = WriteTextFile(flags.export_profile, ChromeTraceJson(traced)); !st.ok()) return ReportError(st);
+    if (Status st = WriteFileAtomically(flags.export_profile, ChromeTraceJson(traced)); !st.ok()) return ReportError(st);
     std::printf("trace of %zu runs written to %s (chrome://tracing or ui.perfetto.dev)\n", traced.size(),
                 flags.export_profile.c_str());
   }

@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "placement_comparison.h"
 #include "search/placement_report.h"
+#include "util/file_io.h"
 #include "util/errors.h"
 
 namespace collage::cli {
@@ -116,7 +117,9 @@ Status Optimize(const OptimizeFlags& flags) {
                              CompareWithEachBackend(flags.model, options, *session, backends, flags.rounds,
                                                     flags.tolerance));
     PrintComparison(rows);
-    for (const ComparisonRow& row : rows) latencies.push_back({row.label, row.median_ms});
+    for (const ComparisonRow& row : rows) {
+      if (row.skipped.empty()) latencies.push_back({row.label, row.median_ms});
+    }
     session->RecordMeasuredLatency(rows.front().median_ms);
   }
   if (!flags.save_plan.empty()) {
@@ -124,7 +127,7 @@ Status Optimize(const OptimizeFlags& flags) {
     std::printf("plan saved to %s\n", flags.save_plan.c_str());
   }
   if (!flags.report.empty()) {
-    COLLAGE_RETURN_IF_ERROR(WriteTextFile(flags.report, PlacementReportHtml(session->graph(), report, latencies)));
+    COLLAGE_RETURN_IF_ERROR(WriteFileAtomically(flags.report, PlacementReportHtml(session->graph(), report, latencies)));
     std::printf("report written to %s\n", flags.report.c_str());
   }
   return Status();
@@ -161,9 +164,8 @@ void AddOptimizeCommand(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_flag("!--no-compare", flags->compare,
                 "Skip the end-to-end comparison with each backend alone (and the output check)");
-  cmd->add_option("--tolerance", flags->tolerance,
-                  "Largest normalized error against the reference kernels the check accepts")
-      ->capture_default_str();
+  AddToleranceOption(cmd, flags->tolerance,
+                     "Largest normalized error against the reference kernels the check accepts");
   AddPluginOption(cmd, flags->plugin_dirs);
   cmd->callback([flags, &exit_code] {
     Status s = Optimize(*flags);

@@ -136,9 +136,8 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
   AddPluginOption(cmd, flags->plugin_dirs);
   cmd->add_flag("--check", flags->check,
                 "Also run on the reference kernels and compare the outputs (exit 1 if they differ)");
-  cmd->add_option("--tolerance", flags->tolerance,
-                  "Largest normalized error --check accepts: max|a-b| / max(1, max|reference|)")
-      ->capture_default_str();
+  AddToleranceOption(cmd, flags->tolerance,
+                     "Largest normalized error --check accepts: max|a-b| / max(1, max|reference|)");
   cmd->callback([flags, &exit_code] { exit_code = RunRun(*flags); });
 }
 

@@ -21,6 +21,9 @@ void AddDemoCommand(CLI::App& app, int& exit_code);
 void AddBackendsCommand(CLI::App& app, int& exit_code);
 void AddOptimizeCommand(CLI::App& app, int& exit_code);
 
+// --tolerance T: a finite number >= 0 (NaN would accept every error, a negative none).
+void AddToleranceOption(CLI::App* cmd, double& tolerance, const std::string& description);
+
 // --backend-path DIR (repeatable): plug-in folders, loaded before the command runs.
 void AddPluginOption(CLI::App* cmd, std::vector<std::string>& plugin_dirs);
 Status LoadPlugins(const std::vector<std::string>& plugin_dirs);
@@ -52,7 +55,5 @@ void PrintWarnings(const Session& session);
 StatusOr<std::vector<double>> TimeSideBySide(const std::vector<Session*>& sessions,
                                              const std::map<std::string, Tensor>& inputs,
                                              int warmup, int rounds);
-
-Status WriteTextFile(const std::string& path, const std::string& text);
 
 }  // namespace collage::cli

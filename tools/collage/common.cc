@@ -1,12 +1,11 @@
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <random>
 
-#include "commands.h"
-
 #include "collage/backend.h"
+#include "commands.h"
 #include "onnx/onnx_import.h"
 #include "util/errors.h"
 #include "util/latency_stats.h"
@@ -28,8 +27,8 @@ Status ParseShapeFlags(const std::vector<std::string>& flags, SessionOptions& op
 }
 
 StatusOr<std::map<std::string, Tensor>> LoadInputs(const Session& session,
-                                                    const std::vector<std::string>& input_flags,
-                                                    bool random_rest, unsigned seed) {
+                                                   const std::vector<std::string>& input_flags,
+                                                   bool random_rest, unsigned seed) {
   std::map<std::string, Tensor> inputs;
   for (const std::string& flag : input_flags) {
     size_t eq = flag.find('=');
@@ -43,7 +42,9 @@ StatusOr<std::map<std::string, Tensor>> LoadInputs(const Session& session,
       known = known || info.name == name;
       names += (names.empty() ? "" : ", ") + info.name;
     }
-    if (!known) return InvalidArgument("--input {}: the model has no input '{}' (its inputs: {})", flag, name, names);
+    if (!known)
+      return InvalidArgument("--input {}: the model has no input '{}' (its inputs: {})", flag, name,
+                             names);
     COLLAGE_ASSIGN_OR_RETURN(Tensor t, ReadTensorFile(flag.substr(eq + 1)));
     inputs[name] = std::move(t);
   }
@@ -59,8 +60,8 @@ StatusOr<std::map<std::string, Tensor>> LoadInputs(const Session& session,
     }
   }
   if (!missing.empty()) {
-    return InvalidArgument("no data for input(s) {}; pass --input NAME=FILE.npy|.pb or --random-inputs",
-                           missing);
+    return InvalidArgument(
+        "no data for input(s) {}; pass --input NAME=FILE.npy|.pb or --random-inputs", missing);
   }
   return inputs;
 }
@@ -76,7 +77,8 @@ std::string PlacementSummary(const Session& session) {
 }
 
 void PrintWarnings(const Session& session) {
-  for (const std::string& warning : session.warnings()) std::fprintf(stderr, "warning: %s\n", warning.c_str());
+  for (const std::string& warning : session.warnings())
+    std::fprintf(stderr, "warning: %s\n", warning.c_str());
 }
 
 StatusOr<std::vector<double>> TimeSideBySide(const std::vector<Session*>& sessions,
@@ -91,20 +93,34 @@ StatusOr<std::vector<double>> TimeSideBySide(const std::vector<Session*>& sessio
       const auto start = std::chrono::steady_clock::now();
       COLLAGE_RETURN_IF_ERROR(sessions[s]->Run(inputs).status());
       samples[s].push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count());
     }
   }
   std::vector<double> medians;
-  for (const std::vector<double>& list : samples) medians.push_back(ComputeLatencyStats(list).p50_ms);
+  for (const std::vector<double>& list : samples)
+    medians.push_back(ComputeLatencyStats(list).p50_ms);
   return medians;
 }
 
-Status WriteTextFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return IoError("cannot write {}", path);
-  out << text;
-  if (!out.flush()) return IoError("cannot write {}", path);
-  return Status();
+void AddToleranceOption(CLI::App* cmd, double& tolerance, const std::string& description) {
+  const CLI::Validator finite_non_negative(
+      [](std::string& text) -> std::string {
+        double value = 0;
+        try {
+          size_t used = 0;
+          value = std::stod(text, &used);
+          if (used != text.size()) return "'" + text + "' is not a number";
+        } catch (const std::exception&) {
+          return "'" + text + "' is not a number";
+        }
+        if (!std::isfinite(value) || value < 0) return "must be a finite number >= 0, not " + text;
+        return std::string();
+      },
+      "TOLERANCE>=0");
+  cmd->add_option("--tolerance", tolerance, description)
+      ->check(finite_non_negative)
+      ->capture_default_str();
 }
 
 void AddPluginOption(CLI::App* cmd, std::vector<std::string>& plugin_dirs) {

@@ -20,7 +20,11 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    // --help and friends print what was asked for; a command line that does not parse gets
+    // the same "error:" line as every other error, and exit code 2.
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::fprintf(stderr, "error: %s\nRun with --help for more information.\n", e.what());
+    return 2;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "error: out of memory\n");
     return 1;

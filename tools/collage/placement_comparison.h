@@ -24,19 +24,23 @@ struct ComparisonRow {
   std::string label;  // "optimized", "<backend> alone"
   double median_ms = 0;
   double error = 0;   // normalized error against the reference kernels
+  std::string skipped;  // why this contender was left out (it failed to load, run or match)
 };
 
 // Loads `model` once per backend in `backends` (placed on it alone; "native" is added, it is
 // the reference), runs all of them and `optimized` on the same random inputs and checks each
-// output against the reference within `tolerance` (an error names the placement), then times
-// them side by side for `rounds` rounds. The optimized row comes first.
+// output against the reference within `tolerance`, then times them side by side for `rounds`
+// rounds. The optimized row comes first. A single backend that cannot load, run or match the
+// reference is a skipped row with the reason (the comparison goes on without it); only the
+// optimized placement failing, or the reference itself, is an error.
 StatusOr<std::vector<ComparisonRow>> CompareWithEachBackend(const std::string& model,
                                                             const SessionOptions& base,
                                                             Session& optimized,
                                                             std::vector<std::string> backends,
                                                             int rounds, double tolerance);
 
-// The rows with each one's speedup of the optimized placement, and the best single backend.
+// The rows with each one's speedup of the optimized placement, the skipped ones with their
+// reason, and the best single backend.
 void PrintComparison(const std::vector<ComparisonRow>& rows);
 
 }  // namespace collage::cli

@@ -14,13 +14,9 @@ namespace {
 
 using testing::CliTest;
 using testing::CommandResult;
+using testing::ReadAll;
 using testing::RunCli;
 namespace fs = std::filesystem;
-
-std::string ReadAll(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
 
 class CliOptimizeTest : public CliTest {
  protected:

@@ -39,6 +39,11 @@ inline CommandResult RunCli(const std::string& args, const std::string& env = ""
   return result;
 }
 
+inline std::string ReadAll(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
 class CliTest : public ::testing::Test {
  protected:
   void SetUp() override {

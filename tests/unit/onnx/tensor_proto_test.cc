@@ -1,8 +1,10 @@
 #include "onnx/tensor_proto.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstring>
+#include <filesystem>
 #include <type_traits>
 
 #include "onnx/onnx_pb.h"
@@ -282,6 +284,26 @@ TEST(TensorProto, ExternalData) {
   t = TensorFromProto(p, dir.path().string());
   ASSERT_FALSE(t.ok());
   EXPECT_NE(t.status().message().find("absolute"), std::string::npos);
+
+  // A symlink inside the model's folder that points out of it (an archive can carry one) is
+  // refused: the model would otherwise read any file on the machine into a tensor.
+  WriteBytes(dir.File("outside.txt"), std::string(64, 's'));
+  std::filesystem::create_directories(dir.File("model"));
+  std::filesystem::create_symlink(dir.File("outside.txt"), dir.File("model/w.bin"));
+  SetExternal(p, "w.bin", -1, -1);
+  t = TensorFromProto(p, dir.File("model"));
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("symlink"), std::string::npos) << t.status().message();
+  std::filesystem::create_directory_symlink(dir.path(), dir.File("model/up"));
+  SetExternal(p, "up/weights.bin", 8, -1);
+  EXPECT_FALSE(TensorFromProto(p, dir.File("model")).ok());
+
+  // A FIFO would block the read forever; it is refused at once.
+  ASSERT_EQ(::mkfifo(dir.File("model/fifo.bin").c_str(), 0600), 0);
+  SetExternal(p, "fifo.bin", -1, -1);
+  t = TensorFromProto(p, dir.File("model"));
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("FIFO"), std::string::npos) << t.status().message();
 
   // Bad offset text.
   SetExternal(p, "weights.bin", -1, -1);
