@@ -2,25 +2,46 @@
 
 #include <signal.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "ir/graph.h"
 #include "util/errors.h"
 
 namespace collage {
+
+struct CostDatabase::LockWait {
+  std::string path;
+  int timeout_ms = kDefaultLockTimeoutMs;
+  std::chrono::steady_clock::time_point started;
+  int reported_ms = 0;
+};
+
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kBusyTimeoutMs = 60000;
+// While another process holds the lock, say so this often (a silent minute looks like a hang).
+constexpr int kLockProgressEveryMs = 5000;
+
+// The columns of our `costs` table: a file of our schema version whose table differs is some
+// other program's database and is moved aside, never written into.
+const std::set<std::string>& CostsColumns() {
+  static const std::set<std::string> columns = {
+      "device", "backend", "backend_version", "signature", "threads", "state",      "median_ms",
+      "p90_ms", "samples", "layouts",         "reason",    "pid",     "measured_at"};
+  return columns;
+}
 
 constexpr const char* kCreateSchema = R"sql(
 CREATE TABLE IF NOT EXISTS costs(
@@ -43,7 +64,9 @@ CREATE TABLE IF NOT EXISTS costs(
 // Owns a prepared statement.
 class Statement {
  public:
-  Statement(sqlite3* db, const char* sql) { status_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr); }
+  Statement(sqlite3* db, const char* sql) {
+    status_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr);
+  }
   ~Statement() { sqlite3_finalize(stmt_); }
   bool ok() const { return status_ == SQLITE_OK; }
   sqlite3_stmt* get() { return stmt_; }
@@ -98,34 +121,51 @@ bool LayoutsFromJson(const std::string& text, CostRecord& record) {
       if (!item.is_string()) return false;
       auto layout = LayoutFromText(item.get<std::string>());
       if (!layout.ok()) return false;
-      (std::string(side) == "inputs" ? record.input_layouts : record.output_layouts).push_back(*layout);
+      (std::string(side) == "inputs" ? record.input_layouts : record.output_layouts)
+          .push_back(*layout);
     }
   }
   return true;
 }
 
 // Whether an open database is one this collage can use: a readable SQLite file whose schema
-// version is ours (or 0 for a new, empty file).
-enum class FileState { kUsable, kNewerSchema, kUnreadable };
+// version is ours (or 0 for a new, empty file). kBusy: another process holds a lock past the
+// timeout, which says nothing about the file — it is never moved aside for that.
+enum class FileState { kUsable, kNewerSchema, kBusy, kForeign, kUnreadable };
+
+bool IsBusy(int rc) {
+  const int primary = rc & 0xFF;
+  return primary == SQLITE_BUSY || primary == SQLITE_LOCKED;
+}
 
 FileState Inspect(sqlite3* db, int* version) {
   {
     Statement check(db, "PRAGMA quick_check");
-    if (!check.ok() || sqlite3_step(check.get()) != SQLITE_ROW || check.Text(0) != "ok") {
-      return FileState::kUnreadable;
-    }
+    if (!check.ok()) return IsBusy(sqlite3_errcode(db)) ? FileState::kBusy : FileState::kUnreadable;
+    const int rc = sqlite3_step(check.get());
+    if (IsBusy(rc)) return FileState::kBusy;
+    if (rc != SQLITE_ROW || check.Text(0) != "ok") return FileState::kUnreadable;
   }
   Statement user_version(db, "PRAGMA user_version");
-  if (!user_version.ok() || sqlite3_step(user_version.get()) != SQLITE_ROW) return FileState::kUnreadable;
+  if (!user_version.ok()) return FileState::kUnreadable;
+  const int rc = sqlite3_step(user_version.get());
+  if (IsBusy(rc)) return FileState::kBusy;
+  if (rc != SQLITE_ROW) return FileState::kUnreadable;
   *version = sqlite3_column_int(user_version.get(), 0);
   if (*version > CostDatabase::kSchemaVersion) return FileState::kNewerSchema;
   if (*version == 0) {
     // A file of schema 0 must be empty: anything else is some other SQLite database.
     Statement tables(db, "SELECT count(*) FROM sqlite_master");
     if (!tables.ok() || sqlite3_step(tables.get()) != SQLITE_ROW) return FileState::kUnreadable;
-    if (sqlite3_column_int(tables.get(), 0) != 0) return FileState::kUnreadable;
+    if (sqlite3_column_int(tables.get(), 0) != 0) return FileState::kForeign;
+    return FileState::kUsable;
   }
-  return FileState::kUsable;
+  // Our version number: the table must be ours too, column for column.
+  Statement columns(db, "SELECT name FROM pragma_table_info('costs')");
+  if (!columns.ok()) return FileState::kUnreadable;
+  std::set<std::string> found;
+  while (sqlite3_step(columns.get()) == SQLITE_ROW) found.insert(columns.Text(0));
+  return found == CostsColumns() ? FileState::kUsable : FileState::kForeign;
 }
 
 std::string Timestamp() {
@@ -149,16 +189,39 @@ Status MoveAside(const std::string& path, std::string* moved_to) {
   return Status();
 }
 
-StatusOr<sqlite3*> OpenConnection(const std::string& path) {
+// Waits for another process's lock, saying every few seconds what it waits for, and gives up
+// after the timeout (the statement then fails with SQLITE_BUSY).
+int WaitForLock(void* context, int attempts) {
+  auto* wait = static_cast<CostDatabase::LockWait*>(context);
+  const auto now = std::chrono::steady_clock::now();
+  if (attempts == 0) {
+    wait->started = now;
+    wait->reported_ms = 0;
+  }
+  const int waited_ms = static_cast<int>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(now - wait->started).count());
+  if (waited_ms >= wait->timeout_ms) return 0;
+  if (waited_ms - wait->reported_ms >= kLockProgressEveryMs) {
+    wait->reported_ms = waited_ms;
+    std::fprintf(
+        stderr, "collage: waiting for cost database %s, locked by another process (%d s of %d s)\n",
+        wait->path.c_str(), waited_ms / 1000, wait->timeout_ms / 1000);
+  }
+  ::usleep(static_cast<useconds_t>(std::min(attempts + 1, 20) * 1000));
+  return 1;
+}
+
+StatusOr<sqlite3*> OpenConnection(const std::string& path, CostDatabase::LockWait* wait) {
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                           nullptr);
+  int rc =
+      sqlite3_open_v2(path.c_str(), &db,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     sqlite3_close(db);
     return IoError("cannot open cost database {}: {}", path, message);
   }
-  sqlite3_busy_timeout(db, kBusyTimeoutMs);
+  sqlite3_busy_handler(db, &WaitForLock, wait);
   return db;
 }
 
@@ -191,39 +254,65 @@ std::string CostDatabase::DefaultPath() {
     const char* v = std::getenv(name);
     return v != nullptr && v[0] != '\0' ? v : nullptr;
   };
-  if (const char* dir = nonempty("COLLAGE_CACHE_DIR")) return (fs::path(dir) / "costs.sqlite").string();
-  if (const char* xdg = nonempty("XDG_CACHE_HOME")) return (fs::path(xdg) / "collage" / "costs.sqlite").string();
-  if (const char* home = nonempty("HOME")) return (fs::path(home) / ".cache" / "collage" / "costs.sqlite").string();
+  if (const char* dir = nonempty("COLLAGE_CACHE_DIR"))
+    return (fs::path(dir) / "costs.sqlite").string();
+  if (const char* xdg = nonempty("XDG_CACHE_HOME"))
+    return (fs::path(xdg) / "collage" / "costs.sqlite").string();
+  if (const char* home = nonempty("HOME"))
+    return (fs::path(home) / ".cache" / "collage" / "costs.sqlite").string();
   return "collage-costs.sqlite";
 }
 
 StatusOr<std::unique_ptr<CostDatabase>> CostDatabase::Open(const std::string& path,
-                                                           std::vector<std::string>* warnings) {
+                                                           std::vector<std::string>* warnings,
+                                                           int lock_timeout_ms) {
   std::error_code ec;
   fs::path parent = fs::path(path).parent_path();
   if (!parent.empty()) fs::create_directories(parent, ec);
   if (ec) return IoError("cannot create the folder of cost database {}: {}", path, ec.message());
-  if (fs::is_directory(path)) return InvalidArgument("cost database {} is a folder", path);
+  // SQLite would block on a FIFO and write into a device: only a regular file (or none) is
+  // ours to open.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    return InvalidArgument(
+        "cost database {} is {}, not a regular file: use another file (--cost-db)", path,
+        S_ISDIR(st.st_mode) ? "a folder" : "a device, FIFO or socket");
+  }
 
-  COLLAGE_ASSIGN_OR_RETURN(sqlite3 * db, OpenConnection(path));
+  auto wait = std::make_unique<LockWait>();
+  wait->path = path;
+  wait->timeout_ms = lock_timeout_ms;
+  COLLAGE_ASSIGN_OR_RETURN(sqlite3 * db, OpenConnection(path, wait.get()));
   int version = 0;
-  FileState state = Inspect(db, &version);
+  const FileState state = Inspect(db, &version);
   if (state == FileState::kNewerSchema) {
     sqlite3_close(db);
-    return InvalidArgument("cost database {} has schema version {}, newer than this collage's {}: "
-                           "use another file (--cost-db)", path, version, kSchemaVersion);
+    return InvalidArgument(
+        "cost database {} has schema version {}, newer than this collage's {}: "
+        "use another file (--cost-db)",
+        path, version, kSchemaVersion);
   }
-  if (state == FileState::kUnreadable) {
+  if (state == FileState::kBusy) {
+    sqlite3_close(db);
+    return IoError(
+        "cost database {} stayed locked by another process for {} s; nothing was "
+        "changed: try again when it is done, or use another file (--cost-db)",
+        path, lock_timeout_ms / 1000.0);
+  }
+  if (state == FileState::kUnreadable || state == FileState::kForeign) {
     sqlite3_close(db);
     std::string moved_to;
     COLLAGE_RETURN_IF_ERROR(MoveAside(path, &moved_to));
     if (warnings != nullptr) {
-      warnings->push_back(fmt::format("cost database {} is not a readable collage cost database; "
-                                      "moved it to {} and started a fresh one", path, moved_to));
+      warnings->push_back(
+          fmt::format("cost database {} is {}; moved it to {} and started a fresh one", path,
+                      state == FileState::kForeign ? "another program's SQLite database"
+                                                   : "not a readable collage cost database",
+                      moved_to));
     }
-    COLLAGE_ASSIGN_OR_RETURN(db, OpenConnection(path));
+    COLLAGE_ASSIGN_OR_RETURN(db, OpenConnection(path, wait.get()));
   }
-  std::unique_ptr<CostDatabase> database(new CostDatabase(path, db));
+  std::unique_ptr<CostDatabase> database(new CostDatabase(path, db, std::move(wait)));
   // WAL lets readers and one writer work at once across processes; journal_mode may report
   // busy while another process switches it, which the busy timeout does not cover.
   for (int attempt = 0;; ++attempt) {
@@ -237,11 +326,15 @@ StatusOr<std::unique_ptr<CostDatabase>> CostDatabase::Open(const std::string& pa
   COLLAGE_RETURN_IF_ERROR(database->Exec("PRAGMA synchronous=NORMAL"));
   COLLAGE_RETURN_IF_ERROR(database->Exec("BEGIN IMMEDIATE"));
   Status created = database->Exec(kCreateSchema);
-  if (created.ok()) created = database->Exec(fmt::format("PRAGMA user_version={}", kSchemaVersion).c_str());
+  if (created.ok())
+    created = database->Exec(fmt::format("PRAGMA user_version={}", kSchemaVersion).c_str());
   COLLAGE_RETURN_IF_ERROR(database->Exec(created.ok() ? "COMMIT" : "ROLLBACK"));
   COLLAGE_RETURN_IF_ERROR(created);
   return database;
 }
+
+CostDatabase::CostDatabase(std::string path, sqlite3* db, std::unique_ptr<LockWait> lock_wait)
+    : path_(std::move(path)), db_(db), lock_wait_(std::move(lock_wait)) {}
 
 CostDatabase::~CostDatabase() { sqlite3_close(db_); }
 
@@ -256,9 +349,10 @@ Status CostDatabase::Exec(const char* sql) {
 }
 
 StatusOr<std::optional<CostRecord>> CostDatabase::Find(const CostKey& key) {
-  Statement select(db_,
-                   "SELECT state, median_ms, p90_ms, samples, layouts, reason, pid FROM costs "
-                   "WHERE device=?1 AND backend=?2 AND backend_version=?3 AND signature=?4 AND threads=?5");
+  Statement select(
+      db_,
+      "SELECT state, median_ms, p90_ms, samples, layouts, reason, pid FROM costs "
+      "WHERE device=?1 AND backend=?2 AND backend_version=?3 AND signature=?4 AND threads=?5");
   if (!select.ok()) return SqliteError(db_, path_, "cannot read");
   select.BindKey(key);
   const int rc = sqlite3_step(select.get());
@@ -270,25 +364,40 @@ StatusOr<std::optional<CostRecord>> CostDatabase::Find(const CostKey& key) {
     const int64_t pid = sqlite3_column_int64(select.get(), 6);
     if (pid == ::getpid() || ProcessAlive(pid)) return std::optional<CostRecord>();
     record.valid = false;
-    record.reason = fmt::format("the process measuring it (pid {}) died before it finished; "
-                                "not tried again", pid);
+    record.reason = fmt::format(
+        "the process measuring it (pid {}) died before it finished; "
+        "not tried again",
+        pid);
     return std::optional<CostRecord>(record);
   }
   record.valid = state == "valid";
   record.median_ms = sqlite3_column_double(select.get(), 1);
   record.p90_ms = sqlite3_column_double(select.get(), 2);
-  record.samples = sqlite3_column_int(select.get(), 3);
   record.reason = select.Text(5);
+  // A cost that is not a number (text written by hand or by another program reads as 0 ms)
+  // must never make a candidate look free.
+  for (int column : {1, 2}) {
+    const int type = sqlite3_column_type(select.get(), column);
+    const double value = sqlite3_column_double(select.get(), column);
+    if (record.valid &&
+        ((type != SQLITE_FLOAT && type != SQLITE_INTEGER) || !std::isfinite(value) || value < 0)) {
+      record.valid = false;
+      record.reason =
+          fmt::format("its stored cost '{}' is not a number of milliseconds", select.Text(column));
+    }
+  }
+  record.samples = sqlite3_column_int(select.get(), 3);
   // A row that cannot be read back is measured again rather than trusted.
   if (!LayoutsFromJson(select.Text(4), record)) return std::optional<CostRecord>();
   return std::optional<CostRecord>(record);
 }
 
 Status CostDatabase::Put(const CostKey& key, const CostRecord& record) {
-  Statement insert(db_,
-                   "INSERT OR REPLACE INTO costs(device, backend, backend_version, signature, threads, "
-                   "state, median_ms, p90_ms, samples, layouts, reason, pid, measured_at) "
-                   "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
+  Statement insert(
+      db_,
+      "INSERT OR REPLACE INTO costs(device, backend, backend_version, signature, threads, "
+      "state, median_ms, p90_ms, samples, layouts, reason, pid, measured_at) "
+      "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
   if (!insert.ok()) return SqliteError(db_, path_, "cannot write");
   insert.BindKey(key);
   insert.Bind(6, std::string(record.valid ? "valid" : "invalid"));
@@ -305,11 +414,12 @@ Status CostDatabase::Put(const CostKey& key, const CostRecord& record) {
 
 Status CostDatabase::MarkMeasuring(const CostKey& key) {
   // Never replaces a finished record another process wrote in the meantime.
-  Statement insert(db_,
-                   "INSERT INTO costs(device, backend, backend_version, signature, threads, state, pid, "
-                   "measured_at) VALUES(?1, ?2, ?3, ?4, ?5, 'measuring', ?6, ?7) "
-                   "ON CONFLICT DO UPDATE SET pid=excluded.pid, measured_at=excluded.measured_at "
-                   "WHERE state='measuring'");
+  Statement insert(
+      db_,
+      "INSERT INTO costs(device, backend, backend_version, signature, threads, state, pid, "
+      "measured_at) VALUES(?1, ?2, ?3, ?4, ?5, 'measuring', ?6, ?7) "
+      "ON CONFLICT DO UPDATE SET pid=excluded.pid, measured_at=excluded.measured_at "
+      "WHERE state='measuring'");
   if (!insert.ok()) return SqliteError(db_, path_, "cannot write");
   insert.BindKey(key);
   insert.Bind(6, static_cast<int64_t>(::getpid()));
@@ -320,7 +430,8 @@ Status CostDatabase::MarkMeasuring(const CostKey& key) {
 
 StatusOr<int64_t> CostDatabase::Count() {
   Statement count(db_, "SELECT count(*) FROM costs WHERE state != 'measuring'");
-  if (!count.ok() || sqlite3_step(count.get()) != SQLITE_ROW) return SqliteError(db_, path_, "cannot read");
+  if (!count.ok() || sqlite3_step(count.get()) != SQLITE_ROW)
+    return SqliteError(db_, path_, "cannot read");
   return static_cast<int64_t>(sqlite3_column_int64(count.get(), 0));
 }
 

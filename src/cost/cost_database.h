@@ -50,11 +50,18 @@ class CostDatabase {
   // ~/.cache/collage/costs.sqlite.
   static std::string DefaultPath();
 
+  // How long a call waits for another process's lock before it fails (saying so on stderr
+  // every few seconds while it waits).
+  static constexpr int kDefaultLockTimeoutMs = 60000;
+
   // Opens or creates the database (and its folder). A file that is not a readable SQLite
-  // database of this schema is moved aside to "<path>.corrupt-<time>" and a fresh one is
-  // created; `warnings` then says so.
+  // database of this schema (damaged, another program's) is moved aside to
+  // "<path>.corrupt-<time>" and a fresh one is created; `warnings` then says so. A file locked
+  // by another process past the timeout is an error and stays as it is; so does a newer
+  // schema. Anything but a regular file at `path` is refused.
   static StatusOr<std::unique_ptr<CostDatabase>> Open(const std::string& path,
-                                                      std::vector<std::string>* warnings);
+                                                      std::vector<std::string>* warnings,
+                                                      int lock_timeout_ms = kDefaultLockTimeoutMs);
   ~CostDatabase();
   CostDatabase(const CostDatabase&) = delete;
   CostDatabase& operator=(const CostDatabase&) = delete;
@@ -71,11 +78,15 @@ class CostDatabase {
   StatusOr<int64_t> Count();
   const std::string& path() const { return path_; }
 
+  // The state of the wait for another process's lock (defined where it is used).
+  struct LockWait;
+
  private:
-  CostDatabase(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
+  CostDatabase(std::string path, sqlite3* db, std::unique_ptr<LockWait> lock_wait);
   Status Exec(const char* sql);
   std::string path_;
   sqlite3* db_;
+  std::unique_ptr<LockWait> lock_wait_;  // the busy handler's state, alive as long as db_
 };
 
 // Layouts to and from the text stored in the database ("plain", "channels_last",

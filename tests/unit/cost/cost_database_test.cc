@@ -8,6 +8,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -245,6 +248,96 @@ TEST_F(CostDatabaseTest, ProcessesWritingAtOnceCorruptNothing) {
     ASSERT_TRUE(found.ok() && found->has_value());
     EXPECT_DOUBLE_EQ((*found)->median_ms, kOwn - 1);
   }
+}
+
+TEST_F(CostDatabaseTest, AForeignTableUnderOurSchemaVersionIsMovedAside) {
+  // Another program's database that happens to use version 1 and a table named `costs`.
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "CREATE TABLE costs(item TEXT, price REAL); PRAGMA user_version=1",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  std::vector<std::string> warnings;
+  auto db = CostDatabase::Open(path_, &warnings);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("another program's"), std::string::npos) << warnings[0];
+  EXPECT_EQ(MovedAside().size(), 1u);
+  ASSERT_TRUE((*db)->Put(Key("sig"), Valid(1.0)).ok());
+}
+
+TEST_F(CostDatabaseTest, ACostStoredAsTextIsAnInvalidRecord) {
+  {
+    auto db = CostDatabase::Open(path_, nullptr);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->Put(Key("text"), Valid(2.0)).ok());
+    ASSERT_TRUE((*db)->Put(Key("nan"), Valid(2.0)).ok());
+  }
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw,
+                         "UPDATE costs SET median_ms='fast' WHERE signature='text';"
+                         "UPDATE costs SET p90_ms=-1 WHERE signature='nan'",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  auto db = CostDatabase::Open(path_, nullptr);
+  ASSERT_TRUE(db.ok());
+  for (const char* sig : {"text", "nan"}) {
+    auto found = (*db)->Find(Key(sig));
+    ASSERT_TRUE(found.ok() && found->has_value()) << sig;
+    EXPECT_FALSE((*found)->valid) << sig << " would look like a free kernel";
+    EXPECT_NE((*found)->reason.find("not a number"), std::string::npos) << (*found)->reason;
+  }
+}
+
+TEST_F(CostDatabaseTest, ALockHeldPastTheTimeoutIsAnErrorAndTheFileStays) {
+  {
+    auto db = CostDatabase::Open(path_, nullptr);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->Put(Key("kept"), Valid(4.0)).ok());
+  }
+  // Another process (here: another connection) holds an exclusive lock and keeps it.
+  sqlite3* holder = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &holder), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(holder, "PRAGMA locking_mode=EXCLUSIVE; BEGIN EXCLUSIVE;"
+                                 "UPDATE costs SET reason='holder' WHERE signature='kept'",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  std::vector<std::string> warnings;
+  const auto start = std::chrono::steady_clock::now();
+  auto db = CostDatabase::Open(path_, &warnings, /*lock_timeout_ms=*/300);
+  const double waited_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_FALSE(db.ok());
+  EXPECT_NE(db.status().message().find("locked by another process"), std::string::npos)
+      << db.status().message();
+  EXPECT_LT(waited_s, 20.0);
+  EXPECT_TRUE(warnings.empty());
+  EXPECT_TRUE(MovedAside().empty()) << "a busy database is not a damaged one";
+  // The holder's work is not lost: it commits into the same file, which is still ours.
+  ASSERT_EQ(sqlite3_exec(holder, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(holder);
+  auto reopened = CostDatabase::Open(path_, nullptr);
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  auto found = (*reopened)->Find(Key("kept"));
+  ASSERT_TRUE(found.ok() && found->has_value());
+  EXPECT_EQ((*found)->reason, "holder");
+}
+
+TEST_F(CostDatabaseTest, OnlyARegularFileIsOpened) {
+  ASSERT_EQ(::mkfifo(path_.c_str(), 0600), 0);
+  auto fifo = CostDatabase::Open(path_, nullptr);
+  ASSERT_FALSE(fifo.ok());
+  EXPECT_NE(fifo.status().message().find("not a regular file"), std::string::npos);
+  EXPECT_TRUE(fs::is_fifo(path_));
+  auto device = CostDatabase::Open("/dev/null", nullptr);
+  ASSERT_FALSE(device.ok());
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+  auto folder = CostDatabase::Open(dir_.string(), nullptr);
+  ASSERT_FALSE(folder.ok());
+  EXPECT_NE(folder.status().message().find("folder"), std::string::npos);
 }
 
 TEST(LayoutTextTest, RoundTripsAndRefusesGarbage) {
