@@ -2,6 +2,7 @@
 
 #include <bit>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <optional>
 
@@ -279,13 +280,19 @@ StatusOr<Tensor> NpyFromBytes(std::string_view bytes, const std::string& source_
                        "np.ascontiguousarray(arr)", src, ShapeToString(header.shape));
   }
 
-  // Element count and byte size, refusing overflow rather than wrapping.
+  // Element count and byte size, refusing overflow rather than wrapping. The dims other than
+  // 0 must multiply within int64 even when a 0 makes the tensor empty: strides and element
+  // counts over part of the shape are computed from them later.
   uint64_t expected = DTypeSize(dtype);
+  bool empty = false;
   for (int64_t d : header.shape) {
-    if (__builtin_mul_overflow(expected, static_cast<uint64_t>(d), &expected)) {
+    empty = empty || d == 0;
+    if (d != 0 && (__builtin_mul_overflow(expected, static_cast<uint64_t>(d), &expected) ||
+                   expected > static_cast<uint64_t>(INT64_MAX))) {
       return InvalidArgument("{}: .npy shape {} is too large", src, ShapeToString(header.shape));
     }
   }
+  if (empty) expected = 0;
   const std::string_view data = bytes.substr(prefix + header_len);
   if (data.size() < expected) {
     return InvalidArgument("{}: .npy data truncated: shape {} of {} needs {} bytes, file has {}",

@@ -159,8 +159,9 @@ TEST(NpyTest, ZeroSize) {
 }
 
 TEST(NpyTest, HeaderKeysInAnyOrderAndOldStyleLongs) {
-  StatusOr<Tensor> t = NpyFromBytes(NpyWithHeader(
-      "{\"shape\": (2L,), \"fortran_order\": False, \"descr\": \"<i2\"}\n", Bytes("\x05\x00\xff\xff")));
+  StatusOr<Tensor> t = NpyFromBytes(
+      NpyWithHeader("{\"shape\": (2L,), \"fortran_order\": False, \"descr\": \"<i2\"}\n",
+                    Bytes("\x05\x00\xff\xff")));
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   EXPECT_EQ(t->ToVector<int16_t>(), (std::vector<int16_t>{5, -1}));
 }
@@ -172,8 +173,8 @@ TEST(NpyTest, FortranOrderIsUnsupportedWhereItDiffersFromC) {
   EXPECT_NE(t.status().message().find("Fortran"), std::string::npos);
   EXPECT_NE(t.status().message().find("f.npy"), std::string::npos);
   // A 1-D (or 1x3) array is laid out the same either way.
-  StatusOr<Tensor> row = NpyFromBytes(NpyWithHeader(
-      "{'descr': '|u1', 'fortran_order': True, 'shape': (1, 3), }\n", "abc"));
+  StatusOr<Tensor> row = NpyFromBytes(
+      NpyWithHeader("{'descr': '|u1', 'fortran_order': True, 'shape': (1, 3), }\n", "abc"));
   ASSERT_TRUE(row.ok()) << row.status().ToString();
   EXPECT_EQ(row->ToVector<uint8_t>(), (std::vector<uint8_t>{'a', 'b', 'c'}));
 }
@@ -186,10 +187,11 @@ TEST(NpyTest, BigEndianIsUnsupported) {
 }
 
 TEST(NpyTest, OtherDTypesAreUnsupported) {
-  for (const char* header : {"{'descr': '<U5', 'fortran_order': False, 'shape': (1,), }",
-                             "{'descr': '|O', 'fortran_order': False, 'shape': (1,), }",
-                             "{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }",
-                             "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }"}) {
+  for (const char* header :
+       {"{'descr': '<U5', 'fortran_order': False, 'shape': (1,), }",
+        "{'descr': '|O', 'fortran_order': False, 'shape': (1,), }",
+        "{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }",
+        "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }"}) {
     StatusOr<Tensor> t = NpyFromBytes(NpyWithHeader(header, std::string(8, '\0')));
     ASSERT_FALSE(t.ok()) << header;
     EXPECT_EQ(t.status().code(), StatusCode::kUnsupported) << t.status().ToString();
@@ -201,22 +203,25 @@ TEST(NpyTest, OtherDTypesAreUnsupported) {
 TEST(NpyTest, CorruptHeadersAreInvalidArgumentNamingTheFile) {
   const std::string good_data(24, '\0');
   const std::vector<std::string> corrupt = {
-      Bytes("\x93NUMPX\x01\x00\x00\x00"),  // bad magic
-      Bytes("\x93NUMPY\x01"),              // cut inside the prefix
+      Bytes("\x93NUMPX\x01\x00\x00\x00"),          // bad magic
+      Bytes("\x93NUMPY\x01"),                      // cut inside the prefix
       Bytes("\x93NUMPY\x01\x00\xff\x00{'descr'"),  // header longer than the file
       NpyWithHeader("{'descr': '<f4', 'shape': (2, 3), }", good_data),  // missing key
-      NpyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'x': 1}",
-                    good_data),
+      NpyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'x': 1}", good_data),
       NpyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2, -3), }", good_data),
       NpyWithHeader("{'descr': '<f4', 'fortran_order': Nope, 'shape': (2, 3), }", good_data),
       NpyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (6), }", good_data),
-      NpyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), } junk",
-                    good_data),
+      NpyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), } junk", good_data),
       NpyWithHeader("{'descr': '<f4, 'fortran_order': False, 'shape': (2, 3)", good_data),
       NpyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': "
-                    "(99999999999999999999, 3), }", good_data),
+                    "(99999999999999999999, 3), }",
+                    good_data),
       NpyWithHeader("{'descr': '<f4', 'fortran_order': False, "
-                    "'shape': (4294967296, 4294967296), }", good_data),
+                    "'shape': (4294967296, 4294967296), }",
+                    good_data),
+      // Empty, but the other dims overflow int64 together (found by the fuzzer).
+      NpyWithHeader("{'descr': '|u1', 'fortran_order': False, "
+                    "'shape': (9223372036854775807, 2, 0), }"),
   };
   for (const std::string& bytes : corrupt) {
     StatusOr<Tensor> t = NpyFromBytes(bytes, "bad.npy");
@@ -224,6 +229,16 @@ TEST(NpyTest, CorruptHeadersAreInvalidArgumentNamingTheFile) {
     EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument) << t.status().ToString();
     EXPECT_NE(t.status().message().find("bad.npy"), std::string::npos) << t.status().ToString();
   }
+}
+
+TEST(NpyTest, HeaderErrorsStayOnOneLine) {
+  StatusOr<Tensor> t =
+      NpyFromBytes(NpyWithHeader("{'descr': '<f4', 'fortran_order': Nope, 'shape': (2,), }\x01\n",
+                                 std::string(8, '\0')),
+                   "bad.npy");
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().message().find('\n'), std::string::npos) << t.status().message();
+  EXPECT_NE(t.status().message().find("\\x01"), std::string::npos) << t.status().message();
 }
 
 TEST(NpyTest, UnknownVersionIsUnsupported) {
@@ -263,8 +278,8 @@ TEST(NpyTest, HugeHeaderUsesVersion2) {
 }
 
 TEST(NpyTest, FilesRoundTrip) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("collage_npy_test_" + std::to_string(getpid()));
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("collage_npy_test_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "x.npy").string();
   Tensor t = Tensor::FromVector<int32_t>({3}, {1, -2, 3});
