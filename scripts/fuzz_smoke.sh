@@ -37,8 +37,10 @@ echo "fuzz_smoke: build took $(( $(date +%s) - start )) s"
 
 # New inputs go to scratch copies of the corpora, not into the committed seeds; each fuzzer
 # runs inside its own scratch folder, so that the files the readers are given (and the
-# external data and moved-aside databases they lead to) stay in there.
-work=$(mktemp -d)
+# external data and moved-aside databases they lead to) stay in there. In memory where
+# there is a tmpfs: SQLite syncs every cost database it writes, which on a busy disk took
+# 25 ms an input (10x fewer inputs than on /dev/shm).
+work=$(mktemp -d -p /dev/shm 2>/dev/null || mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$build/fuzz-artifacts"
 failed=()
