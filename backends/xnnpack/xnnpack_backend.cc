@@ -2,7 +2,8 @@
 //   xnnpack        operator API, one op (plus a fused clamp) per kernel; conv and pooling
 //                  in channels-last, FC and softmax plain, elementwise ops in both.
 //   xnnpack_graph  subgraph API, a region of ops compiled into one xnn_runtime.
-// Each owns a pthreadpool sized by SetNumThreads.
+// Kernels run on the shared pthreadpool of the thread count they were compiled for
+// (ThreadPoolFor, xnnpack_util.h); nothing resizes a pool after that.
 #include <algorithm>
 #include <memory>
 #include <set>
@@ -68,28 +69,27 @@ class OperatorBackend final : public Backend {
   std::string name() const override { return "xnnpack"; }
   std::string version() const override { return version_; }
   const RuleSet& rules() const override { return rules_; }
-  void SetNumThreads(int num_threads) override { pool_.Resize(num_threads); }
 
   StatusOr<std::unique_ptr<Kernel>> Compile(const CompileRequest& request) const override {
     COLLAGE_RETURN_IF_ERROR(EnsureInitialized());
     COLLAGE_ASSIGN_OR_RETURN(OpGroup group, ResolveGroup(request));
+    pthreadpool_t pool = ThreadPoolFor(request.num_threads);
     const std::string& op = group.main->op_type;
-    if (op == "Conv" || op == "ConvTranspose") return CompileConv(group, &pool_);
-    if (op == "Gemm" || op == "MatMul") return CompileFc(group, &pool_);
+    if (op == "Conv" || op == "ConvTranspose") return CompileConv(group, pool);
+    if (op == "Gemm" || op == "MatMul") return CompileFc(group, pool);
     if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool") {
-      return CompilePool(group, &pool_);
+      return CompilePool(group, pool);
     }
-    if (op == "Softmax") return CompileSoftmax(group, &pool_);
+    if (op == "Softmax") return CompileSoftmax(group, pool);
     static const std::set<std::string> kBinary = {"Add", "Sub", "Mul", "Div", "Max", "Min"};
-    if (kBinary.count(op) != 0) return CompileBinary(group, request.inputs, &pool_);
-    if (request.node_ids().size() == 1) return CompileUnary(group, &pool_);
+    if (kBinary.count(op) != 0) return CompileBinary(group, request.inputs, pool);
+    if (request.node_ids().size() == 1) return CompileUnary(group, pool);
     return Unsupported("xnnpack: no kernel for {} '{}'", op, group.main->name);
   }
 
  private:
   RuleSet rules_;
   std::string version_;
-  ThreadPoolSlot pool_;
 };
 
 class SubgraphBackend final : public Backend {
@@ -100,17 +100,15 @@ class SubgraphBackend final : public Backend {
   std::string version() const override { return version_; }
   bool graph_level() const override { return true; }
   const RuleSet& rules() const override { return rules_; }
-  void SetNumThreads(int num_threads) override { pool_.Resize(num_threads); }
 
   StatusOr<std::unique_ptr<Kernel>> Compile(const CompileRequest& request) const override {
     COLLAGE_RETURN_IF_ERROR(EnsureInitialized());
-    return CompileSubgraph(request, &pool_);
+    return CompileSubgraph(request, ThreadPoolFor(request.num_threads));
   }
 
  private:
   RuleSet rules_;
   std::string version_;
-  ThreadPoolSlot pool_;
 };
 
 }  // namespace

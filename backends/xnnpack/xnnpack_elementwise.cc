@@ -136,7 +136,7 @@ struct Operand {
 
 class BinaryKernel final : public OperatorKernel {
  public:
-  BinaryKernel(BinaryKind kind, Operand a, Operand b, const ThreadPoolSlot* pool)
+  BinaryKernel(BinaryKind kind, Operand a, Operand b, pthreadpool_t pool)
       : OperatorKernel(pool), kind_(kind), a_(std::move(a)), b_(std::move(b)) {}
 
   Status Create(ClampRange clamp) {
@@ -144,8 +144,8 @@ class BinaryKernel final : public OperatorKernel {
     Status status;
     switch (kind_) {
       case BinaryKind::kAdd:
-        status =
-            Check(xnn_create_add_nd_f32(clamp.min, clamp.max, kYieldWorkers, &op), "xnn_create_add_nd_f32");
+        status = Check(xnn_create_add_nd_f32(clamp.min, clamp.max, kYieldWorkers, &op),
+                       "xnn_create_add_nd_f32");
         break;
       case BinaryKind::kSub:
         status = Check(xnn_create_subtract_nd_f32(clamp.min, clamp.max, kYieldWorkers, &op),
@@ -217,7 +217,7 @@ class BinaryKernel final : public OperatorKernel {
 
 class UnaryKernel final : public OperatorKernel {
  public:
-  UnaryKernel(int64_t elements, const Layout& layout, const ThreadPoolSlot* pool)
+  UnaryKernel(int64_t elements, const Layout& layout, pthreadpool_t pool)
       : OperatorKernel(pool), elements_(elements) {
     input_layouts_ = {layout};
     output_layouts_ = {layout};
@@ -230,37 +230,44 @@ class UnaryKernel final : public OperatorKernel {
     Status status;
     switch (s.kind) {
       case UnaryKind::kClamp:
-        status = Check(xnn_create_clamp_nc_f32(c, c, c, s.clamp.min, s.clamp.max, kYieldWorkers, &op),
-                       "xnn_create_clamp_nc_f32");
+        status =
+            Check(xnn_create_clamp_nc_f32(c, c, c, s.clamp.min, s.clamp.max, kYieldWorkers, &op),
+                  "xnn_create_clamp_nc_f32");
         break;
       case UnaryKind::kSigmoid:
-        status = Check(xnn_create_sigmoid_nc_f32(c, c, c, kYieldWorkers, &op), "xnn_create_sigmoid_nc_f32");
+        status = Check(xnn_create_sigmoid_nc_f32(c, c, c, kYieldWorkers, &op),
+                       "xnn_create_sigmoid_nc_f32");
         break;
       case UnaryKind::kHardSwish:
-        status = Check(xnn_create_hardswish_nc_f32(c, c, c, kYieldWorkers, &op), "xnn_create_hardswish_nc_f32");
+        status = Check(xnn_create_hardswish_nc_f32(c, c, c, kYieldWorkers, &op),
+                       "xnn_create_hardswish_nc_f32");
         break;
       case UnaryKind::kLeakyRelu:
         status = Check(xnn_create_leaky_relu_nc_f32(c, c, c, s.alpha, kYieldWorkers, &op),
                        "xnn_create_leaky_relu_nc_f32");
         break;
       case UnaryKind::kElu:
-        status = Check(xnn_create_elu_nc_f32(c, c, c, s.alpha, kYieldWorkers, &op), "xnn_create_elu_nc_f32");
+        status = Check(xnn_create_elu_nc_f32(c, c, c, s.alpha, kYieldWorkers, &op),
+                       "xnn_create_elu_nc_f32");
         break;
       case UnaryKind::kAbs:
         status = Check(xnn_create_abs_nc_f32(c, c, c, kYieldWorkers, &op), "xnn_create_abs_nc_f32");
         break;
       case UnaryKind::kNeg:
-        status = Check(xnn_create_negate_nc_f32(c, c, c, kYieldWorkers, &op), "xnn_create_negate_nc_f32");
+        status = Check(xnn_create_negate_nc_f32(c, c, c, kYieldWorkers, &op),
+                       "xnn_create_negate_nc_f32");
         break;
       case UnaryKind::kSqrt:
-        status =
-            Check(xnn_create_square_root_nc_f32(c, c, c, kYieldWorkers, &op), "xnn_create_square_root_nc_f32");
+        status = Check(xnn_create_square_root_nc_f32(c, c, c, kYieldWorkers, &op),
+                       "xnn_create_square_root_nc_f32");
         break;
       case UnaryKind::kFloor:
-        status = Check(xnn_create_floor_nc_f32(c, c, c, kYieldWorkers, &op), "xnn_create_floor_nc_f32");
+        status =
+            Check(xnn_create_floor_nc_f32(c, c, c, kYieldWorkers, &op), "xnn_create_floor_nc_f32");
         break;
       case UnaryKind::kCeil:
-        status = Check(xnn_create_ceiling_nc_f32(c, c, c, kYieldWorkers, &op), "xnn_create_ceiling_nc_f32");
+        status = Check(xnn_create_ceiling_nc_f32(c, c, c, kYieldWorkers, &op),
+                       "xnn_create_ceiling_nc_f32");
         break;
       case UnaryKind::kRound:
         status = Check(xnn_create_bankers_rounding_nc_f32(c, c, c, kYieldWorkers, &op),
@@ -317,8 +324,7 @@ class UnaryKernel final : public OperatorKernel {
 
 class SoftmaxKernel final : public OperatorKernel {
  public:
-  SoftmaxKernel(const SoftmaxSpec& spec, const ThreadPoolSlot* pool)
-      : OperatorKernel(pool), spec_(spec) {
+  SoftmaxKernel(const SoftmaxSpec& spec, pthreadpool_t pool) : OperatorKernel(pool), spec_(spec) {
     input_layouts_ = {Layout::Plain()};
     output_layouts_ = {Layout::Plain()};
   }
@@ -326,7 +332,8 @@ class SoftmaxKernel final : public OperatorKernel {
   Status Create() {
     const size_t c = Sz(spec_.channels);
     xnn_operator_t op = nullptr;
-    Status status = Check(xnn_create_softmax_nc_f32(c, c, c, kYieldWorkers, &op), "xnn_create_softmax_nc_f32");
+    Status status =
+        Check(xnn_create_softmax_nc_f32(c, c, c, kYieldWorkers, &op), "xnn_create_softmax_nc_f32");
     op_.reset(op);
     return status;
   }
@@ -345,7 +352,7 @@ class SoftmaxKernel final : public OperatorKernel {
 }  // namespace
 
 KernelOr CompileBinary(const OpGroup& group, const std::vector<ValueId>& inputs,
-                       const ThreadPoolSlot* pool) {
+                       pthreadpool_t pool) {
   const Graph& graph = *group.graph;
   const Node& node = *group.main;
   COLLAGE_ASSIGN_OR_RETURN(BinarySpec spec, AnalyzeBinary(graph, node));
@@ -386,7 +393,7 @@ KernelOr CompileBinary(const OpGroup& group, const std::vector<ValueId>& inputs,
   return std::unique_ptr<Kernel>(std::move(kernel));
 }
 
-KernelOr CompileUnary(const OpGroup& group, const ThreadPoolSlot* pool) {
+KernelOr CompileUnary(const OpGroup& group, pthreadpool_t pool) {
   COLLAGE_ASSIGN_OR_RETURN(UnarySpec spec, AnalyzeUnary(*group.graph, *group.main));
   const TensorType& type = group.graph->value(group.output).type;
   if (group.channels_last && (type.shape.size() < 3 || type.shape.size() > 5)) {
@@ -399,7 +406,7 @@ KernelOr CompileUnary(const OpGroup& group, const ThreadPoolSlot* pool) {
   return std::unique_ptr<Kernel>(std::move(kernel));
 }
 
-KernelOr CompileSoftmax(const OpGroup& group, const ThreadPoolSlot* pool) {
+KernelOr CompileSoftmax(const OpGroup& group, pthreadpool_t pool) {
   COLLAGE_ASSIGN_OR_RETURN(SoftmaxSpec spec, AnalyzeSoftmax(*group.graph, *group.main));
   auto kernel = std::make_unique<SoftmaxKernel>(spec, pool);
   COLLAGE_RETURN_IF_ERROR(kernel->Create());

@@ -114,7 +114,7 @@ namespace {
 
 class FcKernel final : public OperatorKernel {
  public:
-  FcKernel(const FcSpec& spec, const ThreadPoolSlot* pool) : OperatorKernel(pool), spec_(spec) {
+  FcKernel(const FcSpec& spec, pthreadpool_t pool) : OperatorKernel(pool), spec_(spec) {
     input_layouts_ = {Layout::Plain()};
     output_layouts_ = {Layout::Plain()};
   }
@@ -122,11 +122,12 @@ class FcKernel final : public OperatorKernel {
   Status Create(const std::vector<float>& weights, const std::vector<float>& bias,
                 ClampRange clamp) {
     xnn_operator_t op = nullptr;
-    Status status = Check(xnn_create_fully_connected_nc_f32(
-                              Sz(spec_.k), Sz(spec_.n), Sz(spec_.k), Sz(spec_.n), weights.data(),
-                              bias.empty() ? nullptr : bias.data(), clamp.min, clamp.max,
-                              kYieldWorkers | (spec_.w_is_nk ? 0u : XNN_FLAG_TRANSPOSE_WEIGHTS), &op),
-                          "xnn_create_fully_connected_nc_f32");
+    Status status =
+        Check(xnn_create_fully_connected_nc_f32(
+                  Sz(spec_.k), Sz(spec_.n), Sz(spec_.k), Sz(spec_.n), weights.data(),
+                  bias.empty() ? nullptr : bias.data(), clamp.min, clamp.max,
+                  kYieldWorkers | (spec_.w_is_nk ? 0u : XNN_FLAG_TRANSPOSE_WEIGHTS), &op),
+              "xnn_create_fully_connected_nc_f32");
     op_.reset(op);
     return status;
   }
@@ -144,7 +145,7 @@ class FcKernel final : public OperatorKernel {
 
 }  // namespace
 
-KernelOr CompileFc(const OpGroup& group, const ThreadPoolSlot* pool) {
+KernelOr CompileFc(const OpGroup& group, pthreadpool_t pool) {
   COLLAGE_ASSIGN_OR_RETURN(FcSpec spec, AnalyzeFc(*group.graph, *group.main));
   std::vector<float> bias = FcBias(*group.graph, spec);
   if (group.bias_add != nullptr) {

@@ -24,18 +24,18 @@ struct OpGroup {
 
 using KernelOr = StatusOr<std::unique_ptr<Kernel>>;
 
-KernelOr CompileConv(const OpGroup& group, const ThreadPoolSlot* pool);
-KernelOr CompileFc(const OpGroup& group, const ThreadPoolSlot* pool);
-KernelOr CompilePool(const OpGroup& group, const ThreadPoolSlot* pool);
+KernelOr CompileConv(const OpGroup& group, pthreadpool_t pool);
+KernelOr CompileFc(const OpGroup& group, pthreadpool_t pool);
+KernelOr CompilePool(const OpGroup& group, pthreadpool_t pool);
 // `inputs` are the request's kernel inputs: a binary op's operands map onto them by value.
 KernelOr CompileBinary(const OpGroup& group, const std::vector<ValueId>& inputs,
-                       const ThreadPoolSlot* pool);
-KernelOr CompileUnary(const OpGroup& group, const ThreadPoolSlot* pool);
-KernelOr CompileSoftmax(const OpGroup& group, const ThreadPoolSlot* pool);
+                       pthreadpool_t pool);
+KernelOr CompileUnary(const OpGroup& group, pthreadpool_t pool);
+KernelOr CompileSoftmax(const OpGroup& group, pthreadpool_t pool);
 
 // A whole region through the subgraph API (xnn_create_runtime_v2).
 bool SubgraphSupports(const Graph& graph, const Node& node);
-KernelOr CompileSubgraph(const CompileRequest& request, const ThreadPoolSlot* pool);
+KernelOr CompileSubgraph(const CompileRequest& request, pthreadpool_t pool);
 
 inline uint32_t U32(int64_t v) { return static_cast<uint32_t>(v); }
 inline size_t Sz(int64_t v) { return static_cast<size_t>(v); }

@@ -109,7 +109,7 @@ namespace {
 
 class PoolKernel final : public OperatorKernel {
  public:
-  PoolKernel(const PoolSpec& spec, const ThreadPoolSlot* pool) : OperatorKernel(pool), spec_(spec) {
+  PoolKernel(const PoolSpec& spec, pthreadpool_t pool) : OperatorKernel(pool), spec_(spec) {
     input_layouts_ = {Layout::ChannelsLast()};
     output_layouts_ = {Layout::ChannelsLast()};
   }
@@ -134,8 +134,8 @@ class PoolKernel final : public OperatorKernel {
                        "xnn_create_average_pooling2d_nhwc_f32");
         break;
       case PoolKind::kGlobalAverage:
-        status = Check(xnn_create_global_average_pooling_nwc_f32(Sz(s.c), Sz(s.c), Sz(s.c),
-                                                                 clamp.min, clamp.max, kYieldWorkers, &op),
+        status = Check(xnn_create_global_average_pooling_nwc_f32(
+                           Sz(s.c), Sz(s.c), Sz(s.c), clamp.min, clamp.max, kYieldWorkers, &op),
                        "xnn_create_global_average_pooling_nwc_f32");
         break;
     }
@@ -170,7 +170,7 @@ class PoolKernel final : public OperatorKernel {
 
 }  // namespace
 
-KernelOr CompilePool(const OpGroup& group, const ThreadPoolSlot* pool) {
+KernelOr CompilePool(const OpGroup& group, pthreadpool_t pool) {
   COLLAGE_ASSIGN_OR_RETURN(PoolSpec spec, AnalyzePool(*group.graph, *group.main));
   auto kernel = std::make_unique<PoolKernel>(spec, pool);
   COLLAGE_RETURN_IF_ERROR(kernel->Create(group.clamp));

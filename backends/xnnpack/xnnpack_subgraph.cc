@@ -49,7 +49,7 @@ struct RuntimeDeleter {
 
 class SubgraphKernel final : public Kernel {
  public:
-  SubgraphKernel(const ThreadPoolSlot* pool, size_t num_inputs, size_t num_outputs)
+  SubgraphKernel(pthreadpool_t pool, size_t num_inputs, size_t num_outputs)
       : pool_(pool), externals_(num_inputs + num_outputs) {
     for (size_t i = 0; i < externals_.size(); ++i) externals_[i].id = static_cast<uint32_t>(i);
   }
@@ -59,10 +59,9 @@ class SubgraphKernel final : public Kernel {
   // setup binds the buffers inside the runtime: setup + invoke is one critical section.
   Status Run(const KernelBuffers& buffers) const override {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (generation_ != pool_->generation() || runtime_ == nullptr) {
-      // The runtime keeps the pool it was created with: a thread-count change recreates it.
-      COLLAGE_RETURN_IF_ERROR(CreateRuntime());
-    }
+    // Created on the first run (packing the weights then), bound to the pool of the thread
+    // count the kernel was compiled for, which never changes.
+    if (runtime_ == nullptr) COLLAGE_RETURN_IF_ERROR(CreateRuntime());
     const size_t ni = buffers.inputs.size();
     for (size_t i = 0; i < ni; ++i) {
       // XNNPACK only reads external inputs; its struct has one non-const pointer type.
@@ -81,10 +80,9 @@ class SubgraphKernel final : public Kernel {
   Status CreateRuntime() const {
     xnn_runtime_t runtime = nullptr;
     runtime_.reset();
-    Status status = Check(xnn_create_runtime_v2(subgraph_.get(), pool_->get(), kYieldWorkers, &runtime),
+    Status status = Check(xnn_create_runtime_v2(subgraph_.get(), pool_, kYieldWorkers, &runtime),
                           "xnn_create_runtime_v2");
     runtime_.reset(runtime);
-    generation_ = pool_->generation();
     return status;
   }
 
@@ -100,10 +98,9 @@ class SubgraphKernel final : public Kernel {
   StatusOr<uint32_t> ValueOf(const Graph& graph, ValueId v);
   Status DefineNode(const Graph& graph, const Node& node);
 
-  const ThreadPoolSlot* pool_;
+  const pthreadpool_t pool_;
   std::unique_ptr<xnn_subgraph, SubgraphDeleter> subgraph_;
   mutable std::unique_ptr<xnn_runtime, RuntimeDeleter> runtime_;
-  mutable int generation_ = -1;
   mutable std::vector<xnn_external_value> externals_;
   mutable std::mutex mutex_;
   std::deque<std::vector<float>> constants_;  // deque: growing never moves the data
@@ -345,7 +342,7 @@ bool SubgraphSupports(const Graph& graph, const Node& node) {
   return AnalyzeUnary(graph, node).ok() && Rank(graph, node.outputs[0]) <= XNN_MAX_TENSOR_DIMS;
 }
 
-KernelOr CompileSubgraph(const CompileRequest& request, const ThreadPoolSlot* pool) {
+KernelOr CompileSubgraph(const CompileRequest& request, pthreadpool_t pool) {
   if (request.outputs.empty()) return InvalidArgument("an XNNPACK region needs an output");
   auto kernel =
       std::make_unique<SubgraphKernel>(pool, request.inputs.size(), request.outputs.size());

@@ -2,6 +2,9 @@
 
 #include <pthreadpool.h>
 
+#include <map>
+#include <mutex>
+
 #include "util/errors.h"
 
 namespace collage::xnnpack {
@@ -54,26 +57,22 @@ std::string LibraryVersion() {
   return "XNNPACK git20220216.ae108ef " + isa;
 }
 
-ThreadPoolSlot::~ThreadPoolSlot() {
-  if (pool_ != nullptr) pthreadpool_destroy(pool_);
-}
-
-void ThreadPoolSlot::Resize(int num_threads) {
-  if (num_threads < 1) num_threads = 1;
-  if (num_threads == num_threads_) return;
-  if (pool_ != nullptr) pthreadpool_destroy(pool_);
-  pool_ = nullptr;
-  // One thread: no pool, XNNPACK runs on the caller without any hand-off.
-  if (num_threads > 1) pool_ = pthreadpool_create(static_cast<size_t>(num_threads));
-  num_threads_ = num_threads;
-  ++generation_;
+pthreadpool_t ThreadPoolFor(int num_threads) {
+  if (num_threads <= 1) return nullptr;
+  // Looked up at compile time only, never per run: a mutex is cheap enough. The pools are
+  // leaked on purpose: destroying one at exit could race with a kernel still running on it.
+  static std::mutex mutex;
+  static auto* pools = new std::map<int, pthreadpool_t>();
+  std::lock_guard<std::mutex> lock(mutex);
+  pthreadpool_t& pool = (*pools)[num_threads];
+  if (pool == nullptr) pool = pthreadpool_create(static_cast<size_t>(num_threads));
+  return pool;
 }
 
 Status OperatorKernel::Run(const KernelBuffers& buffers) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  pthreadpool_t pool = pool_ != nullptr ? pool_->get() : nullptr;
-  COLLAGE_RETURN_IF_ERROR(Setup(buffers, pool));
-  return Check(xnn_run_operator(op_.get(), pool), "xnn_run_operator");
+  COLLAGE_RETURN_IF_ERROR(Setup(buffers, pool_));
+  return Check(xnn_run_operator(op_.get(), pool_), "xnn_run_operator");
 }
 
 }  // namespace collage::xnnpack

@@ -1,5 +1,5 @@
 // Shared plumbing of the XNNPACK backends: the one place where xnn_status becomes Status,
-// library initialisation, the thread pool, and the operator kernel base that serialises
+// library initialisation, the thread pools, and the operator kernel base that serialises
 // setup + run.
 #pragma once
 
@@ -36,27 +36,13 @@ Status EnsureInitialized();
 // "XNNPACK git20220216.ae108ef avx512f".
 std::string LibraryVersion();
 
-// A pthreadpool sized by SetNumThreads; null for one thread (XNNPACK then runs on the
-// caller). Owned by a backend; kernels keep a pointer to the slot, not to the pool, so that
-// a thread-count change reaches kernels compiled earlier.
-class ThreadPoolSlot {
- public:
-  ThreadPoolSlot() = default;
-  ~ThreadPoolSlot();
-  ThreadPoolSlot(const ThreadPoolSlot&) = delete;
-  ThreadPoolSlot& operator=(const ThreadPoolSlot&) = delete;
-
-  // Never called while a kernel runs (Backend::SetNumThreads contract).
-  void Resize(int num_threads);
-  pthreadpool_t get() const { return pool_; }
-  // Bumped on every Resize; subgraph runtimes, which bind the pool at creation, compare it.
-  int generation() const { return generation_; }
-
- private:
-  pthreadpool_t pool_ = nullptr;
-  int num_threads_ = 1;
-  int generation_ = 0;
-};
+// The pthreadpool of `num_threads` threads (null for one: XNNPACK then runs on the caller,
+// without any hand-off). One pool per thread count, created on first use and never destroyed
+// while the process lives: a kernel captures the pool of the count it was compiled for
+// (CompileRequest::num_threads), so sessions with different counts run at the same time
+// without one resizing or destroying a pool the other is using. Kernels of the same count
+// share the pool; pthreadpool serialises concurrent parallelize calls on one pool.
+pthreadpool_t ThreadPoolFor(int num_threads);
 
 struct OperatorDeleter {
   void operator()(xnn_operator_t op) const { xnn_delete_operator(op); }
@@ -68,7 +54,7 @@ using OperatorPtr = std::unique_ptr<xnn_operator, OperatorDeleter>;
 // calls with different buffers serialise on mutex_ (the operator is not reentrant).
 class OperatorKernel : public Kernel {
  public:
-  explicit OperatorKernel(const ThreadPoolSlot* pool) : pool_(pool) {}
+  explicit OperatorKernel(pthreadpool_t pool) : pool_(pool) {}
 
   Status Run(const KernelBuffers& buffers) const final;
 
@@ -79,7 +65,7 @@ class OperatorKernel : public Kernel {
   OperatorPtr op_;
 
  private:
-  const ThreadPoolSlot* pool_;
+  const pthreadpool_t pool_;
   mutable std::mutex mutex_;
 };
 
