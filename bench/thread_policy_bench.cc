@@ -172,7 +172,7 @@ double Median(std::vector<double> v) {
 }
 
 int RunChild(const Config& config, int threads, int reps) {
-  if (config.apply_threads) ApplyThreadPolicy(threads, BackendRegistry::Global());
+  if (config.apply_threads) ApplyThreadPolicy(threads);
   const struct {
     const char* backend;
     const char* label;
@@ -187,7 +187,9 @@ int RunChild(const Config& config, int threads, int reps) {
   std::vector<std::unique_ptr<Bench>> benches;
   for (const auto& spec : specs) {
     std::string why;
-    auto bench = MakeBench(spec.backend, spec.label, spec.graph(), threads, &why);
+    // At the libraries' defaults XNNPACK is single-threaded: its kernels compiled for 1.
+    const int compiled_for = config.apply_threads ? threads : 1;
+    auto bench = MakeBench(spec.backend, spec.label, spec.graph(), compiled_for, &why);
     if (bench) {
       benches.push_back(std::move(bench));
     } else {

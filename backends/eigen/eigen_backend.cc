@@ -38,8 +38,10 @@ class EigenBackend final : public Backend {
     }
   }
 
-  // The size of the OpenMP team Eigen's products use.
-  void SetNumThreads(int num_threads) override { Eigen::setNbThreads(num_threads); }
+  // No SetNumThreads: Eigen::setNbThreads is one process-wide value, which sessions with
+  // different thread counts would overwrite under each other's runs. Never set, Eigen's
+  // products size their OpenMP team by the calling thread's omp_get_max_threads(), which
+  // Session::Run sets for its session (Eigen 3.4, Parallelizer.h).
 
  private:
   RuleSet rules_;

@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstring>
 
+#include "blas_threads.h"
 #include "im2col.h"
 #include "backend/operand.h"
 #include "util/errors.h"
@@ -112,6 +113,7 @@ class ConvKernel final : public Kernel {
           Im2Col(g_, xg, col);
           b = col;
         }
+        BlasThreadScope threads;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(group_out),
                     static_cast<int>(pixels), static_cast<int>(patch), 1.0f,
                     weights_.data() + grp * group_out * patch, static_cast<int>(patch), b,

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "backend/find_node.h"
+#include "blas_threads.h"
 #include "backend/gemm_params.h"
 #include "backend/matmul_plan.h"
 #include "backend/operand.h"
@@ -57,6 +58,7 @@ class MatMulKernel final : public Kernel {
     const int m = static_cast<int>(plan_.m);
     const int n = static_cast<int>(plan_.n);
     const int k = static_cast<int>(plan_.k);
+    BlasThreadScope threads;
     for (int64_t i = 0; i < count; ++i) {
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f,
                   a + plan_.a_offsets[static_cast<size_t>(i)], k,
@@ -109,6 +111,7 @@ class GemmKernel final : public Kernel {
     }
     const int lda = static_cast<int>(p_.trans_a ? p_.m : p_.k);
     const int ldb = static_cast<int>(p_.trans_b ? p_.k : p_.n);
+    BlasThreadScope threads;
     cblas_sgemm(CblasRowMajor, p_.trans_a ? CblasTrans : CblasNoTrans,
                 p_.trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(p_.m),
                 static_cast<int>(p_.n), static_cast<int>(p_.k), p_.alpha, a_.Data(buffers), lda,

@@ -43,8 +43,8 @@ class OpenblasBackend final : public Backend {
     }
   }
 
-  // The OpenMP build sizes its team from this (and from omp_get_max_threads at each call).
-  void SetNumThreads(int num_threads) override { openblas_set_num_threads(num_threads); }
+  // No SetNumThreads: OpenBLAS's count is process-wide; each call sets it from the calling
+  // thread's OpenMP count under a lock (BlasThreadScope, blas_threads.h).
 
  private:
   RuleSet rules_;

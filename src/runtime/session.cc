@@ -34,7 +34,8 @@ struct Session::Impl {
   }
   // Compiles `placement` and makes it (and `plan`) current.
   Status Install(const Placement& placement, Plan new_plan) {
-    ApplyThreadPolicy(num_threads, BackendRegistry::Global());
+    // oneDNN picks its algorithms for the calling thread's OpenMP count at compile time.
+    ApplyThreadPolicy(num_threads);
     COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Executable> compiled,
                              Executable::Create(graph, placement, BackendRegistry::Global(), num_threads));
     std::lock_guard<std::mutex> lock(mutex);
@@ -116,7 +117,7 @@ StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph, const Session
     return session;
   }
   // Backends may pick their algorithms for the thread count at compile time.
-  ApplyThreadPolicy(session->impl_->num_threads, registry);
+  ApplyThreadPolicy(session->impl_->num_threads);
   COLLAGE_ASSIGN_OR_RETURN(Placement placement,
                            PlaceOnSingleBackend(session->impl_->graph, *backend, registry));
   Plan plan = MakePlan(session->impl_->graph, placement, registry, "single-backend:" + backend->name(),
@@ -223,8 +224,10 @@ StatusOr<std::map<std::string, Tensor>> Session::RunUnguarded(
       return InvalidArgument("the model has no input named '{}' (its inputs: {})", name, names);
     }
   }
-  // The OpenMP team size is a per-thread setting: apply it on the thread that runs.
-  ApplyThreadPolicy(impl_->num_threads, BackendRegistry::Global());
+  // The OpenMP team size is a per-thread setting: apply it on the thread that runs. Only that:
+  // nothing here may resize or destroy a pool that another session's run is using (XNNPACK's
+  // kernels hold the pool of the count they were compiled for).
+  ApplyThreadPolicy(impl_->num_threads);
   std::shared_ptr<const Executable> executable = impl_->current();
   COLLAGE_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, executable->Run(ordered, profile));
   std::map<std::string, Tensor> named;

@@ -1,16 +1,15 @@
-// The threading policy: one thread count for every library in the process (our OpenMP
+// The threading policy: one thread count for every library a session uses (our OpenMP
 // kernels, oneDNN and OpenBLAS through the shared OpenMP runtime, Eigen, XNNPACK's
-// pthreadpool), and wait settings that keep one library's idle workers from slowing the
-// next library down when kernels of different libraries alternate. Measured by
-// bench/thread_policy_bench.cc; the reasoning is in docs/architecture.md.
+// pthreadpool), per session, so that sessions with different counts run side by side; and
+// wait settings that keep one library's idle workers from slowing the next library down
+// when kernels of different libraries alternate. Measured by bench/thread_policy_bench.cc;
+// the reasoning is in docs/architecture.md.
 #pragma once
 
 #include <cstring>
 #include <initializer_list>
 
 namespace collage {
-
-class BackendRegistry;
 
 // How long an idle OpenMP worker spins before it blocks (GOMP_SPINCOUNT, in pause
 // iterations: 500 is roughly 10-25 microseconds, estimated from the pause instruction's
@@ -43,7 +42,14 @@ inline bool IsOpenMpWaitSetting(const char* entry) {
 // 0 → one thread per core the process may use.
 int ResolveThreadCount(int requested);
 
-// Sets `num_threads` for OpenMP and every registered backend. Cheap when unchanged.
-void ApplyThreadPolicy(int num_threads, BackendRegistry& registry);
+// Gives the libraries that the calling thread runs `num_threads` threads (0 → one per core),
+// without touching anything process-wide, so that sessions with different counts may run at
+// the same time; Session::Run calls it on every run (it costs nothing measurable). It sets
+// OpenMP's team size, a per-thread setting that our kernels, oneDNN, Eigen (never given
+// Eigen::setNbThreads) and OpenBLAS (which takes it under a lock: backends/openblas/
+// blas_threads.h) follow. XNNPACK's count is fixed when a kernel is compiled
+// (CompileRequest::num_threads picks one of its never-resized pools). Backend::SetNumThreads
+// is not called: a process-wide count cannot be right for two sessions at once.
+void ApplyThreadPolicy(int num_threads);
 
 }  // namespace collage

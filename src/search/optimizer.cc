@@ -126,7 +126,7 @@ StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& 
   COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<CostDatabase> database,
                            CostDatabase::Open(report.cost_db_path, &report.warnings));
   // Measured with the deployment's thread settings.
-  ApplyThreadPolicy(threads, registry);
+  ApplyThreadPolicy(threads);
   MeasureSettings settings;
   settings.warmup_runs = options.warmup_runs;
   settings.min_runs = options.min_runs;

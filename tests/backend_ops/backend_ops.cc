@@ -200,7 +200,7 @@ int Main(const Options& options) {
       return 2;
     }
   }
-  ApplyThreadPolicy(options.threads, registry);
+  ApplyThreadPolicy(options.threads);
 
   const auto start = std::chrono::steady_clock::now();
   std::vector<SourceGraph> sources;

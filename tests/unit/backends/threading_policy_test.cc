@@ -1,41 +1,24 @@
-// The threading policy (src/runtime/threading.h): one thread count for OpenMP and every
-// backend, and OpenMP wait settings that never override the user's and are in effect when
+// The threading policy (src/runtime/threading.h): one thread count per calling thread for
+// every library, and OpenMP wait settings that never override the user's and are in effect when
 // the OpenMP runtime starts.
 #include <gtest/gtest.h>
 
 #if COLLAGE_HAS_OPENBLAS
 #include <cblas.h>
+
+#include "blas_threads.h"
 #endif
 #include <omp.h>
 
 #include <Eigen/Core>
 #include <string>
+#include <thread>
 
 #include "../cli/cli_test_util.h"
-#include "collage/backend.h"
 #include "runtime/threading.h"
 
 namespace collage {
 namespace {
-
-// Records the thread counts the policy gives it.
-class CountingBackend final : public Backend {
- public:
-  CountingBackend(std::string name, std::vector<int>* calls)
-      : name_(std::move(name)), calls_(calls) {}
-  std::string name() const override { return name_; }
-  std::string version() const override { return "test 1"; }
-  const RuleSet& rules() const override { return rules_; }
-  StatusOr<std::unique_ptr<Kernel>> Compile(const CompileRequest&) const override {
-    return Status(StatusCode::kUnsupported, "nothing to compile");
-  }
-  void SetNumThreads(int num_threads) override { calls_->push_back(num_threads); }
-
- private:
-  std::string name_;
-  std::vector<int>* calls_;
-  RuleSet rules_;
-};
 
 TEST(ThreadPolicyTest, ResolveThreadCount) {
   EXPECT_EQ(ResolveThreadCount(3), 3);
@@ -43,45 +26,41 @@ TEST(ThreadPolicyTest, ResolveThreadCount) {
   EXPECT_LE(ResolveThreadCount(0), omp_get_num_procs());
 }
 
-TEST(ThreadPolicyTest, SetsOpenmpAndEveryBackend) {
-  std::vector<int> a_calls, b_calls;
-  BackendRegistry registry;
-  ASSERT_TRUE(registry.Register(std::make_unique<CountingBackend>("a", &a_calls)).ok());
-  ASSERT_TRUE(registry.Register(std::make_unique<CountingBackend>("b", &b_calls)).ok());
+// The count is the calling thread's: another thread's setting is left alone, so sessions
+// with different counts can run side by side.
+TEST(ThreadPolicyTest, SetsOpenmpOnTheCallingThreadOnly) {
   const int before = omp_get_max_threads();
-  ApplyThreadPolicy(3, registry);
+  ApplyThreadPolicy(3);
   EXPECT_EQ(omp_get_max_threads(), 3);
-  EXPECT_EQ(a_calls, std::vector<int>{3});
-  EXPECT_EQ(b_calls, std::vector<int>{3});
-  ApplyThreadPolicy(1, registry);
-  EXPECT_EQ(omp_get_max_threads(), 1);
-  EXPECT_EQ(a_calls, (std::vector<int>{3, 1}));
-  ApplyThreadPolicy(0, registry);  // 0: one per usable core
+  int other = 0, other_eigen = 0;
+  std::thread([&] {
+    ApplyThreadPolicy(1);
+    other = omp_get_max_threads();
+    other_eigen = Eigen::nbThreads();
+  }).join();
+  EXPECT_EQ(other, 1);
+  EXPECT_EQ(other_eigen, 1);
+  EXPECT_EQ(omp_get_max_threads(), 3);
+  ApplyThreadPolicy(0);  // 0: one per usable core
   EXPECT_EQ(omp_get_max_threads(), ResolveThreadCount(0));
-  EXPECT_EQ(b_calls.back(), ResolveThreadCount(0));
   omp_set_num_threads(before);
 }
 
-TEST(ThreadPolicyTest, SetsTheLibrariesOfTheGlobalRegistry) {
-  BackendRegistry& registry = BackendRegistry::Global();
+// Eigen and OpenBLAS follow the calling thread's count (neither is given a process-wide one
+// by the policy); OpenBLAS takes it at each call, also after a count of 1, after which
+// OpenBLAS itself would stop looking (backends/openblas/blas_threads.h).
+TEST(ThreadPolicyTest, LibrariesFollowTheCallingThreadsCount) {
   const int before = omp_get_max_threads();
   for (int threads : {1, 3, 2}) {
-    ApplyThreadPolicy(threads, registry);
+    ApplyThreadPolicy(threads);
     EXPECT_EQ(omp_get_max_threads(), threads);
+    EXPECT_EQ(Eigen::nbThreads(), threads);
 #if COLLAGE_HAS_OPENBLAS
-    if (registry.Find("openblas") != nullptr) {
-      EXPECT_EQ(openblas_get_num_threads(), threads);
-    }
+    { openblas::BlasThreadScope scope; }
+    EXPECT_EQ(openblas_get_num_threads(), threads);
 #endif
-    if (registry.Find("eigen") != nullptr) {
-      EXPECT_EQ(Eigen::nbThreads(), threads);
-    }
   }
-  // Unchanged: cheap, and the calling thread's OpenMP count is still set (it is per thread).
-  omp_set_num_threads(5);
-  ApplyThreadPolicy(2, registry);
-  EXPECT_EQ(omp_get_max_threads(), 2);
-  ApplyThreadPolicy(before, registry);
+  omp_set_num_threads(before);
 }
 
 // What libgomp itself read at start-up (OMP_DISPLAY_ENV=verbose prints it then): the
