@@ -63,8 +63,9 @@ StatusOr<ConvGeometry> ResolveConv(const Node& node, const Shape& x, const Shape
   g.in_channels = x[1];
   g.out_channels = w[0];
   g.group = node.attributes.GetInt("group", 1);
+  // w[1] * group can overflow for a hostile group (any group divides 0 channels).
   if (g.group < 1 || g.in_channels % g.group != 0 || g.out_channels % g.group != 0 ||
-      w[1] * g.group != g.in_channels) {
+      CheckedMul(w[1], g.group) != g.in_channels) {
     return OpError(node, StatusCode::kInvalidModel,
                    "group {} does not fit X {} and W {} (need C = W[1] * group, M % group == 0)",
                    g.group, ShapeToString(x), ShapeToString(w));
@@ -89,12 +90,26 @@ StatusOr<ConvGeometry> ResolveConv(const Node& node, const Shape& x, const Shape
   g.pads_end.assign(nd, 0);
   g.out_spatial.assign(nd, 0);
   for (size_t d = 0; d < nd; ++d) {
+    // Attributes are bounded (SpatialInts), but the kernel dims come from W's shape, which
+    // can be as large as any tensor: (k - 1) * dilation overflows for k = 2^40.
     const int64_t in = g.in_spatial[d];
-    const int64_t extent = (g.kernel[d] - 1) * g.dilations[d] + 1;  // dilated kernel
+    const int64_t k = g.kernel[d];
+    const int64_t dil = g.dilations[d];
+    COLLAGE_ASSIGN_OR_RETURN(
+        const int64_t extent,  // dilated kernel
+        CheckedValue(node, (CheckedInt(k) - 1) * dil + 1,
+                     "spatial axis {}: dilated kernel (kernel {} - 1) * dilation {} + 1", d, k,
+                     dil));
     const int64_t s = g.strides[d];
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
       const int64_t out = CeilDiv(in, s);
-      const int64_t total = std::max<int64_t>(0, (out - 1) * s + extent - in);
+      COLLAGE_ASSIGN_OR_RETURN(
+          const int64_t needed,
+          CheckedValue(node, (CheckedInt(out) - 1) * s + extent - in,
+                       "spatial axis {}: SAME padding ({} - 1) * stride {} + kernel extent {} - "
+                       "input {}",
+                       d, out, s, extent, in));
+      const int64_t total = std::max<int64_t>(0, needed);
       // SAME_UPPER puts the odd pad at the end, SAME_LOWER at the beginning.
       g.pads_begin[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
       g.pads_end[d] = total - g.pads_begin[d];
@@ -102,11 +117,15 @@ StatusOr<ConvGeometry> ResolveConv(const Node& node, const Shape& x, const Shape
       g.pads_begin[d] = pads[d];
       g.pads_end[d] = pads[d + nd];
     }
-    const int64_t span = in + g.pads_begin[d] + g.pads_end[d] - extent;
+    COLLAGE_ASSIGN_OR_RETURN(const int64_t padded,
+                             CheckedValue(node, CheckedInt(in) + g.pads_begin[d] + g.pads_end[d],
+                                          "spatial axis {}: padded input {} + {} + {}", d, in,
+                                          g.pads_begin[d], g.pads_end[d]));
+    const int64_t span = padded - extent;
     if (span < 0) {
       return OpError(node, StatusCode::kInvalidModel,
                      "dilated kernel {} is larger than the padded input {} along spatial axis {}",
-                     extent, in + g.pads_begin[d] + g.pads_end[d], d);
+                     extent, padded, d);
     }
     g.out_spatial[d] = span / s + 1;
   }
@@ -298,9 +317,8 @@ void ConvTyped(const ConvGeometry& g, const T* x, const T* w, const T* bias, T* 
   // The im2col matrix is built for blocks of output pixels so that it stays within
   // kColBudget elements (a 3-D conv's full matrix can be gigabytes).
   // kdim is 0 for zero input channels: the output is then just the bias (or zeros).
-  const int64_t block = pointwise || kdim == 0
-                            ? out_size
-                            : std::clamp(kColBudget / kdim, int64_t{1}, out_size);
+  const int64_t block =
+      pointwise || kdim == 0 ? out_size : std::clamp(kColBudget / kdim, int64_t{1}, out_size);
   thread_local std::vector<T> col;
   if (!pointwise) col.resize(static_cast<size_t>(kdim * block));
   for (int64_t n = 0; n < g.batch; ++n) {

@@ -2,11 +2,11 @@
 // pixel scatters a kernel-sized patch into the output, which is computed as one GEMM per
 // image and group (col = W_g^T · X_g, rows = output channel × kernel offset, columns = input
 // pixels) followed by col2im, which adds every column entry into its output pixel.
+#include <omp.h>
+
 #include <algorithm>
 #include <string>
 #include <vector>
-
-#include <omp.h>
 
 #include "ops/kernels/gemm_kernel.h"
 #include "ops/op_helpers.h"
@@ -42,8 +42,8 @@ StatusOr<Geometry> ResolveGeometry(const Node& node, const Shape& x, const Shape
                    x.size());
   }
   if (w.size() != x.size()) {
-    return OpError(node, StatusCode::kInvalidModel, "weight W has rank {}, X has rank {}",
-                   w.size(), x.size());
+    return OpError(node, StatusCode::kInvalidModel, "weight W has rank {}, X has rank {}", w.size(),
+                   x.size());
   }
   const size_t nd = x.size() - 2;
   const Attributes& attrs = node.attributes;
@@ -59,7 +59,10 @@ StatusOr<Geometry> ResolveGeometry(const Node& node, const Shape& x, const Shape
     return OpError(node, StatusCode::kInvalidModel,
                    "weight W has {} input channels (dim 0), X has {}", w[0], g.in_channels);
   }
-  g.out_channels = w[1] * g.group;
+  // group is an unbounded attribute: any group divides 0 input channels.
+  COLLAGE_ASSIGN_OR_RETURN(g.out_channels,
+                           CheckedValue(node, CheckedInt(w[1]) * g.group,
+                                        "output channels W[1] {} * group {}", w[1], g.group));
   g.in_spatial.assign(x.begin() + 2, x.end());
   g.kernel.assign(w.begin() + 2, w.end());
   if (attrs.Has("kernel_shape") && attrs.GetInts("kernel_shape") != g.kernel) {
@@ -75,14 +78,22 @@ StatusOr<Geometry> ResolveGeometry(const Node& node, const Shape& x, const Shape
   const std::string auto_pad = attrs.GetString("auto_pad", "NOTSET");
   if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" &&
       auto_pad != "SAME_LOWER") {
-    return OpError(node, StatusCode::kInvalidModel, "auto_pad '{}' is not a valid value",
-                   auto_pad);
+    return OpError(node, StatusCode::kInvalidModel, "auto_pad '{}' is not a valid value", auto_pad);
   }
-  // The extent the scatter covers with no padding at all.
+  // The extent the scatter covers with no padding at all. The attributes are bounded
+  // (SpatialInts) but the input and kernel dims come from shapes, so the products can
+  // overflow: stride 2^31 times an input of 2^40.
   std::vector<int64_t> full(nd);
   for (size_t i = 0; i < nd; ++i) {
-    full[i] = g.strides[i] * (g.in_spatial[i] - 1) + output_padding[i] +
-              (g.kernel[i] - 1) * g.dilations[i] + 1;
+    const int64_t in = g.in_spatial[i], k = g.kernel[i];
+    const int64_t s = g.strides[i], d = g.dilations[i];
+    COLLAGE_ASSIGN_OR_RETURN(
+        full[i], CheckedValue(node,
+                              CheckedInt(s) * (CheckedInt(in) - 1) + output_padding[i] +
+                                  (CheckedInt(k) - 1) * d + 1,
+                              "spatial axis {}: stride {} * (input {} - 1) + output_padding {} + "
+                              "(kernel {} - 1) * dilation {} + 1",
+                              i, s, in, output_padding[i], k, d));
   }
 
   std::vector<int64_t> target;  // the requested output size, when pads are derived from it
@@ -96,7 +107,12 @@ StatusOr<Geometry> ResolveGeometry(const Node& node, const Shape& x, const Shape
     }
   } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
     target.resize(nd);
-    for (size_t i = 0; i < nd; ++i) target[i] = g.in_spatial[i] * g.strides[i];
+    for (size_t i = 0; i < nd; ++i) {
+      COLLAGE_ASSIGN_OR_RETURN(
+          target[i], CheckedValue(node, CheckedInt(g.in_spatial[i]) * g.strides[i],
+                                  "spatial axis {}: SAME output size input {} * stride {}", i,
+                                  g.in_spatial[i], g.strides[i]));
+    }
   }
 
   g.pads_begin.assign(nd, 0);
@@ -106,14 +122,21 @@ StatusOr<Geometry> ResolveGeometry(const Node& node, const Shape& x, const Shape
       // The spec's formula: the total padding is split in halves, the odd one going to the
       // end for SAME_UPPER and to the start otherwise. Floor division keeps this right for a
       // negative total (an output larger than the scatter covers: the extra is zeros).
-      const int64_t total = full[i] - target[i];
+      // output_shape is an unbounded attribute: full - INT64_MIN overflows.
+      COLLAGE_ASSIGN_OR_RETURN(const int64_t total,
+                               CheckedValue(node, CheckedInt(full[i]) - target[i],
+                                            "spatial axis {}: total padding {} - output_shape {}",
+                                            i, full[i], target[i]));
       g.pads_begin[i] = auto_pad == "SAME_UPPER" ? FloorDiv(total, 2) : total - FloorDiv(total, 2);
       g.out_spatial[i] = target[i];
     } else if (auto_pad == "VALID") {
       g.out_spatial[i] = full[i];
     } else {
       g.pads_begin[i] = pads[i];
-      g.out_spatial[i] = full[i] - pads[i] - pads[i + nd];
+      COLLAGE_ASSIGN_OR_RETURN(g.out_spatial[i],
+                               CheckedValue(node, CheckedInt(full[i]) - pads[i] - pads[i + nd],
+                                            "spatial axis {}: output {} - pads {} - {}", i, full[i],
+                                            pads[i], pads[i + nd]));
     }
     if (g.out_spatial[i] <= 0) {
       return OpError(node, StatusCode::kInvalidModel,
@@ -169,8 +192,8 @@ void Col2Im(const Geometry& g, int64_t channels, const T* col, T* dst) {
         // Output coordinate of input i is i * stride + offset; keep the i that land inside.
         offset[d] = k * g.dilations[d] - g.pads_begin[d];
         lo[d] = std::max<int64_t>(0, CeilDiv(-offset[d], g.strides[d]));
-        hi[d] = std::min(g.in_spatial[d],
-                         FloorDiv(g.out_spatial[d] - 1 - offset[d], g.strides[d]) + 1);
+        hi[d] =
+            std::min(g.in_spatial[d], FloorDiv(g.out_spatial[d] - 1 - offset[d], g.strides[d]) + 1);
         empty = empty || lo[d] >= hi[d];
       }
       if (empty) continue;
@@ -233,6 +256,13 @@ void ConvTransposeKernel(const Geometry& g, const T* xd, const T* wd, const T* b
 Status RunConvTranspose(KernelContext& ctx) {
   const Tensor& x = ctx.inputs[0];
   COLLAGE_ASSIGN_OR_RETURN(Geometry g, ResolveGeometry(ctx.node, x.shape(), ctx.inputs[1].shape()));
+  // The kernel's col matrix, (M / group · kernel) × input pixels, is no tensor of the model,
+  // so no output size check has bounded it.
+  const int64_t mg_kernel = g.out_channels / g.group * NumElements(g.kernel);  // <= W's size
+  COLLAGE_RETURN_IF_ERROR(CheckedValue(ctx.node, CheckedInt(mg_kernel) * NumElements(g.in_spatial),
+                                       "the col matrix {} x {} input pixels", mg_kernel,
+                                       NumElements(g.in_spatial))
+                              .status());
   return DispatchFloat(ctx.node, x.dtype(), [&](auto t) {
     using T = decltype(t);
     ConvTransposeKernel<T>(g, x.data_as<T>(), ctx.inputs[1].data_as<T>(),

@@ -104,10 +104,9 @@ Status InferTile(InferContext& ctx) {
   COLLAGE_ASSIGN_OR_RETURN(auto repeats, TileRepeats(ctx.node, in.shape, IntInputs(ctx)));
   Shape out = in.shape;
   for (size_t i = 0; i < out.size(); ++i) {
-    if (__builtin_mul_overflow(out[i], repeats[i], &out[i])) {
-      return OpError(ctx.node, StatusCode::kInvalidModel, "repeats [{}] overflow dim {}",
-                     fmt::join(repeats, ","), i);
-    }
+    COLLAGE_ASSIGN_OR_RETURN(
+        out[i], CheckedValue(ctx.node, CheckedInt(out[i]) * repeats[i], "axis {}: {} * repeats {}",
+                             i, in.shape[i], repeats[i]));
   }
   ctx.output_types[0] = {in.dtype, std::move(out)};
   return Status::Ok();
@@ -155,6 +154,8 @@ enum class PadMode { kConstant, kReflect, kEdge, kWrap };
 struct PadPlan {
   PadMode mode = PadMode::kConstant;
   std::vector<int64_t> begin, end;  // per dim; negative crops
+  std::vector<int64_t> crop;        // per dim: input elements cut from the front
+  std::vector<int64_t> kept;        // per dim: input elements left after both crops
   Shape out;
 };
 
@@ -197,18 +198,30 @@ StatusOr<PadPlan> ComputePad(const Node& node, int64_t opset, const Shape& in,
   }
   plan.begin.assign(in.size(), 0);
   plan.end.assign(in.size(), 0);
+  plan.crop.assign(in.size(), 0);
+  plan.kept = in;
   plan.out = in;
   for (size_t i = 0; i < n; ++i) {
     const size_t d = static_cast<size_t>(axes[i]);
     plan.begin[d] = pads[i];
     plan.end[d] = pads[i + n];
-    plan.out[d] = in[d] + pads[i] + pads[i + n];
+    // pads are unbounded: in + INT64_MAX overflows, and so does the crop -INT64_MIN.
+    COLLAGE_ASSIGN_OR_RETURN(
+        plan.out[d], CheckedValue(node, CheckedInt(in[d]) + pads[i] + pads[i + n],
+                                  "axis {}: {} + pads {} + {}", d, in[d], pads[i], pads[i + n]));
     if (plan.out[d] < 0) {
       return OpError(node, StatusCode::kInvalidModel, "pads [{}] crop axis {} of size {} below 0",
                      fmt::join(pads, ","), d, in[d]);
     }
-    const int64_t kept =
-        in[d] - std::max<int64_t>(-pads[i], 0) - std::max<int64_t>(-pads[i + n], 0);
+    const CheckedInt crop_begin = pads[i] < 0 ? -CheckedInt(pads[i]) : CheckedInt(0);
+    const CheckedInt crop_end = pads[i + n] < 0 ? -CheckedInt(pads[i + n]) : CheckedInt(0);
+    COLLAGE_ASSIGN_OR_RETURN(plan.crop[d],
+                             CheckedValue(node, crop_begin, "axis {}: crop -({})", d, pads[i]));
+    COLLAGE_ASSIGN_OR_RETURN(
+        plan.kept[d], CheckedValue(node, CheckedInt(in[d]) - crop_begin - crop_end,
+                                   "axis {}: kept elements {} - crops -({}) - -({})", d, in[d],
+                                   pads[i], pads[i + n]));
+    const int64_t kept = plan.kept[d];
     const bool grows = pads[i] > 0 || pads[i + n] > 0;
     if (plan.mode != PadMode::kConstant && grows && kept <= 0) {
       return OpError(node, StatusCode::kInvalidModel,
@@ -298,11 +311,9 @@ Status RunPad(KernelContext& ctx) {
   // Per axis, the input index each output index reads (-1: the fill value).
   std::vector<std::vector<int64_t>> source(static_cast<size_t>(rank));
   for (size_t d = 0; d < source.size(); ++d) {
-    const int64_t crop = std::max<int64_t>(-plan.begin[d], 0);
-    const int64_t kept = in.shape()[d] - crop - std::max<int64_t>(-plan.end[d], 0);
     const int64_t pad = std::max<int64_t>(plan.begin[d], 0);
     for (int64_t o = 0; o < plan.out[d]; ++o) {
-      source[d].push_back(PadSource(plan.mode, o, pad, crop, kept));
+      source[d].push_back(PadSource(plan.mode, o, pad, plan.crop[d], plan.kept[d]));
     }
   }
   const std::vector<int64_t> strides = StridesOf(in.shape());

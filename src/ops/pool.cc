@@ -91,7 +91,13 @@ StatusOr<PoolGeometry> ResolvePool(const Node& node, const Shape& x) {
     const size_t e = lead + d;
     const int64_t in = x[2 + d];
     const int64_t s = strides[d];
-    const int64_t extent = (kernel[d] - 1) * dilations[d] + 1;  // dilated window
+    // The attributes are bounded (SpatialInts), which keeps these in range for any input a
+    // model can declare, but the bounds are far from obvious here, so every step is checked.
+    COLLAGE_ASSIGN_OR_RETURN(
+        const int64_t extent,  // dilated window
+        CheckedValue(node, (CheckedInt(kernel[d]) - 1) * dilations[d] + 1,
+                     "spatial axis {}: dilated window (kernel {} - 1) * dilation {} + 1", d,
+                     kernel[d], dilations[d]));
     int64_t pb = 0;
     int64_t pe = 0;
     int64_t out = 0;
@@ -99,7 +105,12 @@ StatusOr<PoolGeometry> ResolvePool(const Node& node, const Shape& x) {
       // Output ceil(in / stride) whatever ceil_mode says; the odd pad goes to the end for
       // SAME_UPPER, to the beginning for SAME_LOWER.
       out = CeilDiv(in, s);
-      const int64_t total = std::max<int64_t>(0, (out - 1) * s + extent - in);
+      COLLAGE_ASSIGN_OR_RETURN(
+          const int64_t needed,
+          CheckedValue(node, (CheckedInt(out) - 1) * s + extent - in,
+                       "spatial axis {}: SAME padding ({} - 1) * stride {} + window {} - input {}",
+                       d, out, s, extent, in));
+      const int64_t total = std::max<int64_t>(0, needed);
       pb = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
       pe = total - pb;
     } else {
@@ -107,15 +118,20 @@ StatusOr<PoolGeometry> ResolvePool(const Node& node, const Shape& x) {
         pb = pads[d];
         pe = pads[d + nd];
       }
-      const int64_t span = in + pb + pe - extent;
+      COLLAGE_ASSIGN_OR_RETURN(
+          const int64_t padded,
+          CheckedValue(node, CheckedInt(in) + pb + pe, "spatial axis {}: padded input {} + {} + {}",
+                       d, in, pb, pe));
+      const int64_t span = padded - extent;
       if (span < 0) {
         return OpError(node, StatusCode::kInvalidModel,
                        "window {} is larger than the padded input {} along spatial axis {}", extent,
-                       in + pb + pe, d);
+                       padded, d);
       }
       out = (ceil_mode ? CeilDiv(span, s) : FloorDiv(span, s)) + 1;
-      // ceil_mode must not add a window that starts in the end padding.
-      if (ceil_mode && (out - 1) * s >= in + pb) --out;
+      // ceil_mode must not add a window that starts in the end padding (in + pb <= padded
+      // fits; a start beyond int64 is beyond it too).
+      if (ceil_mode && CheckedMul(out - 1, s).value_or(INT64_MAX) >= in + pb) --out;
     }
     g.in[e] = in;
     g.out[e] = out;

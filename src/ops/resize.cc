@@ -12,13 +12,14 @@
 // Kind: TVM marks image.resize2d INJECTIVE because its compute can be inlined into a fused
 // loop nest. collage's kInjective promises more (each output element reads ONE input
 // element), which linear and cubic break, so Resize is kOpaque, as op_kind.h lists it.
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <omp.h>
 
 #include "ops/op_helpers.h"
 #include "ops/op_registry.h"
@@ -33,7 +34,7 @@ enum class Mode { kNearest, kLinear, kCubic };
 
 struct ResizeAttrs {
   Mode mode = Mode::kNearest;
-  std::string transform = "half_pixel";         // coordinate_transformation_mode
+  std::string transform = "half_pixel";             // coordinate_transformation_mode
   std::string nearest_mode = "round_prefer_floor";  // "simple" for Upsample and Resize-10
   double cubic_a = -0.75;
   bool exclude_outside = false;
@@ -44,9 +45,7 @@ struct ResizeAttrs {
 
 // Upsample (any opset) and Resize-10 predate coordinate_transformation_mode: they map
 // x_original = x_resized / scale and pick nearest pixels like onnxruntime does for them.
-bool IsLegacy(const Node& node, int64_t opset) {
-  return node.op_type == "Upsample" || opset < 11;
-}
+bool IsLegacy(const Node& node, int64_t opset) { return node.op_type == "Upsample" || opset < 11; }
 
 StatusOr<ResizeAttrs> ReadAttrs(const Node& node, int64_t opset) {
   const Attributes& a = node.attributes;
@@ -119,9 +118,9 @@ struct Geometry {
 };
 
 // `scales` / `sizes`: the values of those inputs, nullopt when absent or empty.
-StatusOr<Geometry> ResolveGeometry(const Node& node, const ResizeAttrs& attrs, const Shape& x,
-                                   std::optional<std::vector<double>> scales,
-                                   std::optional<std::vector<int64_t>> sizes) {
+StatusOr<Geometry> ResolveShapeAndScales(const Node& node, const ResizeAttrs& attrs, const Shape& x,
+                                         std::optional<std::vector<double>> scales,
+                                         std::optional<std::vector<int64_t>> sizes) {
   const int64_t rank = static_cast<int64_t>(x.size());
   Geometry g;
   g.out_shape = x;
@@ -150,16 +149,26 @@ StatusOr<Geometry> ResolveGeometry(const Node& node, const ResizeAttrs& attrs, c
     }
     for (size_t i = 0; i < n; ++i) {
       const double s = (*scales)[i];
-      if (!(s > 0.0)) {
-        return OpError(node, StatusCode::kInvalidModel, "scale {} must be positive", s);
+      // inf would make every coordinate (x + 0.5) / inf - 0.5 the same; NaN fails > 0. The
+      // length is computed in float (below), so the scale must be a finite float too.
+      if (!(s > 0.0 && s <= std::numeric_limits<float>::max())) {
+        return OpError(node, StatusCode::kInvalidModel, "scale {} must be positive and finite", s);
       }
       const size_t a = static_cast<size_t>(g.axes[i]);
       g.scales[a] = s;
       // floor(input · scale) in float arithmetic, as ONNX shape inference and onnxruntime
       // compute it (the importer checks our shapes against ONNX's; double would differ at
       // e.g. 10 · 0.7f). The spec's roi factor for tf_crop_and_resize is applied by neither.
-      g.out_shape[a] = static_cast<int64_t>(
-          std::floor(static_cast<float>(x[a]) * static_cast<float>(s)));
+      // A huge scale gives a length beyond int64 (or inf in float), which the plain cast
+      // would turn into anything.
+      const float length = std::floor(static_cast<float>(x[a]) * static_cast<float>(s));
+      const std::optional<int64_t> out = CheckedToInt64(length);
+      if (!out) {
+        return OpError(node, StatusCode::kInvalidModel,
+                       "axis {}: output length floor({} * scale {}) = {} overflows int64", a, x[a],
+                       s, length);
+      }
+      g.out_shape[a] = *out;
     }
     return g;
   }
@@ -185,9 +194,53 @@ StatusOr<Geometry> ResolveGeometry(const Node& node, const ResizeAttrs& attrs, c
       s = attrs.keep_aspect_ratio_policy == "not_larger" ? std::min(s, sa) : std::max(s, sa);
     }
     for (int64_t a : g.axes) {
-      g.scales[static_cast<size_t>(a)] = s;
-      g.out_shape[static_cast<size_t>(a)] =
-          static_cast<int64_t>(std::floor(s * static_cast<double>(x[static_cast<size_t>(a)]) + 0.5));
+      const size_t ua = static_cast<size_t>(a);
+      g.scales[ua] = s;
+      // s is one of the sizes' ratios, so s · x is near some size; checked all the same.
+      const double length = std::floor(s * static_cast<double>(x[ua]) + 0.5);
+      const std::optional<int64_t> out = CheckedToInt64(length);
+      if (!out) {
+        return OpError(node, StatusCode::kInvalidModel,
+                       "axis {}: output length {} * scale {} overflows int64", a, x[ua], s);
+      }
+      g.out_shape[ua] = *out;
+    }
+  }
+  return g;
+}
+
+// The taps of one output coordinate along an axis: `n` of them, from floor(x) + first on.
+struct TapSpan {
+  int64_t first = 0;
+  int64_t n = 1;
+};
+
+// nullopt when an antialiased filter (widened by 1 / scale when shrinking) has more taps than
+// int64 counts: a scale of 1e-30 asks for 2e30.
+std::optional<TapSpan> TapSpanOf(const ResizeAttrs& attrs, double scale) {
+  if (attrs.mode == Mode::kNearest) return TapSpan{};
+  const double support_scale = attrs.antialias ? std::min(scale, 1.0) : 1.0;
+  const double radius = attrs.mode == Mode::kLinear ? 1.0 : 2.0;
+  const CheckedInt first = CheckedInt(CheckedToInt64(std::floor(-radius / support_scale))) + 1;
+  const CheckedInt n = CheckedInt(2) - CheckedInt(2) * first;
+  if (!first.ok() || !n.ok()) return std::nullopt;
+  return TapSpan{*first.get(), *n.get()};
+}
+
+// The output shape and per-axis scales, with the tap tables the kernel builds from them
+// (output length × taps per axis) checked to be countable.
+StatusOr<Geometry> ResolveGeometry(const Node& node, const ResizeAttrs& attrs, const Shape& x,
+                                   std::optional<std::vector<double>> scales,
+                                   std::optional<std::vector<int64_t>> sizes) {
+  COLLAGE_ASSIGN_OR_RETURN(
+      Geometry g, ResolveShapeAndScales(node, attrs, x, std::move(scales), std::move(sizes)));
+  for (size_t a = 0; a < x.size(); ++a) {
+    const std::optional<TapSpan> taps = TapSpanOf(attrs, g.scales[a]);
+    if (!taps || !CheckedMul(g.out_shape[a], taps->n)) {
+      return OpError(node, StatusCode::kInvalidModel,
+                     "axis {}: the interpolation taps ({} outputs times the filter width for "
+                     "scale {}) overflow int64",
+                     a, g.out_shape[a], g.scales[a]);
     }
   }
   return g;
@@ -218,8 +271,8 @@ double CubicWeight(double x, double a) {
 
 // x_original for output coordinate `x` on an axis of input length `in`, resized with `scale`
 // to `out` elements; roi_start/roi_end are used by tf_crop_and_resize only.
-double OriginalCoordinate(const ResizeAttrs& attrs, double x, double scale, int64_t in,
-                          int64_t out, double roi_start, double roi_end) {
+double OriginalCoordinate(const ResizeAttrs& attrs, double x, double scale, int64_t in, int64_t out,
+                          double roi_start, double roi_end) {
   const double in_len = static_cast<double>(in);
   const double out_len = scale * in_len;  // fractional when it comes from a scale
   const std::string& t = attrs.transform;
@@ -265,25 +318,18 @@ AxisTaps BuildAxisTaps(const ResizeAttrs& attrs, int64_t in, int64_t out, double
   taps.outside.assign(out_n, 0);
   // Antialiasing widens the linear / cubic filter by 1/scale when shrinking.
   const double support_scale = attrs.antialias ? std::min(scale, 1.0) : 1.0;
-  int64_t first = 0;  // first tap, relative to floor(x)
-  if (attrs.mode == Mode::kNearest) {
-    taps.n = 1;
-  } else if (attrs.mode == Mode::kLinear) {
-    first = static_cast<int64_t>(std::floor(-1.0 / support_scale)) + 1;
-    taps.n = 2 - 2 * first;
-  } else {
-    first = static_cast<int64_t>(std::floor(-2.0 / support_scale)) + 1;
-    taps.n = 2 - 2 * first;
-  }
+  // ResolveGeometry checked the span exists for this scale and out · n fits.
+  const TapSpan span = TapSpanOf(attrs, scale).value_or(TapSpan{});
+  const int64_t first = span.first;  // first tap, relative to floor(x)
+  taps.n = span.n;
   taps.offset.assign(out_n * static_cast<size_t>(taps.n), 0);
   taps.weight.assign(out_n * static_cast<size_t>(taps.n), 0.0);
   bool all_exact = true;  // every coordinate hits an input element exactly
   for (int64_t o = 0; o < out; ++o) {
-    const double x = OriginalCoordinate(attrs, static_cast<double>(o), scale, in, out,
-                                        roi_start, roi_end);
+    const double x =
+        OriginalCoordinate(attrs, static_cast<double>(o), scale, in, out, roi_start, roi_end);
     const size_t base = static_cast<size_t>(o * taps.n);
-    if (attrs.transform == "tf_crop_and_resize" &&
-        (x < 0.0 || x > static_cast<double>(in - 1))) {
+    if (attrs.transform == "tf_crop_and_resize" && (x < 0.0 || x > static_cast<double>(in - 1))) {
       taps.outside[static_cast<size_t>(o)] = 1;
       all_exact = false;
       continue;
@@ -328,8 +374,8 @@ AxisTaps BuildAxisTaps(const ResizeAttrs& attrs, int64_t in, int64_t out, double
     exact.offset.resize(out_n);
     exact.weight.assign(out_n, 1.0);
     for (int64_t o = 0; o < out; ++o) {
-      const double x = OriginalCoordinate(attrs, static_cast<double>(o), scale, in, out,
-                                          roi_start, roi_end);
+      const double x =
+          OriginalCoordinate(attrs, static_cast<double>(o), scale, in, out, roi_start, roi_end);
       exact.offset[static_cast<size_t>(o)] = static_cast<int64_t>(x) * stride;
     }
     return exact;
@@ -419,8 +465,8 @@ Status InferResize(InferContext& ctx) {
     if (value == nullptr) {
       if (ctx.input_type(static_cast<size_t>(slot)).num_elements() == 0) continue;
       return OpError(ctx.node, StatusCode::kUnsupported,
-                     "input {} ({}) is not a constant; collage needs static output shapes",
-                     slot, slot == slots.scales ? "scales" : "sizes");
+                     "input {} ({}) is not a constant; collage needs static output shapes", slot,
+                     slot == slots.scales ? "scales" : "sizes");
     }
     if (slot == slots.scales) {
       scales = OptionalDoubles(value);
@@ -429,8 +475,8 @@ Status InferResize(InferContext& ctx) {
     }
   }
   if (slots.scales < 0) scales = ScalesFromAttr(ctx.node);  // Upsample-7
-  COLLAGE_ASSIGN_OR_RETURN(Geometry g, ResolveGeometry(ctx.node, attrs, ctx.input_type(0).shape,
-                                                       scales, sizes));
+  COLLAGE_ASSIGN_OR_RETURN(
+      Geometry g, ResolveGeometry(ctx.node, attrs, ctx.input_type(0).shape, scales, sizes));
   if (attrs.transform == "tf_crop_and_resize") {
     if (slots.roi < 0 || !ctx.has_input(static_cast<size_t>(slots.roi))) {
       return OpError(ctx.node, StatusCode::kInvalidModel, "tf_crop_and_resize needs input roi");
@@ -459,8 +505,8 @@ Status RunResize(KernelContext& ctx) {
       slots.scales < 0 ? ScalesFromAttr(ctx.node) : OptionalDoubles(input(slots.scales));
   const Tensor& x = ctx.inputs[0];
   Tensor& y = ctx.outputs[0];
-  COLLAGE_ASSIGN_OR_RETURN(
-      Geometry g, ResolveGeometry(ctx.node, attrs, x.shape(), scales, OptionalInts(input(slots.sizes))));
+  COLLAGE_ASSIGN_OR_RETURN(Geometry g, ResolveGeometry(ctx.node, attrs, x.shape(), scales,
+                                                       OptionalInts(input(slots.sizes))));
   const size_t rank = x.shape().size();
   std::vector<double> roi_start(rank, 0.0), roi_end(rank, 1.0);
   if (attrs.transform == "tf_crop_and_resize") {
@@ -478,8 +524,8 @@ Status RunResize(KernelContext& ctx) {
   const std::vector<int64_t> strides = StridesOf(x.shape());
   std::vector<AxisTaps> taps;
   for (size_t d = 0; d < rank; ++d) {
-    taps.push_back(BuildAxisTaps(attrs, x.dim(static_cast<int64_t>(d)), g.out_shape[d],
-                                 g.scales[d], strides[d], roi_start[d], roi_end[d]));
+    taps.push_back(BuildAxisTaps(attrs, x.dim(static_cast<int64_t>(d)), g.out_shape[d], g.scales[d],
+                                 strides[d], roi_start[d], roi_end[d]));
   }
   const bool weighted = attrs.mode != Mode::kNearest;
   if (weighted) {

@@ -60,6 +60,7 @@ StatusOr<SliceView> ComputeSlice(const Node& node, int64_t opset, const Shape& i
     }
     // Negative indices count from the end; then both ends are clamped into the range that
     // makes sense for the direction (INT64_MAX / INT64_MIN ends mean "to the end").
+    // A negative index plus a dim >= 0 cannot overflow.
     int64_t start = starts[i] < 0 ? starts[i] + dim : starts[i];
     int64_t end = ends[i] < 0 ? ends[i] + dim : ends[i];
     int64_t len = 0;
@@ -70,11 +71,16 @@ StatusOr<SliceView> ComputeSlice(const Node& node, int64_t opset, const Shape& i
     } else if (dim > 0) {
       start = std::clamp<int64_t>(start, 0, dim - 1);
       end = std::clamp<int64_t>(end, -1, dim - 1);
-      len = start > end ? (start - end - 1) / -step + 1 : 0;
+      // (start - end - 1) / -step + 1 without negating step, which overflows for INT64_MIN:
+      // the dividend is >= 0, and C++ division truncates, so a / step == -(a / -step).
+      len = start > end ? 1 - (start - end - 1) / step : 0;
     }
     view.shape[d] = len;
     if (len > 0) view.offset += start * in_strides[d];
-    view.strides[d] = step * in_strides[d];
+    // Stepping matters only between two elements: with one (or none), a huge step times the
+    // stride could overflow and is never used. With two or more, |step| < dim, so the product
+    // is within the input.
+    view.strides[d] = len > 1 ? step * in_strides[d] : 0;
   }
   return view;
 }
@@ -131,11 +137,13 @@ StatusOr<SplitPlan> ComputeSplit(const Node& node, int64_t opset, const Shape& i
         return OpError(node, StatusCode::kInvalidModel, "split [{}] has a negative size",
                        fmt::join(*split, ","));
       }
-      if (s > dim || __builtin_add_overflow(sum, s, &sum)) {
+      const std::optional<int64_t> next = CheckedAdd(sum, s);
+      if (s > dim || !next) {
         return OpError(node, StatusCode::kInvalidModel,
                        "split [{}] does not fit axis {} of size {}", fmt::join(*split, ","),
                        plan.axis, dim);
       }
+      sum = *next;
     }
     if (sum != dim) {
       return OpError(node, StatusCode::kInvalidModel,
@@ -240,7 +248,11 @@ Status InferConcat(InferContext& ctx) {
                      "input {} has shape {}, which does not match input 0 ({}) outside axis {}", i,
                      ShapeToString(s), ShapeToString(first.shape), axis);
     }
-    out[static_cast<size_t>(axis)] += s[static_cast<size_t>(axis)];
+    // Up to 2^20 inputs of up to 2^56 elements each: the sum can pass int64.
+    const size_t a = static_cast<size_t>(axis);
+    COLLAGE_ASSIGN_OR_RETURN(
+        out[a], CheckedValue(ctx.node, CheckedInt(out[a]) + s[a],
+                             "axis {} length after input {}: {} + {}", axis, i, out[a], s[a]));
   }
   ctx.output_types[0] = {first.dtype, std::move(out)};
   return Status::Ok();
