@@ -7,9 +7,9 @@
 #include <climits>
 #include <cstring>
 
+#include "backend/operand.h"
 #include "blas_threads.h"
 #include "im2col.h"
-#include "backend/operand.h"
 #include "util/errors.h"
 
 namespace collage::openblas {

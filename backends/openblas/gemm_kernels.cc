@@ -7,10 +7,10 @@
 #include <cstring>
 
 #include "backend/find_node.h"
-#include "blas_threads.h"
 #include "backend/gemm_params.h"
 #include "backend/matmul_plan.h"
 #include "backend/operand.h"
+#include "blas_threads.h"
 #include "util/errors.h"
 
 namespace collage::openblas {
