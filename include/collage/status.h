@@ -15,6 +15,7 @@ enum class StatusCode {
   kNotFound,         // a file, tensor name or op that does not exist
   kIoError,          // reading or writing a file failed
   kInternal,         // a broken invariant inside collage
+  kCancelled,        // the user interrupted the work (Ctrl-C, SIGTERM); nothing is half done
 };
 
 const char* StatusCodeName(StatusCode code);

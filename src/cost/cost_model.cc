@@ -12,6 +12,7 @@
 #include "runtime/kernel_runner.h"
 #include "runtime/layout_conversion.h"
 #include "util/errors.h"
+#include "util/interrupt.h"
 
 namespace collage {
 namespace {
@@ -75,6 +76,13 @@ StatusOr<CostRecord> MeasuredCostModel::Resolve(const CostKey& key,
   if (found.has_value()) {
     ++cache_hits_;
     return *found;
+  }
+  // Stopping here loses nothing: every finished measurement is already stored.
+  if (InterruptRequested()) {
+    return Status(StatusCode::kCancelled,
+                  fmt::format("interrupted while measuring: the {} measurements made so far are "
+                              "kept in the cost database {}",
+                              measured_, database_.path()));
   }
   // Marked first: if this process dies inside the measurement, the next one finds the mark
   // and records the candidate invalid instead of crashing again.

@@ -5,6 +5,8 @@
 #include <map>
 #include <random>
 
+#include "util/interrupt.h"
+
 namespace collage {
 namespace {
 
@@ -116,7 +118,8 @@ class Evolution {
     }
   }
 
-  bool OutOfTime() const { return Elapsed() >= options_.budget_seconds; }
+  // An interrupt ends the search like the budget does; the caller decides what to keep.
+  bool OutOfTime() const { return Elapsed() >= options_.budget_seconds || InterruptRequested(); }
   double Elapsed() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   }

@@ -9,6 +9,7 @@
 #include "cost/measure.h"
 #include "runtime/executable.h"
 #include "util/errors.h"
+#include "util/interrupt.h"
 #include "util/latency_stats.h"
 #include "util/normalized_error.h"
 #include "util/random_tensor.h"
@@ -258,6 +259,10 @@ StatusOr<Placement> SearchTwoLevel(const Graph& graph, BackendRegistry& registry
   report->invalid_genomes = evolved.invalid;
   report->invalid_genome_reasons = evolved.invalid_reasons;
   report->evolve_seconds = SecondsSince(start);
+  if (InterruptRequested()) {
+    return Status(StatusCode::kCancelled,
+                  "interrupted during the graph-level search; every measurement made so far is kept");
+  }
   if (!evolved.best_fitness.valid)
     return Internal("the graph-level search found no valid placement");
 

@@ -13,6 +13,7 @@
 #include "onnx/onnx_export.h"
 #include "collage/backend.h"
 #include "util/errors.h"
+#include "util/interrupt.h"
 #include "util/latency_stats.h"
 #include "zoo/zoo.h"
 
@@ -126,6 +127,7 @@ void AddDemoCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--rounds", flags->rounds, "Side-by-side rounds of the placement comparison")
       ->capture_default_str();
   cmd->callback([flags, &exit_code] {
+    RequestInterruptOnSignals();  // Ctrl-C stops measuring at the next candidate
     Status s = Demo(*flags);
     exit_code = s.ok() ? 0 : ReportError(s);
   });

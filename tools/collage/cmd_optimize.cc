@@ -12,6 +12,7 @@
 #include "placement_comparison.h"
 #include "search/placement_report.h"
 #include "util/file_io.h"
+#include "util/interrupt.h"
 #include "util/errors.h"
 
 namespace collage::cli {
@@ -81,6 +82,8 @@ void PrintTwoLevelReport(const OptimizeReport& report) {
 }
 
 Status Optimize(const OptimizeFlags& flags) {
+  // Ctrl-C stops measuring at the next candidate, keeping every measurement made.
+  RequestInterruptOnSignals();
   COLLAGE_RETURN_IF_ERROR(LoadPlugins(flags.plugin_dirs));
   if (flags.rounds < 1) return InvalidArgument("--rounds must be >= 1");
   if (flags.beam < 0) return InvalidArgument("--beam must be >= 0 (0: unbounded)");

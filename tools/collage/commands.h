@@ -28,7 +28,7 @@ void AddToleranceOption(CLI::App* cmd, double& tolerance, const std::string& des
 void AddPluginOption(CLI::App* cmd, std::vector<std::string>& plugin_dirs);
 Status LoadPlugins(const std::vector<std::string>& plugin_dirs);
 
-// Prints "error: <message>" to stderr and returns 1.
+// Prints "error: <message>" to stderr and returns 1 (130 for work the user interrupted).
 int ReportError(const Status& status);
 
 // Turns repeated "--shape name=1x3x224x224" flags into SessionOptions::input_shapes.

@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "onnx/onnx_import.h"
 #include "util/errors.h"
+#include "util/interrupt.h"
 #include "util/latency_stats.h"
 #include "util/random_tensor.h"
 #include "util/tensor_file.h"
@@ -16,7 +17,8 @@ namespace collage::cli {
 
 int ReportError(const Status& status) {
   std::fprintf(stderr, "error: %s\n", status.message().c_str());
-  return 1;
+  // 128 + SIGINT, as a shell reports a command it interrupted.
+  return status.code() == StatusCode::kCancelled ? 130 : 1;
 }
 
 Status ParseShapeFlags(const std::vector<std::string>& flags, SessionOptions& options) {
@@ -89,6 +91,7 @@ StatusOr<std::vector<double>> TimeSideBySide(const std::vector<Session*>& sessio
   }
   std::vector<std::vector<double>> samples(sessions.size());
   for (int r = 0; r < std::max(1, rounds); ++r) {
+    if (InterruptRequested()) return Status(StatusCode::kCancelled, "interrupted while timing");
     for (size_t s = 0; s < sessions.size(); ++s) {
       const auto start = std::chrono::steady_clock::now();
       COLLAGE_RETURN_IF_ERROR(sessions[s]->Run(inputs).status());
