@@ -1,7 +1,9 @@
 #include "cost/cost_database.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sqlite3.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -177,14 +180,23 @@ std::string Timestamp() {
   return text;
 }
 
-// Moves the database and its WAL files aside; never deletes them (nothing is lost).
+// Moves the database and its WAL and journal files aside; never deletes or overwrites
+// anything (a second move within the same second gets a numbered name).
 Status MoveAside(const std::string& path, std::string* moved_to) {
-  *moved_to = path + ".corrupt-" + Timestamp() + "-" + std::to_string(::getpid());
-  std::error_code ec;
-  fs::rename(path, *moved_to, ec);
-  if (ec && fs::exists(path)) return IoError("cannot move {} aside: {}", path, ec.message());
-  for (const char* suffix : {"-wal", "-shm"}) {
-    if (fs::exists(path + suffix)) fs::rename(path + suffix, *moved_to + suffix, ec);
+  const std::string stem = path + ".corrupt-" + Timestamp() + "-" + std::to_string(::getpid());
+  for (int n = 0;; ++n) {
+    *moved_to = n == 0 ? stem : stem + "-" + std::to_string(n);
+    if (::renameat2(AT_FDCWD, path.c_str(), AT_FDCWD, moved_to->c_str(), RENAME_NOREPLACE) == 0)
+      break;
+    if (errno == EEXIST && n < 1000) continue;
+    if (errno == ENOENT) break;  // someone else moved it already
+    return IoError("cannot move {} aside: {}", path, std::strerror(errno));
+  }
+  for (const char* suffix : {"-wal", "-shm", "-journal"}) {
+    const std::string from = path + suffix;
+    const std::string to = *moved_to + suffix;
+    if (fs::exists(from))
+      (void)::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE);
   }
   return Status();
 }
@@ -336,7 +348,20 @@ StatusOr<std::unique_ptr<CostDatabase>> CostDatabase::Open(const std::string& pa
 CostDatabase::CostDatabase(std::string path, sqlite3* db, std::unique_ptr<LockWait> lock_wait)
     : path_(std::move(path)), db_(db), lock_wait_(std::move(lock_wait)) {}
 
-CostDatabase::~CostDatabase() { sqlite3_close(db_); }
+CostDatabase::~CostDatabase() {
+  // A mark of this process still there now belongs to a measurement that never ran to its
+  // end because the work stopped (an interrupt, an error elsewhere), not because the
+  // candidate crashed: removed, so that no later run takes it for a crash and blacklists it.
+  // A process that dies never gets here, and its marks stay.
+  {
+    Statement clear(db_, "DELETE FROM costs WHERE state='measuring' AND pid=?1");
+    if (clear.ok()) {
+      clear.Bind(1, static_cast<int64_t>(::getpid()));
+      (void)sqlite3_step(clear.get());
+    }
+  }  // finalized before the close, which would otherwise fail and keep the WAL unmerged
+  sqlite3_close(db_);
+}
 
 Status CostDatabase::Exec(const char* sql) {
   char* error = nullptr;

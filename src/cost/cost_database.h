@@ -71,7 +71,8 @@ class CostDatabase {
   // crashed while measuring) comes back invalid, so it is never tried again.
   StatusOr<std::optional<CostRecord>> Find(const CostKey& key);
   Status Put(const CostKey& key, const CostRecord& record);
-  // Records that this process is about to measure `key` (see Find).
+  // Records that this process is about to measure `key` (see Find). Closing the database
+  // removes this process's marks that are left: only a process that dies leaves them.
   Status MarkMeasuring(const CostKey& key);
 
   // Number of stored records (valid and invalid).

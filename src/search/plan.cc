@@ -2,7 +2,7 @@
 
 #include <cstring>
 #include <fstream>
-
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "cost/device_fingerprint.h"
@@ -46,13 +46,29 @@ class Hasher {
 // another type.
 template <typename T>
 Status Get(const json& object, const char* field, const std::string& where, T* out) {
-  if (!object.is_object() || !object.contains(field)) return InvalidArgument("{}: missing field '{}'", where, field);
+  if (!object.is_object() || !object.contains(field))
+    return InvalidArgument("{}: missing field '{}'", where, field);
   const json& value = object[field];
   bool ok = false;
-  if constexpr (std::is_same_v<T, std::string>) ok = value.is_string();
-  else if constexpr (std::is_same_v<T, double>) ok = value.is_number();
-  else if constexpr (std::is_integral_v<T>) ok = value.is_number_integer();
-  if (!ok) return InvalidArgument("{}: field '{}' has the wrong type ({})", where, field, value.type_name());
+  if constexpr (std::is_same_v<T, std::string>)
+    ok = value.is_string();
+  else if constexpr (std::is_same_v<T, double>)
+    ok = value.is_number();
+  else if constexpr (std::is_integral_v<T>)
+    ok = value.is_number_integer();
+  if (!ok)
+    return InvalidArgument("{}: field '{}' has the wrong type ({})", where, field,
+                           value.type_name());
+  if constexpr (std::is_integral_v<T>) {
+    // json's get<int>() truncates: 4294967297 would read as 1.
+    const bool fits =
+        value.is_number_unsigned()
+            ? value.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max())
+            : value.get<int64_t>() >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+                  value.get<int64_t>() <= static_cast<int64_t>(std::numeric_limits<T>::max());
+    if (!fits)
+      return InvalidArgument("{}: field '{}' is out of range ({})", where, field, value.dump());
+  }
   *out = value.get<T>();
   return Status();
 }
@@ -123,7 +139,8 @@ std::string PlanToJson(const Plan& plan) {
 
 StatusOr<Plan> PlanFromJson(const std::string& text, const std::string& source) {
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return InvalidArgument("plan {} is not valid JSON (truncated or corrupt?)", source);
+  if (j.is_discarded())
+    return InvalidArgument("plan {} is not valid JSON (truncated or corrupt?)", source);
   std::string format;
   if (!j.is_object() || !Get(j, "format", source, &format).ok() || format != "collage-plan") {
     return InvalidArgument("{} is not a collage plan (no \"format\": \"collage-plan\")", source);
@@ -146,7 +163,8 @@ StatusOr<Plan> PlanFromJson(const std::string& text, const std::string& source) 
     return InvalidArgument("{}: field 'backend_versions' must be an object", source);
   }
   for (const auto& [name, value] : j["backend_versions"].items()) {
-    if (!value.is_string()) return InvalidArgument("{}: backend_versions.{} must be a string", source, name);
+    if (!value.is_string())
+      return InvalidArgument("{}: backend_versions.{} must be a string", source, name);
     plan.backend_versions[name] = value.get<std::string>();
   }
   if (!j.contains("groups") || !j["groups"].is_array()) {
@@ -163,9 +181,11 @@ StatusOr<Plan> PlanFromJson(const std::string& text, const std::string& source) 
       return InvalidArgument("{}: field 'nodes' must be an array of node numbers", where);
     }
     for (const json& node : item["nodes"]) {
-      if (!node.is_number_integer()) return InvalidArgument("{}: 'nodes' holds a non-integer", where);
+      if (!node.is_number_integer())
+        return InvalidArgument("{}: 'nodes' holds a non-integer", where);
       const int64_t id = node.get<int64_t>();
-      if (id < 0 || id > INT32_MAX) return InvalidArgument("{}: node {} is out of range", where, id);
+      if (id < 0 || id > INT32_MAX)
+        return InvalidArgument("{}: node {} is out of range", where, id);
       group.nodes.push_back(static_cast<NodeId>(id));
     }
     if (item.contains("node_names") && item["node_names"].is_array()) {
@@ -200,8 +220,9 @@ StatusOr<Placement> PlacementFromPlan(const Plan& plan, const Graph& graph,
   };
   const std::string hash = ModelHash(graph);
   if (plan.model_hash != hash) {
-    return InvalidArgument("the plan was made for another model ('{}', hash {}; this model's hash is {})",
-                           plan.model_name, plan.model_hash, hash);
+    return InvalidArgument(
+        "the plan was made for another model ('{}', hash {}; this model's hash is {})",
+        plan.model_name, plan.model_hash, hash);
   }
   Placement placement;
   for (size_t g = 0; g < plan.groups.size(); ++g) {
@@ -209,9 +230,12 @@ StatusOr<Placement> PlacementFromPlan(const Plan& plan, const Graph& graph,
     const Backend* backend = registry.Find(group.backend);
     if (backend == nullptr) {
       std::string registered;
-      for (const Backend* b : registry.backends()) registered += (registered.empty() ? "" : ", ") + b->name();
-      return NotFound("the plan places group {} on backend '{}', which is not registered (registered: {}); "
-                      "load its plug-in with --backend-path", g, group.backend, registered);
+      for (const Backend* b : registry.backends())
+        registered += (registered.empty() ? "" : ", ") + b->name();
+      return NotFound(
+          "the plan places group {} on backend '{}', which is not registered (registered: {}); "
+          "load its plug-in with --backend-path",
+          g, group.backend, registered);
     }
     PlacedGroup placed;
     placed.backend = group.backend;
@@ -219,7 +243,8 @@ StatusOr<Placement> PlacementFromPlan(const Plan& plan, const Graph& graph,
     placed.nodes = SubGraph(graph.num_nodes());
     for (NodeId n : group.nodes) {
       if (n >= graph.num_nodes()) {
-        return InvalidArgument("the plan's group {} names node {}, the model has {} nodes", g, n, graph.num_nodes());
+        return InvalidArgument("the plan's group {} names node {}, the model has {} nodes", g, n,
+                               graph.num_nodes());
       }
       placed.nodes.Add(n);
     }
@@ -227,19 +252,23 @@ StatusOr<Placement> PlacementFromPlan(const Plan& plan, const Graph& graph,
   }
   COLLAGE_RETURN_IF_ERROR(ValidatePlacement(graph, placement, registry));
   if (plan.device != DeviceFingerprint()) {
-    warn(fmt::format("the plan was measured on another device ({}; this one is {}): it runs, but "
-                     "may not be the fastest here — run `collage optimize` to measure again",
-                     plan.device, DeviceFingerprint()));
+    warn(
+        fmt::format("the plan was measured on another device ({}; this one is {}): it runs, but "
+                    "may not be the fastest here — run `collage optimize` to measure again",
+                    plan.device, DeviceFingerprint()));
   }
   for (const auto& [name, version] : plan.backend_versions) {
     const Backend* backend = registry.Find(name);
     if (backend != nullptr && backend->version() != version) {
-      warn(fmt::format("the plan was measured with {} '{}', this is '{}': run `collage optimize` to "
-                       "measure again", name, version, backend->version()));
+      warn(
+          fmt::format("the plan was measured with {} '{}', this is '{}': run `collage optimize` to "
+                      "measure again",
+                      name, version, backend->version()));
     }
   }
   if (plan.threads != threads) {
-    warn(fmt::format("the plan was measured with {} threads, running with {}", plan.threads, threads));
+    warn(fmt::format("the plan was measured with {} threads, running with {}", plan.threads,
+                     threads));
   }
   return placement;
 }

@@ -2,21 +2,19 @@
 // what must be separate, a file that is not a usable database is moved aside (never lost)
 // and replaced, a measurement whose process died is remembered as invalid, and several
 // processes writing at once corrupt nothing.
-#include <gtest/gtest.h>
+#include "cost/cost_database.h"
 
+#include <fmt/format.h>
+#include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <sys/stat.h>
-
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-
-#include <fmt/format.h>
-
-#include "cost/cost_database.h"
 
 namespace collage {
 namespace {
@@ -26,8 +24,9 @@ namespace fs = std::filesystem;
 class CostDatabaseTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("collage-costdb-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("collage-costdb-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     path_ = (dir_ / "costs.sqlite").string();
@@ -50,7 +49,8 @@ class CostDatabaseTest : public ::testing::Test {
   std::vector<fs::path> MovedAside() const {
     std::vector<fs::path> moved;
     for (const auto& entry : fs::directory_iterator(dir_)) {
-      if (entry.path().filename().string().find(".corrupt-") != std::string::npos) moved.push_back(entry.path());
+      if (entry.path().filename().string().find(".corrupt-") != std::string::npos)
+        moved.push_back(entry.path());
     }
     return moved;
   }
@@ -142,11 +142,30 @@ TEST_F(CostDatabaseTest, AGarbageFileIsMovedAsideAndReplaced) {
   EXPECT_TRUE((*db)->Find(Key("sig"))->has_value());
 }
 
+TEST_F(CostDatabaseTest, TwoDamagedFilesInOneSecondAreBothKept) {
+  for (const char* garbage : {"first damaged file", "second damaged file"}) {
+    std::ofstream(path_) << garbage;
+    auto db = CostDatabase::Open(path_, nullptr);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+  }
+  std::vector<std::string> kept;
+  for (const fs::path& moved : MovedAside()) {
+    if (moved.string().find("-wal") != std::string::npos ||
+        moved.string().find("-shm") != std::string::npos)
+      continue;
+    std::ifstream in(moved);
+    kept.emplace_back((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }
+  std::sort(kept.begin(), kept.end());
+  EXPECT_EQ(kept, (std::vector<std::string>{"first damaged file", "second damaged file"}));
+}
+
 TEST_F(CostDatabaseTest, ATruncatedDatabaseIsMovedAside) {
   {
     auto db = CostDatabase::Open(path_, nullptr);
     ASSERT_TRUE(db.ok());
-    for (int i = 0; i < 3000; ++i) ASSERT_TRUE((*db)->Put(Key("sig" + std::to_string(i)), Valid(i)).ok());
+    for (int i = 0; i < 3000; ++i)
+      ASSERT_TRUE((*db)->Put(Key("sig" + std::to_string(i)), Valid(i)).ok());
   }
   ASSERT_FALSE(fs::exists(path_ + "-wal") && fs::file_size(path_ + "-wal") > 0);
   fs::resize_file(path_, fs::file_size(path_) / 2);
@@ -161,7 +180,8 @@ TEST_F(CostDatabaseTest, ATruncatedDatabaseIsMovedAside) {
 TEST_F(CostDatabaseTest, AnotherSqliteDatabaseIsNotTakenOver) {
   sqlite3* raw = nullptr;
   ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(raw, "CREATE TABLE photos(id INTEGER)", nullptr, nullptr, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "CREATE TABLE photos(id INTEGER)", nullptr, nullptr, nullptr),
+            SQLITE_OK);
   sqlite3_close(raw);
   std::vector<std::string> warnings;
   auto db = CostDatabase::Open(path_, &warnings);
@@ -177,7 +197,8 @@ TEST_F(CostDatabaseTest, ANewerSchemaIsRefusedAndLeftAlone) {
   sqlite3_close(raw);
   auto db = CostDatabase::Open(path_, nullptr);
   ASSERT_FALSE(db.ok());
-  EXPECT_NE(db.status().message().find("schema version 99"), std::string::npos) << db.status().message();
+  EXPECT_NE(db.status().message().find("schema version 99"), std::string::npos)
+      << db.status().message();
   EXPECT_TRUE(MovedAside().empty());
 }
 
@@ -223,8 +244,10 @@ TEST_F(CostDatabaseTest, ProcessesWritingAtOnceCorruptNothing) {
       auto db = CostDatabase::Open(path_, nullptr);
       if (!db.ok()) ::_exit(2);
       for (int i = 0; i < kOwn + kShared; ++i) {
-        const std::string sig = i < kOwn ? fmt::format("p{}-{}", p, i) : fmt::format("shared-{}", i);
-        if (!(*db)->MarkMeasuring(Key(sig)).ok() || !(*db)->Put(Key(sig), Valid(i)).ok()) ::_exit(3);
+        const std::string sig =
+            i < kOwn ? fmt::format("p{}-{}", p, i) : fmt::format("shared-{}", i);
+        if (!(*db)->MarkMeasuring(Key(sig)).ok() || !(*db)->Put(Key(sig), Valid(i)).ok())
+          ::_exit(3);
         auto back = (*db)->Find(Key(sig));
         if (!back.ok() || !back->has_value()) ::_exit(4);
       }
@@ -301,8 +324,9 @@ TEST_F(CostDatabaseTest, ALockHeldPastTheTimeoutIsAnErrorAndTheFileStays) {
   // Another process (here: another connection) holds an exclusive lock and keeps it.
   sqlite3* holder = nullptr;
   ASSERT_EQ(sqlite3_open(path_.c_str(), &holder), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(holder, "PRAGMA locking_mode=EXCLUSIVE; BEGIN EXCLUSIVE;"
-                                 "UPDATE costs SET reason='holder' WHERE signature='kept'",
+  ASSERT_EQ(sqlite3_exec(holder,
+                         "PRAGMA locking_mode=EXCLUSIVE; BEGIN EXCLUSIVE;"
+                         "UPDATE costs SET reason='holder' WHERE signature='kept'",
                          nullptr, nullptr, nullptr),
             SQLITE_OK);
   std::vector<std::string> warnings;
@@ -341,7 +365,8 @@ TEST_F(CostDatabaseTest, OnlyARegularFileIsOpened) {
 }
 
 TEST(LayoutTextTest, RoundTripsAndRefusesGarbage) {
-  for (const Layout& l : {Layout::Plain(), Layout::ChannelsLast(), Layout::Opaque("onednn:a:b c", 123)}) {
+  for (const Layout& l :
+       {Layout::Plain(), Layout::ChannelsLast(), Layout::Opaque("onednn:a:b c", 123)}) {
     auto back = LayoutFromText(LayoutToText(l));
     ASSERT_TRUE(back.ok()) << LayoutToText(l);
     EXPECT_EQ(*back, l);

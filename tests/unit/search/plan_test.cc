@@ -1,16 +1,16 @@
 // Plans as files users ship: they round-trip, they refuse to run another model or on a
 // missing backend, they warn when the machine or libraries differ, and a damaged file is a
 // clear error.
+#include "search/plan.h"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <functional>
-
 #include <nlohmann/json.hpp>
 
 #include "cost/device_fingerprint.h"
 #include "optimize_test_util.h"
-#include "search/plan.h"
 
 namespace collage {
 namespace {
@@ -19,7 +19,8 @@ using testing::RepeatedBlocks;
 using testing::TempDir;
 
 Plan NativePlan(const Graph& graph) {
-  auto placement = PlaceOnSingleBackend(graph, *BackendRegistry::Global().Find("onednn"), BackendRegistry::Global());
+  auto placement = PlaceOnSingleBackend(graph, *BackendRegistry::Global().Find("onednn"),
+                                        BackendRegistry::Global());
   EXPECT_TRUE(placement.ok());
   Plan plan = MakePlan(graph, *placement, BackendRegistry::Global(), "single-backend:onednn", 2);
   plan.estimated_ms = 1.25;
@@ -63,9 +64,11 @@ TEST(PlanTest, TheModelHashSeesWeightsAndStructureButNotNames) {
 
 TEST(PlanTest, APlanForAnotherModelIsRefused) {
   Plan plan = NativePlan(RepeatedBlocks(2, 0));
-  auto placement = PlacementFromPlan(plan, RepeatedBlocks(2, 7), BackendRegistry::Global(), 2, nullptr);
+  auto placement =
+      PlacementFromPlan(plan, RepeatedBlocks(2, 7), BackendRegistry::Global(), 2, nullptr);
   ASSERT_FALSE(placement.ok());
-  EXPECT_NE(placement.status().message().find("another model"), std::string::npos) << placement.status().message();
+  EXPECT_NE(placement.status().message().find("another model"), std::string::npos)
+      << placement.status().message();
 }
 
 TEST(PlanTest, AMissingBackendIsRefusedByName) {
@@ -74,7 +77,8 @@ TEST(PlanTest, AMissingBackendIsRefusedByName) {
   plan.groups[0].backend = "vendor_npu";
   auto placement = PlacementFromPlan(plan, graph, BackendRegistry::Global(), 2, nullptr);
   ASSERT_FALSE(placement.ok());
-  EXPECT_NE(placement.status().message().find("'vendor_npu', which is not registered"), std::string::npos)
+  EXPECT_NE(placement.status().message().find("'vendor_npu', which is not registered"),
+            std::string::npos)
       << placement.status().message();
 }
 
@@ -100,7 +104,8 @@ TEST(PlanTest, DamagedPlansAreClearErrors) {
     if (plan.ok()) {
       auto placement = PlacementFromPlan(*plan, graph, BackendRegistry::Global(), 2, nullptr);
       ASSERT_FALSE(placement.ok()) << "accepted: " << text.substr(0, 80);
-      EXPECT_NE(placement.status().message().find(expected), std::string::npos) << placement.status().message();
+      EXPECT_NE(placement.status().message().find(expected), std::string::npos)
+          << placement.status().message();
       return;
     }
     EXPECT_NE(plan.status().message().find(expected), std::string::npos) << plan.status().message();
@@ -116,12 +121,17 @@ TEST(PlanTest, DamagedPlansAreClearErrors) {
   };
   refused(edited([](auto& j) { j["version"] = 7; }), "format version 7");
   refused(edited([](auto& j) { j["threads"] = "two"; }), "field 'threads' has the wrong type");
+  // Integers that do not fit are refused, not truncated (4294967297 would read as version 1).
+  refused(edited([](auto& j) { j["version"] = 4294967297ull; }), "field 'version' is out of range");
+  refused(edited([](auto& j) { j["threads"] = -4294967294ll; }), "field 'threads' is out of range");
   refused(edited([](auto& j) { j.erase("groups"); }), "field 'groups' must be an array");
-  refused(edited([](auto& j) { j["groups"][0].erase("backend"); }), "groups[0]: missing field 'backend'");
+  refused(edited([](auto& j) { j["groups"][0].erase("backend"); }),
+          "groups[0]: missing field 'backend'");
   refused(edited([](auto& j) { j["groups"][0]["nodes"] = {999}; }), "names node 999");
   refused(edited([](auto& j) { j["groups"][0]["nodes"] = {-3}; }), "out of range");
   refused(edited([](auto& j) { j["groups"][0]["nodes"] = {"zero"}; }), "non-integer");
-  refused(edited([](auto& j) { j["groups"][1]["nodes"] = j["groups"][0]["nodes"]; }), "overlaps an earlier group");
+  refused(edited([](auto& j) { j["groups"][1]["nodes"] = j["groups"][0]["nodes"]; }),
+          "overlaps an earlier group");
   refused(edited([](auto& j) { j["groups"].erase(j["groups"].size() - 1); }), "is in no group");
 }
 
