@@ -11,7 +11,9 @@
 // (openblas_set_num_threads) and runs alone. One session, or several with one count, never
 // change the count: their only cost is an uncontended shared lock per call. Sessions with
 // different counts using OpenBLAS at the same time take turns on it (its parallel calls take
-// turns anyway, on its one set of buffers).
+// turns anyway, on its one set of buffers); the one changing the count waits for a moment
+// when no call holds the shared lock (glibc's rwlock prefers readers), which the gaps
+// between a run's OpenBLAS calls give it.
 #pragma once
 
 #include <cblas.h>
