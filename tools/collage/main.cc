@@ -1,4 +1,5 @@
 // collage: the command line. Subcommands live in cmd_*.cc, one file each.
+#include <csignal>
 #include <cstdio>
 #include <new>
 
@@ -7,6 +8,9 @@
 int main(int argc, char** argv) {
   // The OpenMP wait policy is already in effect: thread_policy_preinit.cc sets it before
   // the libraries start.
+  // A file-size limit (ulimit -f) then fails the write with EFBIG, which is reported and
+  // cleaned up like a full disk, instead of killing the process mid-file.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"collage: run ONNX models on the best mix of backend libraries"};
   app.require_subcommand(1);
   int exit_code = 0;

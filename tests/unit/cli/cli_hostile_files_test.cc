@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include <algorithm>
+
 #include "cli_test_util.h"
 #include "onnx/onnx_pb.h"
 
@@ -139,6 +141,27 @@ TEST_F(CliHostileFilesTest, SavePlanWritesThroughASymlinkAndRefusesADevice) {
   r = RunCli(optimize + (dir_ / "plans").string(), kBounded);
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(fs::is_directory(dir_ / "plans"));
+}
+
+TEST_F(CliHostileFilesTest, AWriteThatRunsOutOfSpaceLeavesTheOldFileAndNoPartialOne) {
+  // A file-size limit fails the write part-way, as a full disk does.
+  const fs::path model = dir_ / "m.onnx";
+  WriteBytes("m.onnx", "an earlier export");
+  CommandResult r = RunCli("zoo export mobilenetv2 -o " + model.string(), "prlimit --fsize=65536");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("m.onnx"), std::string::npos) << r.output;
+  EXPECT_EQ(ReadAll(model), "an earlier export");
+  fs::create_directories(dir_ / "out");
+  r = RunCli("run " + WriteTinyModel() + " --random-inputs --output-dir " + (dir_ / "out").string(),
+             "prlimit --fsize=100");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  std::vector<std::string> left;
+  for (const auto& entry : fs::directory_iterator(dir_))
+    left.push_back(entry.path().filename().string());
+  for (const auto& entry : fs::directory_iterator(dir_ / "out"))
+    left.push_back(entry.path().filename().string());
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{"m.onnx", "out", "tiny.onnx"}));
 }
 
 TEST_F(CliHostileFilesTest, BadTolerancesAndUnknownFlagsAreUsageErrors) {
