@@ -30,8 +30,10 @@ inline constexpr int64_t kParallelWork = int64_t{1} << 17;
 template <typename Body>
 void ParallelFor(int64_t n, int64_t cost_per_element, Body&& body) {
   if (n <= 0) return;
-  if (n * cost_per_element < kParallelWork || n < 2 || omp_get_max_threads() == 1 ||
-      omp_in_parallel()) {
+  // Saturating: a cost estimate from a hostile attribute (LRN's size) must not wrap into
+  // "cheap".
+  if (CheckedMul(n, cost_per_element).value_or(INT64_MAX) < kParallelWork || n < 2 ||
+      omp_get_max_threads() == 1 || omp_in_parallel()) {
     body(int64_t{0}, n);
     return;
   }

@@ -351,7 +351,10 @@ Status RunLrn(KernelContext& ctx) {
     using T = decltype(tag);
     const T* px = x.data_as<T>();
     T* py = ctx.outputs[0].data_as<T>();
-    ParallelFor(s.outer * s.axis, size * s.inner + 20 * s.inner, [&](int64_t begin, int64_t end) {
+    // The work per channel: a window clipped to the channels (size itself is an unbounded
+    // attribute, and size * inner overflowed for a huge one).
+    const int64_t window = std::min(size, s.axis);
+    ParallelFor(s.outer * s.axis, (window + 20) * s.inner, [&](int64_t begin, int64_t end) {
       std::vector<double> square_sum(static_cast<size_t>(s.inner));
       for (int64_t nc = begin; nc < end; ++nc) {
         const int64_t n = nc / s.axis, c = nc % s.axis;

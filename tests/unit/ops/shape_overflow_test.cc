@@ -340,5 +340,18 @@ TEST(ResizeOverflowTest, AntialiasedFilterOfATinyScale) {
       18, {Tensor(DType::kFloat32, {1, 1, 4, 4}), Tensor(), Scales({1, 1, 1e-30f, 1})});
 }
 
+// ---- LRN ----
+
+TEST(LrnOverflowTest, HugeSizeIsAWindowOverEveryChannel) {
+  // size * inner (the work estimate) used to overflow; the window is simply all channels.
+  auto out = RunReferenceNode(MakeNode("LRN", 1, Attrs({{"size", kMax}, {"bias", 2.0f}})), 13,
+                              {Tensor::FromVector<float>({1, 3, 1}, {1, 2, 3})});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  // alpha / size is ~1e-23: y = x / bias^0.75.
+  const std::vector<float> y = out->at(0).ToVector<float>();
+  ASSERT_EQ(y.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_FLOAT_EQ(y[i], (i + 1) / std::pow(2.0f, 0.75f));
+}
+
 }  // namespace
 }  // namespace collage
