@@ -24,7 +24,7 @@ struct ComparisonRow {
   std::string label;  // "optimized", "<backend> alone"
   double median_ms = 0;
   double error = 0;   // normalized error against the reference kernels
-  std::string skipped;  // why this contender was left out (it failed to load, run or match)
+  std::string skipped = {};  // why this contender was left out (it failed to load, run or match)
 };
 
 // Loads `model` once per backend in `backends` (placed on it alone; "native" is added, it is
