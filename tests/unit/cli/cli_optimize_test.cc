@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "cli_test_util.h"
@@ -32,10 +31,10 @@ class CliOptimizeTest : public CliTest {
 TEST_F(CliOptimizeTest, OptimizePrintsTheSearchTheSharesAndTheComparison) {
   CommandResult r = Optimize("--report " + (dir_ / "report.html").string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  for (const char* expected : {"measuring candidates", "candidates:", "distinct", "search:", "(exact)",
-                               "placement (op-level)", "share", "speedup", "error", "native alone",
-                               "onednn alone", "optimized vs the best single backend",
-                               "plan saved to", "report written to"}) {
+  for (const char* expected :
+       {"measuring candidates", "candidates:", "distinct", "search:", "(exact)",
+        "placement (op-level)", "share", "speedup", "error", "native alone", "onednn alone",
+        "optimized vs the best single backend", "plan saved to", "report written to"}) {
     EXPECT_NE(r.output.find(expected), std::string::npos) << expected << "\n" << r.output;
   }
   std::string html = ReadAll(dir_ / "report.html");
@@ -52,13 +51,15 @@ TEST_F(CliOptimizeTest, OptimizePrintsTheSearchTheSharesAndTheComparison) {
 TEST_F(CliOptimizeTest, RunAndBenchTakeThePlanAndBenchWritesATrace) {
   ASSERT_EQ(Optimize("--no-compare").exit_code, 0);
   const std::string model = (dir_ / "tiny.onnx").string();
-  CommandResult r = RunCli("run " + model + " --plan " + plan() + " --random-inputs --check --threads 1");
+  CommandResult r =
+      RunCli("run " + model + " --plan " + plan() + " --random-inputs --check --threads 1");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("placement (op-level)"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("ok"), std::string::npos) << r.output;
 
   const fs::path trace = dir_ / "trace.json";
-  r = RunCli("bench " + model + " --plan " + plan() + " --threads 1 --iterations 3 --export-profile " + trace.string());
+  r = RunCli("bench " + model + " --plan " + plan() +
+             " --threads 1 --iterations 3 --export-profile " + trace.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   nlohmann::json j = nlohmann::json::parse(ReadAll(trace), nullptr, false);
   ASSERT_FALSE(j.is_discarded());
@@ -82,7 +83,8 @@ TEST_F(CliOptimizeTest, BadPlansAreClearErrors) {
   ASSERT_EQ(Optimize("--no-compare").exit_code, 0);
   const std::string model = (dir_ / "tiny.onnx").string();
   const std::string good = ReadAll(plan());
-  auto refuses = [&](const std::string& name, const std::string& text, const std::string& expected) {
+  auto refuses = [&](const std::string& name, const std::string& text,
+                     const std::string& expected) {
     std::string path = WriteBytes(name, text);
     CommandResult r = RunCli("run " + model + " --plan " + path + " --random-inputs");
     EXPECT_EQ(r.exit_code, 1) << name << ": " << r.output;
@@ -97,24 +99,30 @@ TEST_F(CliOptimizeTest, BadPlansAreClearErrors) {
   j = nlohmann::json::parse(good);
   j["groups"][0]["backend"] = "vendor_npu";
   refuses("missing_backend.json", j.dump(), "'vendor_npu', which is not registered");
-  CommandResult r = RunCli("run " + model + " --plan " + (dir_ / "absent.json").string() + " --random-inputs");
+  CommandResult r =
+      RunCli("run " + model + " --plan " + (dir_ / "absent.json").string() + " --random-inputs");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("absent.json"), std::string::npos) << r.output;
   // --plan and --backend contradict each other.
-  EXPECT_EQ(RunCli("run " + model + " --plan " + plan() + " --backend onednn --random-inputs").exit_code, 2);
+  EXPECT_EQ(
+      RunCli("run " + model + " --plan " + plan() + " --backend onednn --random-inputs").exit_code,
+      2);
 }
 
 TEST_F(CliOptimizeTest, TheTwoLevelSearchReportsItsGenerationsAndRecordsItselfInThePlan) {
-  CommandResult r = Optimize("--search two-level --budget 2s --population 4 --generations 3 --seed 5");
+  CommandResult r =
+      Optimize("--search two-level --budget 2s --population 4 --generations 3 --seed 5");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  for (const char* expected : {"generation 0", "two-level search:", "placements measured end to end",
-                               "measured side by side: op-level", "placement (two-level)"}) {
+  for (const char* expected :
+       {"generation 0", "two-level search:", "placements measured end to end",
+        "measured side by side: op-level", "placement (two-level)"}) {
     EXPECT_NE(r.output.find(expected), std::string::npos) << expected << "\n" << r.output;
   }
   nlohmann::json plan_json = nlohmann::json::parse(ReadAll(plan()), nullptr, false);
   ASSERT_FALSE(plan_json.is_discarded());
   EXPECT_EQ(plan_json["search"], "two-level");
-  r = RunCli("run " + (dir_ / "tiny.onnx").string() + " --plan " + plan() + " --random-inputs --check --threads 1");
+  r = RunCli("run " + (dir_ / "tiny.onnx").string() + " --plan " + plan() +
+             " --random-inputs --check --threads 1");
   EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
@@ -125,13 +133,40 @@ TEST_F(CliOptimizeTest, BadOptimizeArgumentsAreClearErrors) {
   r = RunCli("optimize " + WriteTinyModel() + " --cost-db " + db() + " --rounds 0");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("--rounds"), std::string::npos) << r.output;
-  r = RunCli("optimize " + WriteTinyModel() + " --cost-db " + db() + " --search two-level --budget soon");
+  r = RunCli("optimize " + WriteTinyModel() + " --cost-db " + db() +
+             " --search two-level --budget soon");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("--budget 'soon'"), std::string::npos) << r.output;
   EXPECT_EQ(RunCli("optimize " + WriteTinyModel() + " --search three-level").exit_code, 2);
   r = RunCli("optimize " + (dir_ / "absent.onnx").string());
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("absent.onnx"), std::string::npos) << r.output;
+}
+
+// A Conv with no output channels runs (its output is empty), but not every backend compiles
+// it: the comparison goes on without that backend and says why.
+TEST_F(CliOptimizeTest, AComparisonContenderThatFailsIsSkippedAndThePlanSaved) {
+  Graph g;
+  ValueId x = g.AddValue("x", TensorType{DType::kFloat32, {1, 3, 8, 8}});
+  g.AddInput(x);
+  ValueId w = g.AddConstant("w", Tensor(DType::kFloat32, {0, 3, 3, 3}));
+  ValueId y = g.AddValue("y", TensorType{DType::kFloat32, {1, 0, 8, 8}});
+  Node conv;
+  conv.name = "conv";
+  conv.op_type = "Conv";
+  conv.inputs = {x, w};
+  conv.outputs = {y};
+  conv.attributes.Set("pads", Attribute(std::vector<int64_t>{1, 1, 1, 1}));
+  ASSERT_TRUE(g.AddNode(conv).ok());
+  g.AddOutput(y);
+  const std::string model = (dir_ / "zero_channels.onnx").string();
+  ASSERT_TRUE(ExportOnnxFile(g, model).ok());
+  CommandResult r = RunCli("optimize " + model + " --threads 1 --rounds 2 --cost-db " + db() +
+                           " --save-plan " + plan());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("plan saved"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("native alone"), std::string::npos) << r.output;
+  EXPECT_EQ(RunCli("run " + model + " --plan " + plan() + " --random-inputs").exit_code, 0);
 }
 
 TEST_F(CliOptimizeTest, ACorruptCostDatabaseIsMovedAsideWithAWarning) {
