@@ -6,13 +6,21 @@
 // output with RunReferenceGroup. A group the backend's rule offers but its Compile refuses is
 // a failure too: rules must describe exactly what Compile accepts.
 //
+// --nan-contract=report|enforce also runs every group on inputs holding NaN, infinities and
+// subnormals and keeps a verdict per rule (nan_contract.h): a table at the end (and in
+// --nan-report FILE); `enforce` fails the run on a deviating rule not named by --nan-exempt
+// or --nan-exempt-file. The default, `off`, runs only the finite inputs.
+//
 //   collage_backend_ops [--backend-path DIR] [--backend NAME] [--rule NAME] [--seed N]
 //                       [--max-per-rule N] [--random N] [--models a,b] [--threads N] [--list]
+//                       [--nan-contract off|report|enforce] [--nan-report FILE]
+//                       [--nan-exempt BACKEND:RULE] [--nan-exempt-file FILE]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <random>
@@ -25,6 +33,7 @@
 
 #include "collage/backend.h"
 #include "group_check.h"
+#include "nan_contract.h"
 #include "random_graphs.h"
 #include "runtime/kernel_runner.h"
 #include "runtime/threading.h"
@@ -46,6 +55,10 @@ struct Options {
   int max_per_rule = 12;
   int threads = 1;
   bool list = false;
+  std::string nan_contract = "off";  // off, report or enforce
+  std::string nan_report;            // file the verdict table is written to; empty: stdout only
+  std::vector<std::string> nan_exempt;
+  std::string nan_exempt_file;
 };
 
 struct Item {
@@ -84,7 +97,8 @@ std::vector<const Item*> SpreadBySize(std::vector<const Item*> items, int cap) {
 // a side with too few groups leaves its share to the other. cap <= 0: all.
 std::vector<const Item*> Spread(const std::vector<Item>& items, int cap) {
   std::vector<const Item*> zoo, random;
-  for (const Item& item : items) (item.source->name.rfind("random.", 0) == 0 ? random : zoo).push_back(&item);
+  for (const Item& item : items)
+    (item.source->name.rfind("random.", 0) == 0 ? random : zoo).push_back(&item);
   if (cap <= 0 || static_cast<int>(items.size()) <= cap) {
     zoo.insert(zoo.end(), random.begin(), random.end());
     return SpreadBySize(zoo, static_cast<int>(zoo.size()));
@@ -134,15 +148,30 @@ std::vector<std::pair<std::string, std::vector<Item>>> CollectItems(
   return by_rule;
 }
 
-// Compiles, runs and compares one group; prints its line. True when it passed.
-bool CheckItem(const Backend& backend, const Item& item, const Options& options) {
+// Prints one line per kind of special input the group deviates on.
+void PrintDeviations(const std::string& head, const std::string& tail,
+                     const std::vector<SpecialOutcome>& outcomes) {
+  for (const SpecialOutcome& o : outcomes) {
+    std::string how = !o.error.empty()             ? o.error
+                      : !o.reference_error.empty() ? "the reference failed: " + o.reference_error
+                                                   : o.check.deviation;
+    if (how.empty()) continue;
+    fmt::print("NAN   {}  {}: {}  {}\n", head, SpecialKindName(o.kind), how, tail);
+  }
+}
+
+// Compiles, runs and compares one group; prints its line. True when it passed. With `nan`,
+// also runs it on the special inputs and records the outcome there.
+bool CheckItem(const Backend& backend, const Item& item, const Options& options,
+               NanContractTable* nan) {
   const Graph& graph = item.source->graph;
   CompileRequest request = CompileRequest::For(graph, item.nodes, item.rule, options.threads);
   const double tolerance = ToleranceFor(graph, item.nodes);
-  const std::string head = fmt::format("{}  {}  {} -> {}", backend.name(), item.rule,
-                                       DescribeTypes(graph, request.inputs),
-                                       DescribeTypes(graph, request.outputs));
-  const std::string tail = fmt::format("{}  ({})", DescribeOps(graph, item.nodes), item.source->name);
+  const std::string head =
+      fmt::format("{}  {}  {} -> {}", backend.name(), item.rule,
+                  DescribeTypes(graph, request.inputs), DescribeTypes(graph, request.outputs));
+  const std::string tail =
+      fmt::format("{}  ({})", DescribeOps(graph, item.nodes), item.source->name);
   auto fail = [&](const std::string& why) {
     fmt::print("FAIL  {}  tol={:.0e}  {}\n      {}\n      group: {}\n", head, tolerance, tail, why,
                item.signature);
@@ -158,6 +187,15 @@ bool CheckItem(const Backend& backend, const Item& item, const Options& options)
                       static_cast<uint32_t>(std::hash<std::string>{}(item.signature))};
     std::mt19937 rng(seq);
     std::vector<Tensor> inputs = RandomInputs(request, rng);
+    if (nan != nullptr) {
+      // Derived from the finite inputs, so the finite check below sees the same ones.
+      std::vector<SpecialOutcome> outcomes = CheckSpecialValues(**runner, inputs, tolerance);
+      PrintDeviations(head, tail, outcomes);
+      nan->Add(backend.name(), item.rule,
+               fmt::format("{} {} ({})", DescribeOps(graph, item.nodes),
+                           DescribeTypes(graph, request.inputs), item.source->name),
+               outcomes);
+    }
     StatusOr<std::vector<Tensor>> want = RunReferenceGroup(request, inputs);
     if (!want.ok()) return fail("reference: " + want.status().message());
     StatusOr<std::vector<Tensor>> got = (*runner)->Run(inputs);
@@ -183,6 +221,29 @@ bool CheckItem(const Backend& backend, const Item& item, const Options& options)
   }
 }
 
+// Prints the verdict table (and writes it to --nan-report). True when enforcing and some
+// rule that is not exempt deviates.
+bool ReportNanContract(const NanContractTable& table, const NanExemptions& exempt,
+                       const Options& options) {
+  const std::string text =
+      fmt::format("NaN/Inf contract, seed {}:\n\n{}", options.seed, table.Render(exempt));
+  fmt::print("\n{}", text);
+  if (!options.nan_report.empty()) {
+    std::ofstream out(options.nan_report);
+    out << text;
+    if (!out) fmt::print(stderr, "backend_ops: cannot write '{}'\n", options.nan_report);
+  }
+  if (std::vector<std::string> unused = table.UnmatchedExemptions(exempt); !unused.empty()) {
+    fmt::print("backend_ops: exemptions naming no rule tested in this run: {}\n",
+               fmt::join(unused, ", "));
+  }
+  const std::vector<std::string> violations = table.Violations(exempt);
+  if (options.nan_contract != "enforce" || violations.empty()) return false;
+  fmt::print("backend_ops: {} rules deviate from the NaN/Inf contract and are not exempt: {}\n",
+             violations.size(), fmt::join(violations, ", "));
+  return true;
+}
+
 int Main(const Options& options) {
   BackendRegistry& registry = BackendRegistry::Global();
   for (const std::string& dir : options.plugin_dirs) {
@@ -199,6 +260,13 @@ int Main(const Options& options) {
                  fmt::join(known, ", "));
       return 2;
     }
+  }
+  NanExemptions exempt;
+  for (const std::string& entry : options.nan_exempt) exempt.Add(entry);
+  if (std::string error;
+      !options.nan_exempt_file.empty() && !exempt.AddFile(options.nan_exempt_file, &error)) {
+    fmt::print(stderr, "backend_ops: {}\n", error);
+    return 2;
   }
   ApplyThreadPolicy(options.threads);
 
@@ -219,6 +287,8 @@ int Main(const Options& options) {
              options.models.size(), num_random);
 
   Totals totals;
+  NanContractTable nan_table;
+  NanContractTable* nan = options.nan_contract == "off" ? nullptr : &nan_table;
   for (const std::string& name : kBuiltinBackends) {
     if (registry.Find(name) == nullptr && Selected(options.backends, name)) {
       totals.not_compiled.push_back(name + " (not registered in this build)");
@@ -227,7 +297,8 @@ int Main(const Options& options) {
   int listed = 0;
   for (const Backend* backend : registry.backends()) {
     if (!Selected(options.backends, backend->name())) continue;
-    fmt::print("== {} ({}): {} rules\n", backend->name(), backend->version(), backend->rules().size());
+    fmt::print("== {} ({}): {} rules\n", backend->name(), backend->version(),
+               backend->rules().size());
     for (const auto& [rule, items] : CollectItems(*backend, sources, options)) {
       std::vector<const Item*> picked = Spread(items, options.max_per_rule);
       if (items.empty()) {
@@ -244,7 +315,7 @@ int Main(const Options& options) {
           ++listed;
           continue;
         }
-        if (CheckItem(*backend, *item, options)) {
+        if (CheckItem(*backend, *item, options, nan)) {
           ++totals.passed;
         } else {
           ++totals.failed;
@@ -266,7 +337,8 @@ int Main(const Options& options) {
       totals.not_compiled.empty() ? "" : fmt::format(": {}", fmt::join(totals.not_compiled, ", "));
   fmt::print("backend_ops: {} passed, {} failed, {} not compiled{} ({:.1f} s)\n", totals.passed,
              totals.failed, totals.not_compiled.size(), reasons, seconds);
-  return totals.failed > 0 ? 1 : 0;
+  if (nan == nullptr) return totals.failed > 0 ? 1 : 0;
+  return ReportNanContract(nan_table, exempt, options) || totals.failed > 0 ? 1 : 0;
 }
 
 }  // namespace
@@ -275,10 +347,12 @@ int Main(const Options& options) {
 int main(int argc, char** argv) {
   collage::backend_ops::Options options;
   CLI::App app{"Differential test of every backend's rules against the reference kernels"};
-  app.add_option("--backend-path", options.plugin_dirs, "Load backend plug-ins (lib*.so) from DIR first");
+  app.add_option("--backend-path", options.plugin_dirs,
+                 "Load backend plug-ins (lib*.so) from DIR first");
   app.add_option("--backend", options.backends, "Test only this backend (repeatable)");
   app.add_option("--rule", options.rules, "Test only this rule or fusion (repeatable)");
-  app.add_option("--seed", options.seed, "Seed of the random graphs and inputs")->capture_default_str();
+  app.add_option("--seed", options.seed, "Seed of the random graphs and inputs")
+      ->capture_default_str();
   app.add_option("--random", options.random_per_family, "Random graphs per op family")
       ->capture_default_str();
   app.add_option("--models", options.models, "Zoo models to take groups from ('none': no model)")
@@ -289,6 +363,17 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--threads", options.threads, "Threads per kernel")->capture_default_str();
   app.add_flag("--list", options.list, "Print the groups that would be tested, run nothing");
+  app.add_option("--nan-contract", options.nan_contract,
+                 "Also check every group on NaN, infinities and subnormals: report the verdicts, "
+                 "or enforce them (fail on a deviating rule that is not exempt)")
+      ->check(CLI::IsMember({"off", "report", "enforce"}))
+      ->capture_default_str();
+  app.add_option("--nan-report", options.nan_report, "Write the NaN/Inf verdict table to FILE");
+  app.add_option("--nan-exempt", options.nan_exempt,
+                 "BACKEND:RULE (or BACKEND:*) that --nan-contract=enforce lets deviate")
+      ->delimiter(',');
+  app.add_option("--nan-exempt-file", options.nan_exempt_file,
+                 "File of BACKEND:RULE lines exempt from --nan-contract=enforce ('#' comments)");
   CLI11_PARSE(app, argc, argv);
   options.models.erase(std::remove(options.models.begin(), options.models.end(), "none"),
                        options.models.end());
