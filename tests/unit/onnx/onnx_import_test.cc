@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 
 #include "onnx/onnx_pb.h"
@@ -406,6 +407,34 @@ TEST(OnnxImport, FoldsFullyConstantGraph) {
   g = ImportOnnxBytes(b.Bytes(), no_fold);
   ASSERT_TRUE(g.ok()) << g.status().ToString();
   EXPECT_EQ(g->num_nodes(), 3);
+}
+
+// libonnx's shape inference (opsets <= 17) counts Range's elements in int64 and overflows
+// near the limits; the import keeps the exact count, also for what is computed from it.
+TEST(OnnxImport, RangeNearTheInt64LimitsImportsWithItsExactCount) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  for (const bool fold : {true, false}) {
+    ModelBuilder b(13);
+    b.Int64Init("start", {}, {-10})
+        .Int64Init("limit", {}, {kMax - 5})
+        .Int64Init("delta", {}, {kMax});
+    b.Input("x", kFloat, {2});
+    b.Output("y", kInt64, {2}).Output("z", kInt64, {2}).Output("x_out", kFloat, {2});
+    b.Node("Range", {"start", "limit", "delta"}, {"y"}, "range");
+    b.Node("Neg", {"y"}, {"z"}, "neg");
+    b.Node("Identity", {"x"}, {"x_out"}, "id");
+    ImportOptions options;
+    options.fold_constants = fold;
+    auto g = ImportOnnxBytes(b.Bytes(), options);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    const Value& y = g->value(g->outputs()[0]);
+    EXPECT_EQ(y.type.shape, (Shape{2}));
+    EXPECT_EQ(g->value(g->outputs()[1]).type.shape, (Shape{2}));
+    if (fold) {
+      ASSERT_TRUE(y.is_constant());
+      EXPECT_EQ(y.constant->ToVector<int64_t>(), (std::vector<int64_t>{-10, kMax - 10}));
+    }
+  }
 }
 
 TEST(OnnxImport, ConstantNodes) {
