@@ -34,9 +34,10 @@ build: deps
 	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
-# One clang build with AddressSanitizer + UndefinedBehaviorSanitizer serves three checks:
-# the unit tests and the differential harness of the backends run once more under the
-# sanitizers (any report fails), and the libFuzzer targets (the model loader, plans, .npy and
+# One clang build with AddressSanitizer + UndefinedBehaviorSanitizer serves four checks:
+# the unit tests, the ONNX node conformance cases (about 40 s) and the differential harness
+# of the backends run once more under the sanitizers (any report fails), and the libFuzzer
+# targets (the model loader, plans, .npy and
 # .pb tensors, the cost database) run for a short while each (any crash fails).
 # clang links LLVM's libomp, while Debian's OpenBLAS OpenMP build is linked to libgomp, and
 # OpenBLAS's threaded GEMM waits for its sibling threads by spinning: with both runtimes in
@@ -48,8 +49,12 @@ sanitize: test-deps
 	CXX=clang++ cmake -S . -B $(ASAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCOLLAGE_SANITIZE=ON -DCOLLAGE_FUZZ=ON -DCOLLAGE_SKIP_BACKENDS=openblas >/dev/null
 	cmake --build $(ASAN_DIR) -j $(JOBS) --target collage_unit_tests collage collage_fuzzers \
-	  collage_backend_ops
+	  collage_backend_ops collage_conformance
 	$(SANITIZER_ENV) ./$(ASAN_DIR)/tests/collage_unit_tests --gtest_brief=1 --gtest_filter=-$(ASAN_SKIP)
+	./scripts/gen_conformance_cases.sh $(ASAN_DIR)/conformance_cases/onnx
+	$(SANITIZER_ENV) ./$(ASAN_DIR)/tests/collage_conformance $(ASAN_DIR)/conformance_cases/onnx/node \
+	  > $(ASAN_DIR)/conformance.log || { tail -40 $(ASAN_DIR)/conformance.log; exit 1; }
+	tail -1 $(ASAN_DIR)/conformance.log
 	$(SANITIZER_ENV) ./$(ASAN_DIR)/tests/backend_ops/collage_backend_ops > $(ASAN_DIR)/backend_ops.log \
 	  || { tail -40 $(ASAN_DIR)/backend_ops.log; exit 1; }
 	tail -1 $(ASAN_DIR)/backend_ops.log
