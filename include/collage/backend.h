@@ -26,8 +26,9 @@
 namespace collage {
 
 // Bumped whenever Backend, Kernel, CompileRequest, the pattern language or the IR change
-// shape; a plug-in built against another version is refused.
-inline constexpr int kBackendAbiVersion = 1;
+// shape; a plug-in built against another version is refused. 2: Rule and Fusion carry the
+// NaN/Inf contract declaration (PropagatesNonFinite).
+inline constexpr int kBackendAbiVersion = 2;
 
 // The buffers of one kernel run, each in the layout the kernel declared.
 struct KernelBuffers {
@@ -96,8 +97,10 @@ class Backend {
                                                               const Layout& from,
                                                               const Layout& to) const;
 
-  // The threading policy (src/runtime/threading.h) calls this once per thread-count change,
-  // never while a kernel of this backend runs.
+  // Not called any more; kept so that plug-ins built against this ABI still load. One
+  // process-wide count cannot be right for two sessions at once: a kernel takes its thread
+  // count from CompileRequest::num_threads, or from the calling thread's
+  // omp_get_max_threads(), which Session::Run sets for its own thread.
   virtual void SetNumThreads(int num_threads) { (void)num_threads; }
 };
 
