@@ -260,8 +260,8 @@ void PoolByRows(const PoolGeometry& g, const T* x, T* y, T init, Combine combine
   }
 }
 
-// Where a max starts: -inf for floats (a window of -inf values gives -inf, NaN is skipped),
-// the lowest value for integers.
+// Where a max starts: -inf for floats (a window of -inf values gives -inf), the lowest value
+// for integers.
 template <typename T>
 constexpr T MaxIdentity() {
   if constexpr (std::numeric_limits<T>::has_infinity) {
@@ -288,17 +288,24 @@ Status InferMaxPool(InferContext& ctx) {
   return Status::Ok();
 }
 
-// The max of the window's values inside the input (NaN is skipped; -inf when the window has
-// no value, which only exotic pads allow). Indices are flat positions in X: plane * spatial
-// size + the spatial position, row-major (storage_order 0) or column-major (1) over the
-// spatial dims, of the first maximum in row-major window order; -1 for a window wholly in the
-// padding.
+// The running max of a window, NaN propagating as ONNX (numpy's max) wants: a NaN replaces
+// the max and then sticks, since no v > NaN. Branch-free (compare, or, blend), so the row
+// loop still vectorises; v != v is false for integers and folds away.
+template <typename T>
+T MaxPropagatingNaN(T acc, T v) {
+  return (v > acc || v != v) ? v : acc;
+}
+
+// The max of the window's values inside the input (NaN when one of them is NaN; -inf when the
+// window has no value, which only exotic pads allow). Indices are flat positions in X: plane *
+// spatial size + the spatial position, row-major (storage_order 0) or column-major (1) over
+// the spatial dims, of the first maximum (or first NaN, as numpy's argmax) in row-major
+// window order; -1 for a window wholly in the padding.
 template <typename T>
 void MaxPoolTyped(const PoolGeometry& g, bool column_major, const T* x, T* y, int64_t* indices) {
   if (indices == nullptr) {
-    PoolByRows<T>(
-        g, x, y, MaxIdentity<T>(), [](T acc, T v) { return v > acc ? v : acc; },
-        [](T*, const Window&, const Window&, const std::vector<Window>&) {});
+    PoolByRows<T>(g, x, y, MaxIdentity<T>(), MaxPropagatingNaN<T>,
+                  [](T*, const Window&, const Window&, const std::vector<Window>&) {});
     return;
   }
   const int64_t in_size = g.in[0] * g.in[1] * g.in[2];
@@ -314,8 +321,11 @@ void MaxPoolTyped(const PoolGeometry& g, bool column_major, const T* x, T* y, in
             const T* row = xp + (id * g.in[1] + ih) * g.in[2];
             for (int64_t kw = ww.lo; kw < ww.hi; ++kw) {
               const int64_t iw = ww.start + kw * g.dilations[2];
-              if (row[iw] > best || best_pos[0] < 0) {
-                best = row[iw] > best ? row[iw] : best;
+              const T v = row[iw];
+              // The first value taken as it is (NaN or -inf included); then a larger one, or
+              // the first NaN, which nothing replaces.
+              if (best_pos[0] < 0 || v > best || (v != v && best == best)) {
+                best = v;
                 best_pos[0] = id;
                 best_pos[1] = ih;
                 best_pos[2] = iw;
@@ -421,8 +431,9 @@ void GlobalPoolTyped(bool is_max, int64_t planes, int64_t plane_size, const T* x
   for (int64_t p = 0; p < planes; ++p) {
     const T* xp = x + p * plane_size;
     if (is_max) {
+      // NaN anywhere in the plane gives NaN, wherever it sits (as MaxPool).
       T best = plane_size > 0 ? xp[0] : std::numeric_limits<T>::lowest();
-      for (int64_t i = 1; i < plane_size; ++i) best = xp[i] > best ? xp[i] : best;
+      for (int64_t i = 1; i < plane_size; ++i) best = MaxPropagatingNaN(best, xp[i]);
       y[p] = best;
     } else {
       T sum = 0;

@@ -26,6 +26,14 @@ Status InferSoftmax(InferContext& ctx) {
   return Status::Ok();
 }
 
+// Hardmax's one is at numpy's argmax, the ONNX reference: the first NaN if there is one.
+// (Softmax and LogSoftmax need no such care: a NaN in the row makes the sum, and so every
+// output, NaN whatever max was subtracted.)
+template <typename T>
+bool IsFirstNaN(T v, T max_so_far) {
+  return v != v && max_so_far == max_so_far;
+}
+
 // One [n, inner] block: y = softmax(x) along n, for each of the inner positions. Stable:
 // the maximum is subtracted before exp, so nothing overflows. Sums accumulate in double.
 template <SoftmaxKind kKind, typename T>
@@ -35,7 +43,7 @@ void SoftmaxBlock(const T* x, T* y, int64_t n, int64_t inner, std::vector<T>& ma
     T m = -std::numeric_limits<T>::infinity();
     int64_t arg = 0;
     for (int64_t j = 0; j < n; ++j) {
-      if (x[j] > m) {
+      if (x[j] > m || (kKind == SoftmaxKind::kHardmax && IsFirstNaN(x[j], m))) {
         m = x[j];
         arg = j;
       }
@@ -67,7 +75,8 @@ void SoftmaxBlock(const T* x, T* y, int64_t n, int64_t inner, std::vector<T>& ma
   for (int64_t j = 0; j < n; ++j) {
     const T* row = x + j * inner;
     for (int64_t i = 0; i < inner; ++i) {
-      if (row[i] > max[static_cast<size_t>(i)]) {
+      if (row[i] > max[static_cast<size_t>(i)] ||
+          (kKind == SoftmaxKind::kHardmax && IsFirstNaN(row[i], max[static_cast<size_t>(i)]))) {
         max[static_cast<size_t>(i)] = row[i];
         if constexpr (kKind == SoftmaxKind::kHardmax) arg[static_cast<size_t>(i)] = j;
       }

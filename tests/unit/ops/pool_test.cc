@@ -313,6 +313,59 @@ TEST(PoolTest, GlobalPools) {
   CheckGlobalPools<double>({2, 2, 4, 4}, 5);
 }
 
+// ONNX (numpy's max) propagates NaN: a window holding one gives NaN, with or without the
+// Indices output, wherever in the window it sits; Indices point at the first NaN. A window of
+// -inf alone gives -inf.
+TEST(PoolTest, MaxPoolPropagatesNaNAndKeepsMinusInfinity) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  // 1x1x2x6, 2x2 windows, stride 2: [0, 1, 6, 7], [2, 3, 8, 9], [4, 5, 10, 11].
+  const std::vector<float> xs = {1,   nan, 3, 4, -inf, -inf,  //
+                                 nan, 2,   9, 8, -inf, -inf};
+  PoolCase c{{1, 1, 2, 6}, {2, 2}, {2, 2}};
+  const Tensor x = Tensor::FromVector<float>({1, 1, 2, 6}, xs);
+  for (bool with_indices : {true, false}) {
+    SCOPED_TRACE(with_indices ? "with Indices" : "without Indices");
+    auto out = RunReferenceNode(PoolNode("MaxPool", c, with_indices ? 2 : 1), 12, {x});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    const std::vector<float> y = (*out)[0].ToVector<float>();
+    ASSERT_EQ(y.size(), 3u);
+    EXPECT_TRUE(std::isnan(y[0])) << y[0];
+    EXPECT_EQ(y[1], 9.0f);
+    EXPECT_EQ(y[2], -inf);
+    if (with_indices) {
+      EXPECT_EQ((*out)[1].ToVector<int64_t>(), (std::vector<int64_t>{1, 8, 4}));
+    }
+  }
+  // The NaN first in the row, last in the window, or alone with -inf: NaN every time (the
+  // row-wise kernel must not let a later value replace it).
+  for (size_t at : {size_t{0}, size_t{1}, size_t{6}, size_t{7}}) {
+    std::vector<float> v = {-inf, -inf, 0, 0, 0, 0, -inf, -inf, 0, 0, 0, 0};
+    v[at] = nan;
+    auto out =
+        RunReferenceNode(PoolNode("MaxPool", c), 12, {Tensor::FromVector<float>({1, 1, 2, 6}, v)});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_TRUE(std::isnan((*out)[0].ToVector<float>()[0])) << "NaN at " << at;
+  }
+  // GlobalMaxPool: NaN anywhere in the plane, the first element included, gives NaN.
+  Node global;
+  global.name = "gmp";
+  global.op_type = "GlobalMaxPool";
+  global.inputs = {0};
+  global.outputs = {1};
+  for (size_t at : {size_t{0}, size_t{5}, size_t{11}}) {
+    std::vector<float> v(12, 1.0f);
+    v[at] = nan;
+    auto out = RunReferenceNode(global, 13, {Tensor::FromVector<float>({1, 1, 2, 6}, v)});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_TRUE(std::isnan((*out)[0].ToVector<float>()[0])) << "NaN at " << at;
+  }
+  auto all_minus_inf = RunReferenceNode(
+      global, 13, {Tensor::FromVector<float>({1, 1, 2, 2}, std::vector<float>(4, -inf))});
+  ASSERT_TRUE(all_minus_inf.ok());
+  EXPECT_EQ((*all_minus_inf)[0].ToVector<float>()[0], -inf);
+}
+
 TEST(PoolTest, RejectsBadNodes) {
   Tensor x(DType::kFloat32, {1, 1, 5, 5});
   PoolCase c{{1, 1, 5, 5}, {3, 3}};

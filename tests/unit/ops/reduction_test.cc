@@ -291,6 +291,18 @@ TEST(SoftmaxTest, Hardmax) {
                       {0, 1, 0, 0, 0, 0});
 }
 
+TEST(SoftmaxTest, HardmaxPicksTheFirstNaNAsNumpysArgmax) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // Along the contiguous last axis, and along a strided one.
+  Tensor x = T1<float>({2, 3}, {1, nan, nan, nan, 5, 2});
+  ExpectTensor<float>(RunOne("Hardmax", 13, {x}), {2, 3}, {0, 1, 0, 1, 0, 0});
+  ExpectTensor<float>(RunOne("Hardmax", 13, {x}, Attrs({{"axis", int64_t{0}}})), {2, 3},
+                      {0, 1, 1, 1, 0, 0});
+  // Softmax: a NaN in the row makes every output of the row NaN.
+  Tensor s = RunOne("Softmax", 13, {x});
+  for (int i = 0; i < 6; ++i) EXPECT_TRUE(std::isnan(s.data_as<float>()[i])) << i;
+}
+
 TEST(SoftmaxTest, Errors) {
   EXPECT_EQ(RunStatus("Softmax", 13, {T1<int32_t>({2}, {1, 2})}).code(), StatusCode::kUnsupported);
   EXPECT_EQ(
