@@ -41,13 +41,15 @@ class NativeBackend final : public Backend {
  public:
   explicit NativeBackend(Pattern any_op) {
     // One node of any registered op: the reference kernel handles every attribute, dtype
-    // and optional input the op's type inference accepted.
-    rules_.Add(Rule("op", std::move(any_op)));
+    // and optional input the op's type inference accepted. Native runs the reference kernels
+    // themselves, so all its rules meet the NaN/Inf contract: strict mode's fallback.
+    rules_.Add(Rule("op", std::move(any_op)).PropagatesNonFinite());
     rules_.Add(Fusion("elementwise_chain")
                    .Seed({OpKind::kElementwise, OpKind::kBroadcast})
                    .Grow({OpKind::kElementwise, OpKind::kBroadcast})
                    .MaxOps(8)
-                   .Where(IsChainableNode));
+                   .Where(IsChainableNode)
+                   .PropagatesNonFinite());
     // Node by node, intermediates in the workspace: one kernel launch for a chain of data
     // movement, not loop fusion.
     rules_.Add(Fusion("injective_chain")
@@ -57,7 +59,8 @@ class NativeBackend final : public Backend {
                    .Where([](const Graph&, const Node& node) {
                      return IsRegisteredKind(node, {OpKind::kInjective, OpKind::kElementwise,
                                                     OpKind::kBroadcast});
-                   }));
+                   })
+                   .PropagatesNonFinite());
   }
 
   std::string name() const override { return "native"; }

@@ -41,8 +41,10 @@ MatchConstraint ConvSupported(size_t first) {
 
 RuleSet BuildRules() {
   RuleSet rules;
+  // Every rule meets the NaN/Inf contract (measured by backend_ops --nan-contract, seeds 1
+  // and 2): BLAS arithmetic propagates NaN and the Relu epilogue keeps it.
   // MatMul of any float32 operands (constants are packed, others are kernel inputs).
-  rules.Add(Rule("matmul", Op("MatMul")(Any(), Any())).Where(AllFloat32));
+  rules.Add(Rule("matmul", Op("MatMul")(Any(), Any())).Where(AllFloat32).PropagatesNonFinite());
   // MatMul by a constant weight, then Add of a constant bias row (a Linear layer).
   rules.Add(Rule("matmul_bias", Op("Add")(Op("MatMul")(Any(), Const()), Const()))
                 .Where(AllFloat32)
@@ -52,13 +54,18 @@ RuleSet BuildRules() {
                   if (m.capture_type(1).shape.size() < 2) return false;
                   const TensorType& mm = m.graph->value(m.node(1).outputs[0]).type;
                   return mm.shape == m.output_type().shape && IsRowBias(m.capture_type(2), mm.shape);
-                }));
+                })
+                .PropagatesNonFinite());
   rules.Add(Rule("gemm", Op("Gemm")(Any(), Any(), Optional(Any())))
                 .Where(AllFloat32)
-                .Where(ModernOpset));
-  rules.Add(Rule("conv", Op("Conv")(Any(), Const(), Optional(Const()))).Where(ConvSupported(0)));
+                .Where(ModernOpset)
+                .PropagatesNonFinite());
+  rules.Add(Rule("conv", Op("Conv")(Any(), Const(), Optional(Const())))
+                .Where(ConvSupported(0))
+                .PropagatesNonFinite());
   rules.Add(Rule("conv_relu", Op("Relu")(Op("Conv")(Any(), Const(), Optional(Const()))))
-                .Where(ConvSupported(0)));
+                .Where(ConvSupported(0))
+                .PropagatesNonFinite());
   return rules;
 }
 

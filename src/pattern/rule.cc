@@ -18,6 +18,11 @@ Rule& Rule::Where(MatchConstraint constraint) {
   return *this;
 }
 
+Rule& Rule::PropagatesNonFinite() {
+  meets_non_finite_contract_ = true;
+  return *this;
+}
+
 bool Rule::MatchAt(const Graph& graph, NodeId node, Match* match) const {
   if (!MatchPatternAt(pattern_, graph, node, match)) return false;
   return std::all_of(constraints_.begin(), constraints_.end(),
@@ -58,6 +63,10 @@ Fusion& Fusion::MinOps(int min_ops) {
 }
 Fusion& Fusion::Where(NodePredicate predicate) {
   predicates_.push_back(std::move(predicate));
+  return *this;
+}
+Fusion& Fusion::PropagatesNonFinite() {
+  meets_non_finite_contract_ = true;
   return *this;
 }
 
@@ -157,9 +166,21 @@ RuleSet& RuleSet::Add(Fusion fusion) {
   return *this;
 }
 
-std::vector<Candidate> EnumerateCandidates(const Graph& graph, const RuleSet& rules) {
+bool RuleSet::MeetsNonFiniteContract(const std::string& name) const {
+  for (const Rule& rule : rules_) {
+    if (rule.name() == name) return rule.meets_non_finite_contract();
+  }
+  for (const Fusion& fusion : fusions_) {
+    if (fusion.name() == name) return fusion.meets_non_finite_contract();
+  }
+  return false;
+}
+
+std::vector<Candidate> EnumerateCandidates(const Graph& graph, const RuleSet& rules,
+                                           bool strict_non_finite) {
   std::vector<Candidate> candidates;
   for (const Rule& rule : rules.rules()) {
+    if (strict_non_finite && !rule.meets_non_finite_contract()) continue;
     std::set<std::vector<NodeId>> seen;
     for (const Match& match : rule.FindAll(graph)) {
       SubGraph nodes = MatchedNodes(match);
@@ -167,6 +188,7 @@ std::vector<Candidate> EnumerateCandidates(const Graph& graph, const RuleSet& ru
     }
   }
   for (const Fusion& fusion : rules.fusions()) {
+    if (strict_non_finite && !fusion.meets_non_finite_contract()) continue;
     for (SubGraph& nodes : fusion.Generate(graph)) candidates.push_back({fusion.name(), std::move(nodes)});
   }
   return candidates;

@@ -28,8 +28,15 @@ class Rule {
   Rule(std::string name, Pattern pattern);
   // Every constraint must hold for a match to count (they run after the pattern matched).
   Rule& Where(MatchConstraint constraint);
+  // Declares that every group this rule offers meets the NaN/Inf contract (docs/backends.md):
+  // NaN and infinities in, the reference kernels' NaN/Inf pattern out. Only declared rules run
+  // under SessionOptions::strict_non_finite, and the harness (backend_ops
+  // --nan-contract=enforce, part of `make test`) fails a declared rule that deviates. Declare
+  // only what the harness measured; undeclared is the safe default.
+  Rule& PropagatesNonFinite();
 
   const std::string& name() const { return name_; }
+  bool meets_non_finite_contract() const { return meets_non_finite_contract_; }
   const Pattern& pattern() const { return pattern_; }
   // The pattern as text, e.g. "Relu(Conv(any, const, const?))" (constraints are code and are
   // shown as " where <n> constraints").
@@ -46,6 +53,7 @@ class Rule {
   std::string name_;
   Pattern pattern_;
   std::vector<MatchConstraint> constraints_;
+  bool meets_non_finite_contract_ = false;
 };
 
 class Fusion {
@@ -57,9 +65,12 @@ class Fusion {
   Fusion& MinOps(int min_ops);              // smallest group emitted (default 2)
   // Every node in a group must pass (e.g. the backend supports this op and dtype).
   Fusion& Where(NodePredicate predicate);
+  // As Rule::PropagatesNonFinite: every group generated meets the NaN/Inf contract.
+  Fusion& PropagatesNonFinite();
 
   const std::string& name() const { return name_; }
   int max_ops() const { return max_ops_; }
+  bool meets_non_finite_contract() const { return meets_non_finite_contract_; }
   // e.g. "fusion: seed {elementwise} grow {elementwise, broadcast}, 2..8 ops"
   std::string Describe() const;
 
@@ -73,6 +84,7 @@ class Fusion {
   int max_ops_ = 8;
   int min_ops_ = 2;
   std::vector<NodePredicate> predicates_;
+  bool meets_non_finite_contract_ = false;
 };
 
 class RuleSet {
@@ -82,6 +94,9 @@ class RuleSet {
   const std::vector<Rule>& rules() const { return rules_; }
   const std::vector<Fusion>& fusions() const { return fusions_; }
   size_t size() const { return rules_.size() + fusions_.size(); }
+  // Whether the rule or fusion of this name declares PropagatesNonFinite (false for a name
+  // the set does not have).
+  bool MeetsNonFiniteContract(const std::string& name) const;
 
  private:
   std::vector<Rule> rules_;
@@ -97,6 +112,8 @@ struct Candidate {
 // Every candidate of a rule set on a graph: all rule matches and all fusion groups, in rule
 // declaration order. Two rules offering the same node set both appear (they may compile it
 // differently, e.g. in different layouts); one rule never offers the same set twice.
-std::vector<Candidate> EnumerateCandidates(const Graph& graph, const RuleSet& rules);
+// `strict_non_finite`: only the rules and fusions that declare PropagatesNonFinite.
+std::vector<Candidate> EnumerateCandidates(const Graph& graph, const RuleSet& rules,
+                                           bool strict_non_finite = false);
 
 }  // namespace collage
