@@ -43,6 +43,9 @@ struct OptimizeOptions {
   int max_runs = 100;
   double max_seconds = 0.25;
   std::function<void(const OptimizeProgress&)> on_progress;
+  // Only rules that meet the NaN/Inf contract are candidates (SessionOptions::
+  // strict_non_finite; Session::Optimize on a strict session is strict whatever this says).
+  bool strict_non_finite = false;
 
   // "op-level" (the dynamic programming over measured group costs) or "two-level" (then the
   // evolutionary search over whole plans measured end to end, DESIGN.md 1.5).

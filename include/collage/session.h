@@ -25,6 +25,14 @@ struct SessionOptions {
   std::string backend = "native";
   // Runs the placement saved in this plan file (`collage optimize --save-plan`) instead.
   std::string plan_path;
+  // The NaN/Inf contract (docs/backends.md): NaN propagates and infinities follow IEEE
+  // arithmetic, as the ONNX spec and the reference kernels compute them. By default groups
+  // are placed for speed and may differ from it on NaN/Inf inputs (finite inputs always match
+  // the reference within tolerance). When true, only rules declaring that they meet it
+  // (Rule::PropagatesNonFinite) are used, every other node runs on native; Optimize then
+  // searches only among those, and a plan using another rule is refused. Slower: fewer fused
+  // kernels.
+  bool strict_non_finite = false;
 };
 
 // Time spent in each step of one run, in execution order (filled by Run when requested).

@@ -54,13 +54,16 @@ Status ValidatePlacement(const Graph& graph, const Placement& placement,
 }
 
 StatusOr<Placement> PlaceOnSingleBackend(const Graph& graph, const Backend& backend,
-                                         const BackendRegistry& registry) {
+                                         const BackendRegistry& registry, bool strict_non_finite) {
   const Backend* native = registry.Find("native");
   if (native == nullptr) return NotFound("the native backend is not registered");
-  std::vector<Candidate> candidates = EnumerateCandidates(graph, backend.rules());
-  // The fallback: native's single-node groups.
+  std::vector<Candidate> candidates =
+      EnumerateCandidates(graph, backend.rules(), strict_non_finite);
+  // The fallback: native's single-node groups (native's rules all meet the contract, so
+  // strict mode leaves them; filtered anyway, so that the check below holds by construction).
   std::vector<const Candidate*> fallback(static_cast<size_t>(graph.num_nodes()), nullptr);
-  std::vector<Candidate> native_candidates = EnumerateCandidates(graph, native->rules());
+  std::vector<Candidate> native_candidates =
+      EnumerateCandidates(graph, native->rules(), strict_non_finite);
   for (const Candidate& candidate : native_candidates) {
     if (candidate.nodes.size() != 1) continue;
     auto& slot = fallback[static_cast<size_t>(candidate.nodes.Nodes().front())];
@@ -91,6 +94,25 @@ StatusOr<Placement> PlaceOnSingleBackend(const Graph& graph, const Backend& back
   }
   COLLAGE_RETURN_IF_ERROR(ValidatePlacement(graph, placement, registry));
   return placement;
+}
+
+Status CheckNonFiniteContract(const Graph& graph, const Placement& placement,
+                              const BackendRegistry& registry) {
+  for (size_t g = 0; g < placement.groups.size(); ++g) {
+    const PlacedGroup& group = placement.groups[g];
+    const Backend* backend = registry.Find(group.backend);
+    if (backend != nullptr && backend->rules().MeetsNonFiniteContract(group.rule)) continue;
+    std::string ops;
+    for (NodeId n : group.nodes.Nodes()) ops += (ops.empty() ? "" : "+") + graph.node(n).op_type;
+    const std::string first =
+        group.nodes.empty() ? std::string() : graph.node(group.nodes.Nodes().front()).name;
+    return InvalidArgument(
+        "group {} ({} '{}') runs rule '{}' of backend '{}', which does not declare that it "
+        "propagates NaN and infinities as the ONNX spec does; strict NaN/Inf mode allows only "
+        "declared rules: re-optimize with --strict-nan (or run without it)",
+        g, ops, first, group.rule, group.backend);
+  }
+  return Status();
 }
 
 std::string DescribePlacement(const Placement& placement) {

@@ -34,9 +34,17 @@ bool GroupInputsAvailable(const Graph& graph, const SubGraph& group, const SubGr
 // elsewhere: in topological order, the first node not yet placed goes into the largest
 // offered group containing it that overlaps nothing placed and can run at that point (ties
 // go to the rule the backend declared first, so a backend lists its preferred variant
-// first); a node no group of `backend` takes runs alone on native.
+// first); a node no group of `backend` takes runs alone on native. `strict_non_finite`:
+// only the backend's rules that meet the NaN/Inf contract offer groups.
 StatusOr<Placement> PlaceOnSingleBackend(const Graph& graph, const Backend& backend,
-                                         const BackendRegistry& registry);
+                                         const BackendRegistry& registry,
+                                         bool strict_non_finite = false);
+
+// Fails, naming the first offending group and its rule, when a group runs a rule that does
+// not declare the NaN/Inf contract (Rule::PropagatesNonFinite): what strict_non_finite
+// sessions require of every placement they install.
+Status CheckNonFiniteContract(const Graph& graph, const Placement& placement,
+                              const BackendRegistry& registry);
 
 // Nodes and groups per backend: "native: 1 nodes in 1 groups, onednn: 121 nodes in 60 groups".
 std::string DescribePlacement(const Placement& placement);

@@ -17,6 +17,7 @@ namespace collage {
 
 struct Session::Impl {
   int num_threads = 1;
+  bool strict_non_finite = false;  // SessionOptions::strict_non_finite
   Graph graph;
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
@@ -34,6 +35,11 @@ struct Session::Impl {
   }
   // Compiles `placement` and makes it (and `plan`) current.
   Status Install(const Placement& placement, Plan new_plan) {
+    // Every way to a placement filters by the declaration already; this makes sure no path
+    // (or a future one) slips an undeclared rule into a strict session.
+    if (strict_non_finite) {
+      COLLAGE_RETURN_IF_ERROR(CheckNonFiniteContract(graph, placement, BackendRegistry::Global()));
+    }
     // oneDNN picks its algorithms for the calling thread's OpenMP count at compile time.
     ApplyThreadPolicy(num_threads);
     COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Executable> compiled,
@@ -105,6 +111,7 @@ StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph, const Session
   }
   auto impl = std::make_unique<Impl>();
   impl->num_threads = ResolveThreadCount(options.num_threads);
+  impl->strict_non_finite = options.strict_non_finite;
   // Simplified before anything looks at it: placements, costs and plans all see (and hash)
   // the graph that runs.
   COLLAGE_RETURN_IF_ERROR(SimplifyGraph(graph).status());
@@ -118,10 +125,12 @@ StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph, const Session
   }
   // Backends may pick their algorithms for the thread count at compile time.
   ApplyThreadPolicy(session->impl_->num_threads);
-  COLLAGE_ASSIGN_OR_RETURN(Placement placement,
-                           PlaceOnSingleBackend(session->impl_->graph, *backend, registry));
+  COLLAGE_ASSIGN_OR_RETURN(
+      Placement placement,
+      PlaceOnSingleBackend(session->impl_->graph, *backend, registry, options.strict_non_finite));
   Plan plan = MakePlan(session->impl_->graph, placement, registry, "single-backend:" + backend->name(),
                        session->impl_->num_threads);
+  plan.strict_non_finite = options.strict_non_finite;
   COLLAGE_RETURN_IF_ERROR(session->impl_->Install(placement, std::move(plan)));
   return session;
 }
@@ -129,9 +138,14 @@ StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph, const Session
 Status Session::Optimize(const OptimizeOptions& options, OptimizeReport* report) {
   return GuardExceptions([&]() -> Status {
     BackendRegistry& registry = BackendRegistry::Global();
-    COLLAGE_ASSIGN_OR_RETURN(OptimizeResult result,
-                             OptimizePlacement(impl_->graph, registry, impl_->num_threads, options));
+    // A strict session stays strict: its placements only ever use declared rules.
+    OptimizeOptions effective = options;
+    effective.strict_non_finite = options.strict_non_finite || impl_->strict_non_finite;
+    COLLAGE_ASSIGN_OR_RETURN(
+        OptimizeResult result,
+        OptimizePlacement(impl_->graph, registry, impl_->num_threads, effective));
     Plan plan = MakePlan(impl_->graph, result.placement, registry, result.report.search, impl_->num_threads);
+    plan.strict_non_finite = effective.strict_non_finite;
     plan.estimated_ms = result.report.estimated_ms;
     for (size_t g = 0; g < plan.groups.size(); ++g) plan.groups[g].cost_ms = result.report.groups[g].cost_ms;
     COLLAGE_RETURN_IF_ERROR(impl_->Install(result.placement, std::move(plan)));
@@ -150,6 +164,15 @@ Status Session::LoadPlan(const std::string& path) {
     if (!placement.ok()) {
       return Status(placement.status().code(), "plan " + path + ": " + placement.status().message());
     }
+    Status contract = CheckNonFiniteContract(impl_->graph, *placement, BackendRegistry::Global());
+    if (impl_->strict_non_finite && !contract.ok()) {
+      return Status(contract.code(), "plan " + path + ": " + contract.message());
+    }
+    if (plan.strict_non_finite && !contract.ok()) {
+      // Placed in strict mode, but a rule has since withdrawn its declaration.
+      warnings.push_back("it was placed in strict NaN/Inf mode, but " + contract.message());
+    }
+    plan.strict_non_finite = contract.ok() && (plan.strict_non_finite || impl_->strict_non_finite);
     COLLAGE_RETURN_IF_ERROR(impl_->Install(*placement, std::move(plan)));
     for (std::string& w : warnings) impl_->warnings.push_back("plan " + path + ": " + w);
     return Status();

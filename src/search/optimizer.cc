@@ -118,8 +118,12 @@ StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& 
   if (backends.empty()) {
     for (const Backend* backend : registry.backends()) backends.push_back(backend->name());
   }
-  COLLAGE_ASSIGN_OR_RETURN(std::vector<SearchCandidate> candidates,
-                           EnumerateSearchCandidates(graph, backends, registry));
+  // Strict NaN/Inf mode changes only which candidates exist, not how each is measured (same
+  // kernel, same inputs, same checks against the reference), so the cost database's records
+  // are shared by both modes and stay valid: no mode in the cost key.
+  COLLAGE_ASSIGN_OR_RETURN(
+      std::vector<SearchCandidate> candidates,
+      EnumerateSearchCandidates(graph, backends, registry, options.strict_non_finite));
   report.candidates = static_cast<int>(candidates.size());
 
   report.cost_db_path = options.cost_db_path.empty() ? CostDatabase::DefaultPath() : options.cost_db_path;

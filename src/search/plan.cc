@@ -54,12 +54,14 @@ Status Get(const json& object, const char* field, const std::string& where, T* o
     ok = value.is_string();
   else if constexpr (std::is_same_v<T, double>)
     ok = value.is_number();
+  else if constexpr (std::is_same_v<T, bool>)
+    ok = value.is_boolean();
   else if constexpr (std::is_integral_v<T>)
     ok = value.is_number_integer();
   if (!ok)
     return InvalidArgument("{}: field '{}' has the wrong type ({})", where, field,
                            value.type_name());
-  if constexpr (std::is_integral_v<T>) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
     // json's get<int>() truncates: 4294967297 would read as 1.
     const bool fits =
         value.is_number_unsigned()
@@ -126,6 +128,7 @@ std::string PlanToJson(const Plan& plan) {
   j["backend_versions"] = plan.backend_versions;
   j["estimated_ms"] = plan.estimated_ms;
   j["measured_ms"] = plan.measured_ms;
+  j["strict_non_finite"] = plan.strict_non_finite;
   j["groups"] = json::array();
   for (const PlanGroup& group : plan.groups) {
     j["groups"].push_back({{"backend", group.backend},
@@ -159,6 +162,10 @@ StatusOr<Plan> PlanFromJson(const std::string& text, const std::string& source) 
   COLLAGE_RETURN_IF_ERROR(Get(j, "threads", source, &plan.threads));
   COLLAGE_RETURN_IF_ERROR(Get(j, "estimated_ms", source, &plan.estimated_ms));
   COLLAGE_RETURN_IF_ERROR(Get(j, "measured_ms", source, &plan.measured_ms));
+  // Optional: plans written before strict NaN/Inf mode existed were placed without it.
+  if (j.contains("strict_non_finite")) {
+    COLLAGE_RETURN_IF_ERROR(Get(j, "strict_non_finite", source, &plan.strict_non_finite));
+  }
   if (!j.contains("backend_versions") || !j["backend_versions"].is_object()) {
     return InvalidArgument("{}: field 'backend_versions' must be an object", source);
   }

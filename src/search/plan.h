@@ -33,6 +33,9 @@ struct Plan {
   std::vector<PlanGroup> groups;                        // in execution order
   double estimated_ms = 0;  // what the search added up: groups plus conversions
   double measured_ms = 0;   // end-to-end latency measured after the search (0: not measured)
+  // Placed in strict NaN/Inf mode (SessionOptions::strict_non_finite): every group's rule
+  // meets the contract. Plans written before the field existed read as false.
+  bool strict_non_finite = false;
 };
 
 // A 64-bit hash (hex) of everything that makes a model what it is: structure, attributes,

@@ -8,7 +8,8 @@
 namespace collage {
 
 StatusOr<std::vector<SearchCandidate>> EnumerateSearchCandidates(
-    const Graph& graph, const std::vector<std::string>& backends, const BackendRegistry& registry) {
+    const Graph& graph, const std::vector<std::string>& backends, const BackendRegistry& registry,
+    bool strict_non_finite) {
   std::vector<std::string> names = backends;
   if (std::find(names.begin(), names.end(), "native") == names.end()) names.insert(names.begin(), "native");
   std::vector<SearchCandidate> candidates;
@@ -21,7 +22,7 @@ StatusOr<std::vector<SearchCandidate>> EnumerateSearchCandidates(
       for (const Backend* b : registry.backends()) registered += (registered.empty() ? "" : ", ") + b->name();
       return NotFound("no backend named '{}' (registered: {})", name, registered);
     }
-    for (Candidate& offered : EnumerateCandidates(graph, backend->rules())) {
+    for (Candidate& offered : EnumerateCandidates(graph, backend->rules(), strict_non_finite)) {
       CompileRequest request = CompileRequest::For(graph, offered.nodes, offered.rule, 1);
       SearchCandidate candidate;
       candidate.backend = name;

@@ -24,9 +24,11 @@ struct SearchCandidate {
 
 // Every group offered by the rules and fusions of `backends` (each registered; "native" is
 // always added, so that every node has a candidate), inputs and outputs filled, layouts and
-// cost not yet. One entry per (backend, rule, node set).
+// cost not yet. One entry per (backend, rule, node set). `strict_non_finite`: only the rules
+// and fusions that meet the NaN/Inf contract (native's all do, so every node keeps one).
 StatusOr<std::vector<SearchCandidate>> EnumerateSearchCandidates(
-    const Graph& graph, const std::vector<std::string>& backends, const BackendRegistry& registry);
+    const Graph& graph, const std::vector<std::string>& backends, const BackendRegistry& registry,
+    bool strict_non_finite = false);
 
 // The cost of converting `value` from layout `from` to `to`; 0 when they hold the same bytes.
 using TransitionCost = std::function<double(ValueId value, const Layout& from, const Layout& to)>;

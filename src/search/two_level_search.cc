@@ -117,7 +117,7 @@ class PlanBench {
 
 GenomeDecoder::GenomeDecoder(const Graph& graph, const Placement& op_level,
                              const std::vector<const Backend*>& graph_level,
-                             const BackendRegistry& registry)
+                             const BackendRegistry& registry, bool strict_non_finite)
     : graph_(graph), op_level_(op_level), graph_level_(graph_level) {
   const size_t groups = op_level.groups.size();
   for (const Backend* backend : graph_level_) {
@@ -125,7 +125,7 @@ GenomeDecoder::GenomeDecoder(const Graph& graph, const Placement& op_level,
     std::vector<bool> offered(static_cast<size_t>(graph.num_nodes()), false);
     std::string rule;
     int largest = 0;
-    for (const Candidate& c : EnumerateCandidates(graph, backend->rules())) {
+    for (const Candidate& c : EnumerateCandidates(graph, backend->rules(), strict_non_finite)) {
       for (NodeId n : c.nodes.Nodes()) offered[static_cast<size_t>(n)] = true;
       if (c.nodes.size() > largest) {
         largest = c.nodes.size();
@@ -147,7 +147,7 @@ GenomeDecoder::GenomeDecoder(const Graph& graph, const Placement& op_level,
     offered_[{group.backend, ""}] = "";  // enumerated once per backend
     const Backend* backend = registry.Find(group.backend);
     if (backend == nullptr) continue;
-    for (const Candidate& c : EnumerateCandidates(graph, backend->rules())) {
+    for (const Candidate& c : EnumerateCandidates(graph, backend->rules(), strict_non_finite)) {
       offered_.try_emplace({group.backend, c.nodes.ToString()}, c.rule);
     }
   }
@@ -230,7 +230,7 @@ StatusOr<Placement> SearchTwoLevel(const Graph& graph, BackendRegistry& registry
   PlanBench bench(graph, registry, threads, options);
   COLLAGE_RETURN_IF_ERROR(bench.Prepare());
 
-  GenomeDecoder decoder(graph, op_level, graph_level, registry);
+  GenomeDecoder decoder(graph, op_level, graph_level, registry, options.strict_non_finite);
   std::vector<Genome> seeds = {Genome(op_level.groups.size(), 0)};
   for (size_t b = 0; b < graph_level.size(); ++b) seeds.push_back(decoder.EverythingOn(b));
   std::map<std::string, Fitness> by_placement;
@@ -281,7 +281,7 @@ StatusOr<Placement> SearchTwoLevel(const Graph& graph, BackendRegistry& registry
   for (const std::string& name : backends) {
     const Backend* backend = registry.Find(name);
     if (backend == nullptr) continue;
-    auto alone = PlaceOnSingleBackend(graph, *backend, registry);
+    auto alone = PlaceOnSingleBackend(graph, *backend, registry, options.strict_non_finite);
     if (!alone.ok()) continue;
     const Fitness f = bench.Measure(*alone);
     if (f.valid && f.ms < best_alone_ms) {

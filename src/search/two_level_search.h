@@ -30,8 +30,10 @@ namespace collage {
 class GenomeDecoder {
  public:
   // `graph_level`: the graph-level backends the search may move groups to.
-  GenomeDecoder(const Graph& graph, const Placement& op_level, const std::vector<const Backend*>& graph_level,
-                const BackendRegistry& registry);
+  // `strict_non_finite`: regions and merges only through rules meeting the NaN/Inf contract.
+  GenomeDecoder(const Graph& graph, const Placement& op_level,
+                const std::vector<const Backend*>& graph_level, const BackendRegistry& registry,
+                bool strict_non_finite = false);
 
   // Per gene, the values it may take (0 first).
   const std::vector<std::vector<int>>& gene_values() const { return gene_values_; }
