@@ -1,5 +1,6 @@
 // `collage backends [-v]`: every registered backend (built in and plug-ins) with its
-// version, device and rules; -v lists the rules themselves.
+// version, device and rules; -v lists the rules themselves, marking those that meet the NaN/Inf
+// contract (the ones --strict-nan uses).
 #include <cstdio>
 
 #include "collage/backend.h"
@@ -23,11 +24,14 @@ int RunBackends(const BackendsFlags& flags) {
                 rules.size(), backend->graph_level() ? "graph-level" : "op-level",
                 backend->version().c_str());
     if (!flags.verbose) continue;
+    auto strict = [](bool meets) { return meets ? "  [strict-nan]" : ""; };
     for (const Rule& rule : rules.rules()) {
-      std::printf("    %-22s %s\n", rule.name().c_str(), rule.Describe().c_str());
+      std::printf("    %-22s %s%s\n", rule.name().c_str(), rule.Describe().c_str(),
+                  strict(rule.meets_non_finite_contract()));
     }
     for (const Fusion& fusion : rules.fusions()) {
-      std::printf("    %-22s %s\n", fusion.name().c_str(), fusion.Describe().c_str());
+      std::printf("    %-22s %s%s\n", fusion.name().c_str(), fusion.Describe().c_str(),
+                  strict(fusion.meets_non_finite_contract()));
     }
   }
   return 0;
@@ -38,7 +42,9 @@ int RunBackends(const BackendsFlags& flags) {
 void AddBackendsCommand(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<BackendsFlags>();
   CLI::App* cmd = app.add_subcommand("backends", "List the backends, their versions and rules");
-  cmd->add_flag("-v,--verbose", flags->verbose, "Also list every rule");
+  cmd->add_flag(
+      "-v,--verbose", flags->verbose,
+      "Also list every rule ([strict-nan]: meets the NaN/Inf contract, used by --strict-nan)");
   AddPluginOption(cmd, flags->plugin_dirs);
   cmd->callback([flags, &exit_code] { exit_code = RunBackends(*flags); });
 }

@@ -23,6 +23,7 @@ struct BenchFlags {
   std::string backend = "native";
   std::string plan;
   std::vector<std::string> plugin_dirs;
+  bool strict_nan = false;
   bool profile = false;
   std::string export_profile;
 };
@@ -60,6 +61,7 @@ int RunBench(const BenchFlags& flags) {
   options.num_threads = flags.threads;
   options.backend = flags.backend;
   options.plan_path = flags.plan;
+  options.strict_non_finite = flags.strict_nan;
   if (Status s = ParseShapeFlags(flags.shapes, options); !s.ok()) return ReportError(s);
   auto session = Session::LoadFile(flags.model, options);
   if (!session.ok()) return ReportError(session.status());
@@ -118,6 +120,7 @@ void AddBenchCommand(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--plan", flags->plan, "Run the placement saved by `collage optimize --save-plan`")
       ->excludes(cmd->get_option("--backend"));
+  AddStrictNanOption(cmd, flags->strict_nan);
   AddPluginOption(cmd, flags->plugin_dirs);
   cmd->add_flag("--profile", flags->profile, "Also print the time spent per backend and kernel");
   cmd->add_option("--export-profile", flags->export_profile,

@@ -27,6 +27,7 @@ struct DemoFlags {
   int threads = 0;
   int iterations = 5;
   int rounds = 5;
+  bool strict_nan = false;
 };
 
 double MaxAbsDiff(const Tensor& a, const Tensor& b) {
@@ -85,6 +86,7 @@ Status Demo(const DemoFlags& flags) {
 
   SessionOptions options;
   options.num_threads = flags.threads;
+  options.strict_non_finite = flags.strict_nan;
   COLLAGE_ASSIGN_OR_RETURN(auto from_file, Session::LoadFile(path, options));
   COLLAGE_ASSIGN_OR_RETURN(auto in_memory, Session::FromGraph(std::move(graph), options));
   std::printf("[3/6] imported the file: %zu input(s), %zu output(s), %d nodes\n",
@@ -126,6 +128,7 @@ void AddDemoCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--iterations", flags->iterations, "Timed runs on the native backend")->capture_default_str();
   cmd->add_option("--rounds", flags->rounds, "Side-by-side rounds of the placement comparison")
       ->capture_default_str();
+  AddStrictNanOption(cmd, flags->strict_nan);
   cmd->callback([flags, &exit_code] {
     RequestInterruptOnSignals();  // Ctrl-C stops measuring at the next candidate
     Status s = Demo(*flags);

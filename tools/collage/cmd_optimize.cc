@@ -37,6 +37,7 @@ struct OptimizeFlags {
   bool compare = true;
   double tolerance = 1e-3;
   std::vector<std::string> plugin_dirs;
+  bool strict_nan = false;
 };
 
 std::vector<std::string> SplitList(const std::string& text) {
@@ -89,6 +90,9 @@ Status Optimize(const OptimizeFlags& flags) {
   if (flags.beam < 0) return InvalidArgument("--beam must be >= 0 (0: unbounded)");
   SessionOptions options;
   options.num_threads = flags.threads;
+  // The session is strict, so its Optimize is, and so is each backend alone in the comparison
+  // (they are loaded with these options); the saved plan records it.
+  options.strict_non_finite = flags.strict_nan;
   COLLAGE_RETURN_IF_ERROR(ParseShapeFlags(flags.shapes, options));
   COLLAGE_ASSIGN_OR_RETURN(auto session, Session::LoadFile(flags.model, options));
 
@@ -169,6 +173,7 @@ void AddOptimizeCommand(CLI::App& app, int& exit_code) {
                 "Skip the end-to-end comparison with each backend alone (and the output check)");
   AddToleranceOption(cmd, flags->tolerance,
                      "Largest normalized error against the reference kernels the check accepts");
+  AddStrictNanOption(cmd, flags->strict_nan);
   AddPluginOption(cmd, flags->plugin_dirs);
   cmd->callback([flags, &exit_code] {
     Status s = Optimize(*flags);

@@ -26,6 +26,7 @@ struct RunFlags {
   std::string backend = "native";
   std::string plan;
   std::vector<std::string> plugin_dirs;
+  bool strict_nan = false;
   bool check = false;
   double tolerance = 1e-3;
 };
@@ -89,6 +90,7 @@ int RunRun(const RunFlags& flags) {
   options.num_threads = flags.threads;
   options.backend = flags.backend;
   options.plan_path = flags.plan;
+  options.strict_non_finite = flags.strict_nan;
   if (Status s = ParseShapeFlags(flags.shapes, options); !s.ok()) return ReportError(s);
   auto session = Session::LoadFile(flags.model, options);
   if (!session.ok()) return ReportError(session.status());
@@ -133,6 +135,7 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--plan", flags->plan, "Run the placement saved by `collage optimize --save-plan`")
       ->excludes(cmd->get_option("--backend"));
+  AddStrictNanOption(cmd, flags->strict_nan);
   AddPluginOption(cmd, flags->plugin_dirs);
   cmd->add_flag("--check", flags->check,
                 "Also run on the reference kernels and compare the outputs (exit 1 if they differ)");

@@ -24,6 +24,9 @@ void AddOptimizeCommand(CLI::App& app, int& exit_code);
 // --tolerance T: a finite number >= 0 (NaN would accept every error, a negative none).
 void AddToleranceOption(CLI::App* cmd, double& tolerance, const std::string& description);
 
+// --strict-nan: SessionOptions::strict_non_finite (only rules meeting the NaN/Inf contract).
+void AddStrictNanOption(CLI::App* cmd, bool& strict_non_finite);
+
 // --backend-path DIR (repeatable): plug-in folders, loaded before the command runs.
 void AddPluginOption(CLI::App* cmd, std::vector<std::string>& plugin_dirs);
 Status LoadPlugins(const std::vector<std::string>& plugin_dirs);

@@ -126,6 +126,12 @@ void AddToleranceOption(CLI::App* cmd, double& tolerance, const std::string& des
       ->capture_default_str();
 }
 
+void AddStrictNanOption(CLI::App* cmd, bool& strict_non_finite) {
+  cmd->add_flag("--strict-nan", strict_non_finite,
+                "Only rules that propagate NaN and infinities as the ONNX spec does (slower: fewer "
+                "fused kernels)");
+}
+
 void AddPluginOption(CLI::App* cmd, std::vector<std::string>& plugin_dirs) {
   cmd->add_option("--backend-path", plugin_dirs,
                   "Load the backend plug-ins (lib*.so) in this folder first (repeatable; also "

@@ -10,6 +10,7 @@
 
 #include "cli_test_util.h"
 #include "collage/backend.h"
+#include "collage/session.h"
 #include "ir/graph.h"
 #include "../onnx/onnx_test_util.h"
 #include "onnx/onnx_export.h"
@@ -219,6 +220,42 @@ TEST_F(CliTest, BackendPathFromTheEnvironment) {
   unsetenv("COLLAGE_BACKEND_PATH");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("plugin_example"), std::string::npos) << r.output;
+}
+
+TEST_F(CliTest, StrictNanKeepsUndeclaredRulesOutAndRefusesTheirPlans) {
+  for (const char* command : {"run", "bench", "optimize", "demo"}) {
+    CommandResult help = RunCli(std::string(command) + " --help");
+    EXPECT_EQ(help.exit_code, 0) << help.output;
+    EXPECT_NE(help.output.find("--strict-nan"), std::string::npos) << command << help.output;
+    EXPECT_NE(help.output.find("propagate NaN and infinities"), std::string::npos) << help.output;
+  }
+  if (BackendRegistry::Global().Find("xnnpack") == nullptr) GTEST_SKIP() << "no xnnpack";
+  const std::string model = WriteTinyModel();
+  // XNNPACK declares no rule: strict, the model runs on native alone.
+  CommandResult r = RunCli("run " + model + " --random-inputs --backend xnnpack --check");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("xnnpack: "), std::string::npos) << r.output;
+  r = RunCli("run " + model + " --random-inputs --backend xnnpack --strict-nan --check");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("xnnpack: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("native: "), std::string::npos) << r.output;
+  r = RunCli("bench " + model + " --backend xnnpack --strict-nan --iterations 2");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+
+  // A plan placed on XNNPACK runs by default and is refused under --strict-nan.
+  SessionOptions options;
+  options.backend = "xnnpack";
+  auto session = Session::LoadFile(model, options);
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  const std::string plan = (dir_ / "plan.json").string();
+  ASSERT_TRUE((*session)->SavePlan(plan).ok());
+  EXPECT_EQ(RunCli("run " + model + " --plan " + plan + " --random-inputs").exit_code, 0);
+  r = RunCli("run " + model + " --plan " + plan + " --random-inputs --strict-nan");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("re-optimize with --strict-nan"), std::string::npos) << r.output;
+
+  CommandResult listed = RunCli("backends -v");
+  EXPECT_NE(listed.output.find("[strict-nan]"), std::string::npos) << listed.output;
 }
 
 }  // namespace
