@@ -8,8 +8,10 @@
 //
 // --nan-contract=report|enforce also runs every group on inputs holding NaN, infinities and
 // subnormals and keeps a verdict per rule (nan_contract.h): a table at the end (and in
-// --nan-report FILE); `enforce` fails the run on a deviating rule not named by --nan-exempt
-// or --nan-exempt-file. The default, `off`, runs only the finite inputs.
+// --nan-report FILE); `enforce` fails the run on a deviating rule that declares it meets the
+// contract (Rule::PropagatesNonFinite) and is not named by --nan-exempt or --nan-exempt-file;
+// undeclared rules are reported, never failed. The default, `off`, runs only the finite
+// inputs.
 //
 //   collage_backend_ops [--backend-path DIR] [--backend NAME] [--rule NAME] [--seed N]
 //                       [--max-per-rule N] [--random N] [--models a,b] [--threads N] [--list]
@@ -191,7 +193,7 @@ bool CheckItem(const Backend& backend, const Item& item, const Options& options,
       // Derived from the finite inputs, so the finite check below sees the same ones.
       std::vector<SpecialOutcome> outcomes = CheckSpecialValues(**runner, inputs, tolerance);
       PrintDeviations(head, tail, outcomes);
-      nan->Add(backend.name(), item.rule,
+      nan->Add(backend.name(), item.rule, backend.rules().MeetsNonFiniteContract(item.rule),
                fmt::format("{} {} ({})", DescribeOps(graph, item.nodes),
                            DescribeTypes(graph, request.inputs), item.source->name),
                outcomes);
@@ -239,8 +241,11 @@ bool ReportNanContract(const NanContractTable& table, const NanExemptions& exemp
   }
   const std::vector<std::string> violations = table.Violations(exempt);
   if (options.nan_contract != "enforce" || violations.empty()) return false;
-  fmt::print("backend_ops: {} rules deviate from the NaN/Inf contract and are not exempt: {}\n",
-             violations.size(), fmt::join(violations, ", "));
+  fmt::print(
+      "backend_ops: {} rules declare that they meet the NaN/Inf contract (PropagatesNonFinite) "
+      "but deviate, and are not exempt: {}. Fix the kernel, or drop the declaration (strict "
+      "NaN/Inf mode then runs those nodes on native)\n",
+      violations.size(), fmt::join(violations, ", "));
   return true;
 }
 
@@ -365,12 +370,14 @@ int main(int argc, char** argv) {
   app.add_flag("--list", options.list, "Print the groups that would be tested, run nothing");
   app.add_option("--nan-contract", options.nan_contract,
                  "Also check every group on NaN, infinities and subnormals: report the verdicts, "
-                 "or enforce them (fail on a deviating rule that is not exempt)")
+                 "or enforce them (fail on a deviating rule that declares it meets the contract "
+                 "and is not exempt)")
       ->check(CLI::IsMember({"off", "report", "enforce"}))
       ->capture_default_str();
   app.add_option("--nan-report", options.nan_report, "Write the NaN/Inf verdict table to FILE");
   app.add_option("--nan-exempt", options.nan_exempt,
-                 "BACKEND:RULE (or BACKEND:*) that --nan-contract=enforce lets deviate")
+                 "BACKEND:RULE (or BACKEND:*) declared to meet the contract that "
+                 "--nan-contract=enforce lets deviate")
       ->delimiter(',');
   app.add_option("--nan-exempt-file", options.nan_exempt_file,
                  "File of BACKEND:RULE lines exempt from --nan-contract=enforce ('#' comments)");

@@ -4,8 +4,10 @@
 // same infinity where they give one, and finite values within the usual tolerance elsewhere.
 // With --nan-contract=report|enforce every tested group is also run on the inputs of
 // special_inputs.h, and a verdict is kept per (backend, rule); `report` prints the table,
-// `enforce` also fails the run on a deviating rule that is not exempt. Subnormal inputs are
-// reported (flushed to zero or kept) but never fail: flushing stays within tolerance.
+// `enforce` also fails the run on a deviating rule that declares it meets the contract
+// (Rule::PropagatesNonFinite: what strict NaN/Inf mode relies on) and is not exempt; an
+// undeclared rule's deviations are reported only. Subnormal inputs are reported (flushed to
+// zero or kept) but never fail: flushing stays within tolerance.
 #pragma once
 
 #include <map>
@@ -50,11 +52,12 @@ class NanExemptions {
 class NanContractTable {
  public:
   // `group` describes the group in messages: "Conv+Relu float32[1x8x5x5] (random.fused.2)".
-  void Add(const std::string& backend, const std::string& rule, const std::string& group,
-           const std::vector<SpecialOutcome>& outcomes);
+  // `declared`: the rule declares that it meets the contract (must meet it).
+  void Add(const std::string& backend, const std::string& rule, bool declared,
+           const std::string& group, const std::vector<SpecialOutcome>& outcomes);
   // The verdict table, in Markdown: one row per (backend, rule) seen, then the examples.
   std::string Render(const NanExemptions& exempt) const;
-  // "backend rule" of each deviating rule that `exempt` does not cover.
+  // "backend rule" of each deviating declared rule that `exempt` does not cover.
   std::vector<std::string> Violations(const NanExemptions& exempt) const;
   // Exemptions that match no (backend, rule) of the table: a typo, or a rule since renamed.
   std::vector<std::string> UnmatchedExemptions(const NanExemptions& exempt) const;
@@ -67,6 +70,7 @@ class NanContractTable {
   };
   struct Row {
     std::string backend, rule;
+    bool declared = false;
     int groups = 0;    // groups with a float input, run on the special inputs
     int untested = 0;  // groups without one
     std::map<SpecialKind, PerKind> kinds;
@@ -76,7 +80,7 @@ class NanContractTable {
     bool Deviates() const;
   };
   std::vector<Row> rows_;  // in the order first seen
-  Row& RowFor(const std::string& backend, const std::string& rule);
+  Row& RowFor(const std::string& backend, const std::string& rule, bool declared);
 };
 
 }  // namespace collage::backend_ops
