@@ -304,8 +304,10 @@ T MaxPropagatingNaN(T acc, T v) {
 template <typename T>
 void MaxPoolTyped(const PoolGeometry& g, bool column_major, const T* x, T* y, int64_t* indices) {
   if (indices == nullptr) {
-    PoolByRows<T>(g, x, y, MaxIdentity<T>(), MaxPropagatingNaN<T>,
-                  [](T*, const Window&, const Window&, const std::vector<Window>&) {});
+    // A lambda, not the function's address: the combine must inline into the row loop.
+    PoolByRows<T>(
+        g, x, y, MaxIdentity<T>(), [](T acc, T v) { return MaxPropagatingNaN(acc, v); },
+        [](T*, const Window&, const Window&, const std::vector<Window>&) {});
     return;
   }
   const int64_t in_size = g.in[0] * g.in[1] * g.in[2];
