@@ -80,7 +80,7 @@ INTERNAL_WORDS = ["basic_filebuf", "std::", "what():", "terminate called", "Abor
 
 # How every line collage writes on stderr starts: its messages, the progress bar, CLI11's hint.
 EXPECTED_LINES = ("error: ", "warning: ", "measuring ", "searching ", "two-level ",
-                  "Run with --help", "note: ")
+                  "generation ", "Run with --help", "note: ")
 
 # The "secret" in every case's outside/ folder: bytes that must never show up in an output.
 SECRET = (np.arange(512, dtype=np.float32) * 1.25 + 98765.0).tobytes()
@@ -1116,7 +1116,12 @@ def family_plans(rng, quick, prep):
         cuts = sorted(set([0, 1, 2, len(plan_text) // 2, len(plan_text) - 2] +
                           [rng.randrange(len(plan_text)) for _ in range(20)]))
         for c in pick(rng, cuts, quick, 4):
-            add(f"truncate-{c:05d}", plan_text[:c], expect="refuse", reason="truncated JSON")
+            try:  # cutting only the final newline leaves the same plan
+                same = json.loads(plan_text[:c]) == plan
+            except ValueError:
+                same = False
+            add(f"truncate-{c:05d}", plan_text[:c], expect="either" if same else "refuse",
+                reason="truncated JSON")
         values = ["str", None, 1e308, -1, 2**64, 2**63, 0, [], {}, True, 1.5, "", 10**400]
         paths = [p for p in json_paths(plan) if p]
         for path in pick(rng, paths, quick, 12):
@@ -1622,7 +1627,7 @@ def family_cmdline(rng, quick):
     for flag, v in [("--population", "0"), ("--population", "-1"), ("--generations", "-1"),
                     ("--beam", "0"), ("--beam", "-3"), ("--population", "99999999999")]:
         specs.append((f"optimize{flag}={v}", opt + ["--search", "two-level", flag, v],
-                      [flag, v, flag.strip("-")],  # "a population of at least 2" names it
+                      [flag, v, flag.strip("-").rstrip("s")],  # "a population of ..." names it
                       "either" if (flag, v) == ("--beam", "0") else "refuse"))  # 0: unbounded
     for v in ["x=", "x=1x", "x=axb", "x=1x3x-4x4", "x=0x3x4x4", "x=99999999999x3x4x4", "=1x2",
               "nosuch=1x2", "x=1x3x4x4x5", "x", "x=1x3x4x4,", "x=" + "1x" * 5000 + "1",
