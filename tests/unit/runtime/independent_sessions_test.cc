@@ -17,7 +17,6 @@
 #include "../search/optimize_test_util.h"
 #include "collage/backend.h"
 #include "collage/session.h"
-#include "ir/graph_builder.h"
 #include "util/normalized_error.h"
 #include "util/random_tensor.h"
 
@@ -30,29 +29,13 @@ using testing::TempDir;
 constexpr int kRuns = 50;
 constexpr auto kDeadline = std::chrono::seconds(60);
 
-// Conv → Relu → residual Add blocks, large enough (~1 ms a run on one core) that the two
-// sessions' runs overlap and XNNPACK's pools are used with several threads.
-Graph Blocks() {
-  GraphBuilder b("blocks", 17, 3);
-  ValueId x = b.Input("x", DType::kFloat32, {1, 16, 32, 32});
-  for (int i = 0; i < 4; ++i) {
-    const std::string name = "block" + std::to_string(i);
-    ValueId w = b.RandomNormal(name + ".w", {16, 16, 3, 3}, 0.1f);
-    ValueId c = b.Node("Conv", {x, w}, {{"pads", {1, 1, 1, 1}}}, name + ".conv");
-    ValueId r = b.Node("Relu", {c}, {}, name + ".relu");
-    x = b.Node("Add", {r, x}, {}, name + ".add");
-  }
-  b.Output(x, "y");
-  auto g = std::move(b).Build();
-  EXPECT_TRUE(g.ok()) << g.status().ToString();
-  return std::move(*g);
-}
-
 std::unique_ptr<Session> MakeSession(const std::string& backend, int threads) {
   SessionOptions options;
   options.backend = backend;
   options.num_threads = threads;
-  auto session = Session::FromGraph(Blocks(), options);
+  // Four Conv → Relu → residual Add blocks at 16x32x32, large enough (~1 ms a run on one
+  // core) that the two sessions' runs overlap and XNNPACK's pools are used with several threads.
+  auto session = Session::FromGraph(testing::RepeatedBlocks(4, 3, 16, 32), options);
   EXPECT_TRUE(session.ok()) << backend << ": " << session.status().ToString();
   return session.ok() ? std::move(*session) : nullptr;
 }

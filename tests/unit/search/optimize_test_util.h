@@ -2,12 +2,11 @@
 // a small model with repeated blocks.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "collage/optimize.h"
 #include "ir/graph_builder.h"
@@ -18,9 +17,10 @@ namespace collage::testing {
 class TempDir {
  public:
   TempDir() {
-    path_ = std::filesystem::temp_directory_path() /
-            ("collage-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "-" +
-             std::to_string(::getpid()));
+    path_ =
+        std::filesystem::temp_directory_path() /
+        ("collage-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) +
+         "-" + std::to_string(::getpid()));
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
   }
@@ -42,13 +42,15 @@ inline OptimizeOptions QuickOptimize(const std::string& cost_db) {
   return options;
 }
 
-// `blocks` identical Conv → Relu blocks (each with its own weights) and a residual Add.
-inline Graph RepeatedBlocks(int blocks, uint64_t seed = 0) {
+// `blocks` identical Conv → Relu blocks (each with its own weights) and a residual Add, on
+// `channels` x `size` x `size` activations.
+inline Graph RepeatedBlocks(int blocks, uint64_t seed = 0, int64_t channels = 8,
+                            int64_t size = 12) {
   GraphBuilder b("repeated_blocks", 17, seed);
-  ValueId x = b.Input("x", DType::kFloat32, {1, 8, 12, 12});
+  ValueId x = b.Input("x", DType::kFloat32, {1, channels, size, size});
   for (int i = 0; i < blocks; ++i) {
     const std::string name = "block" + std::to_string(i);
-    ValueId w = b.RandomNormal(name + ".w", {8, 8, 3, 3}, 0.2f);
+    ValueId w = b.RandomNormal(name + ".w", {channels, channels, 3, 3}, 0.2f);
     ValueId c = b.Node("Conv", {x, w}, {{"pads", {1, 1, 1, 1}}}, name + ".conv");
     ValueId r = b.Node("Relu", {c}, {}, name + ".relu");
     x = b.Node("Add", {r, x}, {}, name + ".add");
