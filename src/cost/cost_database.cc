@@ -134,40 +134,48 @@ bool LayoutsFromJson(const std::string& text, CostRecord& record) {
 // Whether an open database is one this collage can use: a readable SQLite file whose schema
 // version is ours (or 0 for a new, empty file). kBusy: another process holds a lock past the
 // timeout, which says nothing about the file — it is never moved aside for that.
-enum class FileState { kUsable, kNewerSchema, kBusy, kForeign, kUnreadable };
+enum class FileState { kUsable, kNewerSchema, kBusy, kIoFailure, kForeign, kUnreadable };
 
-bool IsBusy(int rc) {
+// What a failed step says about the file: damaged only when SQLite says so (SQLITE_CORRUPT,
+// SQLITE_NOTADB). Busy, a full disk, a file-size limit or any other I/O error says nothing
+// about the contents, and such a file is never moved aside.
+FileState Failed(int rc) {
   const int primary = rc & 0xFF;
-  return primary == SQLITE_BUSY || primary == SQLITE_LOCKED;
+  if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) return FileState::kBusy;
+  if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB) return FileState::kUnreadable;
+  return FileState::kIoFailure;
 }
 
 FileState Inspect(sqlite3* db, int* version) {
   {
     Statement check(db, "PRAGMA quick_check");
-    if (!check.ok()) return IsBusy(sqlite3_errcode(db)) ? FileState::kBusy : FileState::kUnreadable;
+    if (!check.ok()) return Failed(sqlite3_errcode(db));
     const int rc = sqlite3_step(check.get());
-    if (IsBusy(rc)) return FileState::kBusy;
-    if (rc != SQLITE_ROW || check.Text(0) != "ok") return FileState::kUnreadable;
+    if (rc != SQLITE_ROW) return Failed(rc);
+    if (check.Text(0) != "ok") return FileState::kUnreadable;
   }
   Statement user_version(db, "PRAGMA user_version");
-  if (!user_version.ok()) return FileState::kUnreadable;
+  if (!user_version.ok()) return Failed(sqlite3_errcode(db));
   const int rc = sqlite3_step(user_version.get());
-  if (IsBusy(rc)) return FileState::kBusy;
-  if (rc != SQLITE_ROW) return FileState::kUnreadable;
+  if (rc != SQLITE_ROW) return Failed(rc);
   *version = sqlite3_column_int(user_version.get(), 0);
   if (*version > CostDatabase::kSchemaVersion) return FileState::kNewerSchema;
   if (*version == 0) {
     // A file of schema 0 must be empty: anything else is some other SQLite database.
     Statement tables(db, "SELECT count(*) FROM sqlite_master");
-    if (!tables.ok() || sqlite3_step(tables.get()) != SQLITE_ROW) return FileState::kUnreadable;
+    if (!tables.ok()) return Failed(sqlite3_errcode(db));
+    const int step = sqlite3_step(tables.get());
+    if (step != SQLITE_ROW) return Failed(step);
     if (sqlite3_column_int(tables.get(), 0) != 0) return FileState::kForeign;
     return FileState::kUsable;
   }
   // Our version number: the table must be ours too, column for column.
   Statement columns(db, "SELECT name FROM pragma_table_info('costs')");
-  if (!columns.ok()) return FileState::kUnreadable;
+  if (!columns.ok()) return Failed(sqlite3_errcode(db));
   std::set<std::string> found;
-  while (sqlite3_step(columns.get()) == SQLITE_ROW) found.insert(columns.Text(0));
+  int step = SQLITE_ROW;
+  while ((step = sqlite3_step(columns.get())) == SQLITE_ROW) found.insert(columns.Text(0));
+  if (step != SQLITE_DONE) return Failed(step);
   return found == CostsColumns() ? FileState::kUsable : FileState::kForeign;
 }
 
@@ -304,6 +312,14 @@ StatusOr<std::unique_ptr<CostDatabase>> CostDatabase::Open(const std::string& pa
         "use another file (--cost-db)",
         path, version, kSchemaVersion);
   }
+  if (state == FileState::kIoFailure) {
+    const std::string message = sqlite3_errmsg(db);
+    sqlite3_close(db);
+    return IoError(
+        "cost database {}: {}; the file was left as it is (a full disk or a file-size "
+        "limit?)",
+        path, message);
+  }
   if (state == FileState::kBusy) {
     sqlite3_close(db);
     return IoError(
@@ -387,7 +403,8 @@ StatusOr<std::optional<CostRecord>> CostDatabase::Find(const CostKey& key) {
   CostRecord record;
   if (state == "measuring") {
     const int64_t pid = sqlite3_column_int64(select.get(), 6);
-    if (pid == ::getpid() || ProcessAlive(pid)) return std::optional<CostRecord>();
+    // pid <= 0 was never a process's: a damaged row, measured again.
+    if (pid <= 0 || pid == ::getpid() || ProcessAlive(pid)) return std::optional<CostRecord>();
     record.valid = false;
     record.reason = fmt::format(
         "the process measuring it (pid {}) died before it finished; "
@@ -399,16 +416,16 @@ StatusOr<std::optional<CostRecord>> CostDatabase::Find(const CostKey& key) {
   record.median_ms = sqlite3_column_double(select.get(), 1);
   record.p90_ms = sqlite3_column_double(select.get(), 2);
   record.reason = select.Text(5);
-  // A cost that is not a number (text written by hand or by another program reads as 0 ms)
-  // must never make a candidate look free.
+  // A valid record's cost must be a number of milliseconds a kernel can take: text (read as
+  // 0 ms, a free kernel), a negative, infinite or absurd value (1e308 ms would overflow the
+  // search's sums) is damage, and the candidate is measured again as if the row were absent.
+  constexpr double kMaxPlausibleMs = 1e7;  // nearly three hours for one kernel
   for (int column : {1, 2}) {
     const int type = sqlite3_column_type(select.get(), column);
     const double value = sqlite3_column_double(select.get(), column);
-    if (record.valid &&
-        ((type != SQLITE_FLOAT && type != SQLITE_INTEGER) || !std::isfinite(value) || value < 0)) {
-      record.valid = false;
-      record.reason =
-          fmt::format("its stored cost '{}' is not a number of milliseconds", select.Text(column));
+    const bool number = type == SQLITE_FLOAT || type == SQLITE_INTEGER;
+    if (record.valid && (!number || !(value >= 0 && value < kMaxPlausibleMs))) {
+      return std::optional<CostRecord>();
     }
   }
   record.samples = sqlite3_column_int(select.get(), 3);

@@ -66,8 +66,9 @@ class CostDatabase {
   CostDatabase(const CostDatabase&) = delete;
   CostDatabase& operator=(const CostDatabase&) = delete;
 
-  // The stored record, or nullopt when there is none or another live process is measuring
-  // it right now. A candidate whose measurement was started by a process that is gone (it
+  // The stored record, or nullopt when there is none, another live process is measuring it
+  // right now, or the row is damaged (a cost that is not a plausible number of milliseconds,
+  // unreadable layouts): the candidate is then measured again and the row replaced. A candidate whose measurement was started by a process that is gone (it
   // crashed while measuring) comes back invalid, so it is never tried again.
   StatusOr<std::optional<CostRecord>> Find(const CostKey& key);
   Status Put(const CostKey& key, const CostRecord& record);

@@ -7,12 +7,14 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 
@@ -290,29 +292,70 @@ TEST_F(CostDatabaseTest, AForeignTableUnderOurSchemaVersionIsMovedAside) {
   ASSERT_TRUE((*db)->Put(Key("sig"), Valid(1.0)).ok());
 }
 
-TEST_F(CostDatabaseTest, ACostStoredAsTextIsAnInvalidRecord) {
+TEST_F(CostDatabaseTest, ADamagedCostIsMeasuredAgainNeverReadAsFree) {
+  const std::vector<std::pair<std::string, std::string>> damage = {{"text", "median_ms='fast'"},
+                                                                   {"negative", "p90_ms=-5"},
+                                                                   {"huge", "median_ms=1e308"},
+                                                                   {"blob", "median_ms=x'00ff'"}};
   {
     auto db = CostDatabase::Open(path_, nullptr);
     ASSERT_TRUE(db.ok());
-    ASSERT_TRUE((*db)->Put(Key("text"), Valid(2.0)).ok());
-    ASSERT_TRUE((*db)->Put(Key("nan"), Valid(2.0)).ok());
+    for (const auto& [sig, unused] : damage) ASSERT_TRUE((*db)->Put(Key(sig), Valid(2.0)).ok());
+    ASSERT_TRUE((*db)->MarkMeasuring(Key("no-such-pid")).ok());
   }
   sqlite3* raw = nullptr;
   ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(raw,
-                         "UPDATE costs SET median_ms='fast' WHERE signature='text';"
-                         "UPDATE costs SET p90_ms=-1 WHERE signature='nan'",
-                         nullptr, nullptr, nullptr),
+  for (const auto& [sig, set] : damage) {
+    const std::string sql = "UPDATE costs SET " + set + " WHERE signature='" + sig + "'";
+    ASSERT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sql;
+  }
+  ASSERT_EQ(sqlite3_exec(raw, "UPDATE costs SET pid=-1 WHERE signature='no-such-pid'", nullptr,
+                         nullptr, nullptr),
             SQLITE_OK);
   sqlite3_close(raw);
   auto db = CostDatabase::Open(path_, nullptr);
   ASSERT_TRUE(db.ok());
-  for (const char* sig : {"text", "nan"}) {
+  for (const auto& [sig, unused] : damage) {
     auto found = (*db)->Find(Key(sig));
-    ASSERT_TRUE(found.ok() && found->has_value()) << sig;
-    EXPECT_FALSE((*found)->valid) << sig << " would look like a free kernel";
-    EXPECT_NE((*found)->reason.find("not a number"), std::string::npos) << (*found)->reason;
+    ASSERT_TRUE(found.ok()) << sig;
+    EXPECT_FALSE(found->has_value()) << sig << " was trusted: " << (*found)->median_ms << " ms";
   }
+  auto orphan = (*db)->Find(Key("no-such-pid"));
+  ASSERT_TRUE(orphan.ok());
+  EXPECT_FALSE(orphan->has_value()) << "a mark with pid -1 is damage, not a crash";
+  // Measured again, the row is replaced.
+  ASSERT_TRUE((*db)->Put(Key("text"), Valid(3.0)).ok());
+  EXPECT_DOUBLE_EQ((*(*db)->Find(Key("text")))->median_ms, 3.0);
+}
+
+TEST_F(CostDatabaseTest, AnIoErrorIsNotDamage) {
+  {
+    auto db = CostDatabase::Open(path_, nullptr);
+    ASSERT_TRUE(db.ok());
+    for (int i = 0; i < 200; ++i)
+      ASSERT_TRUE((*db)->Put(Key("sig" + std::to_string(i)), Valid(i)).ok());
+  }
+  const auto size = fs::file_size(path_);
+  // A file-size limit below what the next write needs: SQLite reports an I/O error.
+  struct rlimit saved {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = saved;
+  small.rlim_cur = 300;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  std::vector<std::string> warnings;
+  auto db = CostDatabase::Open(path_, &warnings);
+  Status put = db.ok() ? (*db)->Put(Key("new"), Valid(1.0)) : db.status();
+  db = Status(StatusCode::kInternal, "closed");
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &saved), 0);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_FALSE(put.ok());
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  EXPECT_TRUE(MovedAside().empty()) << "an I/O error says nothing about the file's contents";
+  EXPECT_EQ(fs::file_size(path_), size);
+  auto reopened = CostDatabase::Open(path_, nullptr);
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  EXPECT_EQ(*(*reopened)->Count(), 200);
 }
 
 TEST_F(CostDatabaseTest, ALockHeldPastTheTimeoutIsAnErrorAndTheFileStays) {
