@@ -65,7 +65,9 @@ auto GuardExceptions(F&& f) -> decltype(f()) {
   try {
     return f();
   } catch (const std::bad_alloc&) {
-    return Status(StatusCode::kInvalidArgument, "out of memory");
+    return Status(StatusCode::kInvalidArgument,
+                  "out of memory (the model's weights, intermediate values or outputs do not fit "
+                  "in this machine's memory; smaller input shapes need less)");
   } catch (const std::exception& e) {
     return Status(StatusCode::kInternal, std::string("unexpected exception: ") + e.what());
   }

@@ -1,5 +1,6 @@
 #include "search/plan.h"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -193,6 +194,9 @@ StatusOr<Plan> PlanFromJson(const std::string& text, const std::string& source) 
       const int64_t id = node.get<int64_t>();
       if (id < 0 || id > INT32_MAX)
         return InvalidArgument("{}: node {} is out of range", where, id);
+      if (std::find(group.nodes.begin(), group.nodes.end(), static_cast<NodeId>(id)) !=
+          group.nodes.end())
+        return InvalidArgument("{}: node {} is listed twice", where, id);
       group.nodes.push_back(static_cast<NodeId>(id));
     }
     if (item.contains("node_names") && item["node_names"].is_array()) {

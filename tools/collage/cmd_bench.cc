@@ -114,7 +114,8 @@ void AddBenchCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--shape", flags->shapes, "Fix an input's shape: NAME=1x3x224x224 (repeatable)");
   cmd->add_option("--warmup", flags->warmup, "Untimed runs first")->capture_default_str();
   cmd->add_option("--iterations", flags->iterations, "Timed runs")->capture_default_str();
-  cmd->add_option("--threads", flags->threads, "Threads (0 = one per core)");
+  cmd->add_option("--threads", flags->threads, "Threads (0 = one per core)")
+      ->check(NonEmptyValue());
   cmd->add_option("--backend", flags->backend,
                   "Run every node this backend has a rule for on it, the rest on native")
       ->capture_default_str();

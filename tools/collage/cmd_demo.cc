@@ -124,7 +124,8 @@ void AddDemoCommand(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("demo", "Build, export, import and run a built-in model");
   cmd->add_option("--model", flags->model, "Built-in model (see `collage zoo list`)")->capture_default_str();
   cmd->add_option("--keep", flags->keep, "Keep the exported ONNX file at this path");
-  cmd->add_option("--threads", flags->threads, "Threads (0 = one per core)");
+  cmd->add_option("--threads", flags->threads, "Threads (0 = one per core)")
+      ->check(NonEmptyValue());
   cmd->add_option("--iterations", flags->iterations, "Timed runs on the native backend")->capture_default_str();
   cmd->add_option("--rounds", flags->rounds, "Side-by-side rounds of the placement comparison")
       ->capture_default_str();

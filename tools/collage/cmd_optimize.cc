@@ -148,9 +148,12 @@ void AddOptimizeCommand(CLI::App& app, int& exit_code) {
       "optimize", "Measure every backend's candidates and find the fastest placement");
   cmd->add_option("model", flags->model, "ONNX model file")->required();
   cmd->add_option("--shape", flags->shapes, "Fix an input's shape: NAME=1x3x224x224 (repeatable)");
-  cmd->add_option("--backends", flags->backends,
-                  "Backends the placement may use, comma-separated (default: all; native is always in)");
-  cmd->add_option("--threads", flags->threads, "Threads (0 = one per core): measured and run with");
+  cmd->add_option(
+         "--backends", flags->backends,
+         "Backends the placement may use, comma-separated (default: all; native is always in)")
+      ->check(NonEmptyValue());
+  cmd->add_option("--threads", flags->threads, "Threads (0 = one per core): measured and run with")
+      ->check(NonEmptyValue());
   cmd->add_option("--cost-db", flags->cost_db,
                   "Cost database (SQLite); default: ~/.cache/collage/costs.sqlite or $COLLAGE_CACHE_DIR");
   cmd->add_option("--save-plan", flags->save_plan, "Write the plan (JSON) here, for run/bench --plan");

@@ -129,7 +129,8 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--seed", flags->seed, "Seed for --random-inputs");
   cmd->add_option("--shape", flags->shapes, "Fix an input's shape: NAME=1x3x224x224 (repeatable)");
   cmd->add_option("--output-dir", flags->output_dir, "Write every output as NAME.npy and NAME.pb here");
-  cmd->add_option("--threads", flags->threads, "Threads (0 = one per core)");
+  cmd->add_option("--threads", flags->threads, "Threads (0 = one per core)")
+      ->check(NonEmptyValue());
   cmd->add_option("--backend", flags->backend,
                   "Run every node this backend has a rule for on it, the rest on native")
       ->capture_default_str();

@@ -21,6 +21,13 @@ void AddDemoCommand(CLI::App& app, int& exit_code);
 void AddBackendsCommand(CLI::App& app, int& exit_code);
 void AddOptimizeCommand(CLI::App& app, int& exit_code);
 
+// A message as one printable text: control bytes a damaged file put into a name (shown as
+// \xNN) must not reach the terminal raw.
+std::string PrintableMessage(const std::string& message);
+
+// Refuses an empty value (or one of only commas): `--threads ''` is not 0.
+const CLI::Validator& NonEmptyValue();
+
 // --tolerance T: a finite number >= 0 (NaN would accept every error, a negative none).
 void AddToleranceOption(CLI::App* cmd, double& tolerance, const std::string& description);
 

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <new>
 #include <random>
 
 #include "collage/backend.h"
@@ -16,7 +17,7 @@
 namespace collage::cli {
 
 int ReportError(const Status& status) {
-  std::fprintf(stderr, "error: %s\n", status.message().c_str());
+  std::fprintf(stderr, "error: %s\n", PrintableMessage(status.message()).c_str());
   // 128 + SIGINT, as a shell reports a command it interrupted.
   return status.code() == StatusCode::kCancelled ? 130 : 1;
 }
@@ -47,6 +48,9 @@ StatusOr<std::map<std::string, Tensor>> LoadInputs(const Session& session,
     if (!known)
       return InvalidArgument("--input {}: the model has no input '{}' (its inputs: {})", flag, name,
                              names);
+    if (inputs.count(name) != 0) {
+      return InvalidArgument("--input {}: input '{}' is given twice", flag, name);
+    }
     COLLAGE_ASSIGN_OR_RETURN(Tensor t, ReadTensorFile(flag.substr(eq + 1)));
     inputs[name] = std::move(t);
   }
@@ -55,7 +59,14 @@ StatusOr<std::map<std::string, Tensor>> LoadInputs(const Session& session,
   for (const TensorInfo& info : session.inputs()) {
     if (inputs.count(info.name)) continue;
     if (random_rest) {
-      inputs[info.name] = RandomTensor(info.dtype, info.shape, rng);
+      try {
+        inputs[info.name] = RandomTensor(info.dtype, info.shape, rng);
+      } catch (const std::bad_alloc&) {
+        return InvalidArgument(
+            "out of memory making random input '{}' ({} {}); a smaller --shape "
+            "needs less",
+            info.name, DTypeName(info.dtype), ShapeToString(info.shape));
+      }
     } else {
       missing += fmt::format("{}{} ({} {})", missing.empty() ? "" : ", ", info.name,
                              DTypeName(info.dtype), ShapeToString(info.shape));
@@ -104,6 +115,30 @@ StatusOr<std::vector<double>> TimeSideBySide(const std::vector<Session*>& sessio
   for (const std::vector<double>& list : samples)
     medians.push_back(ComputeLatencyStats(list).p50_ms);
   return medians;
+}
+
+std::string PrintableMessage(const std::string& message) {
+  std::string printable;
+  for (const char c : message) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 && c != '\n' && c != '\t') {
+      printable += fmt::format("\\x{:02x}", byte);
+    } else if (byte == 0x7F) {
+      printable += "\\x7f";
+    } else {
+      printable += c;
+    }
+  }
+  return printable;
+}
+
+const CLI::Validator& NonEmptyValue() {
+  static const CLI::Validator validator(
+      [](std::string& text) -> std::string {
+        return text.find_first_not_of(" ,") == std::string::npos ? "needs a value" : std::string();
+      },
+      "");
+  return validator;
 }
 
 void AddToleranceOption(CLI::App* cmd, double& tolerance, const std::string& description) {

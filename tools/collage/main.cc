@@ -2,8 +2,35 @@
 #include <csignal>
 #include <cstdio>
 #include <new>
+#include <string>
+#include <vector>
 
 #include "commands.h"
+
+namespace {
+
+// The word given where a command was expected that names none ("collage frobnicate",
+// "collage zoo frob"), with the commands that exist there; empty when that is not the error.
+std::string UnknownCommand(CLI::App& app, int argc, char** argv) {
+  CLI::App* current = &app;
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.empty() || word[0] == '-') return "";
+    const std::vector<CLI::App*> commands = current->get_subcommands(nullptr);
+    if (commands.empty()) return "";
+    CLI::App* next = nullptr;
+    std::string names;
+    for (CLI::App* command : commands) {
+      if (command->get_name() == word) next = command;
+      names += (names.empty() ? "" : ", ") + command->get_name();
+    }
+    if (next == nullptr) return "unknown command '" + word + "' (commands: " + names + ")";
+    current = next;
+  }
+  return "";
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   // The OpenMP wait policy is already in effect: thread_policy_preinit.cc sets it before
@@ -27,10 +54,14 @@ int main(int argc, char** argv) {
     // --help and friends print what was asked for; a command line that does not parse gets
     // the same "error:" line as every other error, and exit code 2.
     if (e.get_exit_code() == 0) return app.exit(e);
-    std::fprintf(stderr, "error: %s\nRun with --help for more information.\n", e.what());
+    const std::string unknown = UnknownCommand(app, argc, argv);
+    std::fprintf(stderr, "error: %s\nRun with --help for more information.\n",
+                 unknown.empty() ? e.what() : unknown.c_str());
     return 2;
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "error: out of memory\n");
+    std::fprintf(stderr,
+                 "error: out of memory (the model or its inputs do not fit in this "
+                 "machine's memory; smaller input shapes need less)\n");
     return 1;
   } catch (const std::exception& e) {  // e.g. std::filesystem errors: never an abort
     std::fprintf(stderr, "error: %s\n", e.what());

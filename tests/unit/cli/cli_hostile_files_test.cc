@@ -175,6 +175,47 @@ TEST_F(CliHostileFilesTest, BadTolerancesAndUnknownFlagsAreUsageErrors) {
   CommandResult r = RunCli("run " + tiny + " --no-such-flag");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.output.rfind("error: ", 0), 0u) << r.output;
+  for (const std::string& args : {"run " + tiny + " --random-inputs --threads ''",
+                                  "optimize " + tiny + " --no-compare --backends ''",
+                                  "optimize " + tiny + " --no-compare --backends ,,,"}) {
+    r = RunCli(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find("needs a value"), std::string::npos) << args << "\n" << r.output;
+  }
+  r = RunCli("frobnicate");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("unknown command 'frobnicate' (commands: "), std::string::npos)
+      << r.output;
+  r = RunCli("zoo frob");
+  EXPECT_NE(r.output.find("unknown command 'frob' (commands: "), std::string::npos) << r.output;
+}
+
+TEST_F(CliHostileFilesTest, AnInputGivenTwiceIsRefused) {
+  const std::string tiny = WriteTinyModel();
+  WriteBytes("a.npy", "");
+  CommandResult r =
+      RunCli("run " + tiny + " --random-inputs --output-dir " + (dir_ / "out").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string x = (dir_ / "out" / "y.npy").string();  // any float32[1x4] file will do
+  r = RunCli("run " + tiny + " --input x=" + x + " --input x=" + x);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("given twice"), std::string::npos) << r.output;
+}
+
+TEST_F(CliHostileFilesTest, ControlBytesOfADamagedModelAreNotPrintedRaw) {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(13);
+  model.mutable_graph()->set_name("damaged");
+  onnx::ValueInfoProto* output = model.mutable_graph()->add_output();
+  output->set_name(std::string("\x19\x1b[31mred"));
+  output->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  output->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(1);
+  WriteBytes("damaged.onnx", model.SerializeAsString());
+  CommandResult r = RunCli("info " + (dir_ / "damaged.onnx").string());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.output.find('\x1b'), std::string::npos) << "an escape sequence reached the terminal";
+  EXPECT_NE(r.output.find("\\x1b"), std::string::npos) << r.output;
 }
 
 }  // namespace

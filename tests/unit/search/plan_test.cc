@@ -130,6 +130,8 @@ TEST(PlanTest, DamagedPlansAreClearErrors) {
   refused(edited([](auto& j) { j["groups"][0]["nodes"] = {999}; }), "names node 999");
   refused(edited([](auto& j) { j["groups"][0]["nodes"] = {-3}; }), "out of range");
   refused(edited([](auto& j) { j["groups"][0]["nodes"] = {"zero"}; }), "non-integer");
+  refused(edited([](auto& j) { j["groups"][0]["nodes"].push_back(j["groups"][0]["nodes"][0]); }),
+          "listed twice");
   refused(edited([](auto& j) { j["groups"][1]["nodes"] = j["groups"][0]["nodes"]; }),
           "overlaps an earlier group");
   refused(edited([](auto& j) { j["groups"].erase(j["groups"].size() - 1); }), "is in no group");
