@@ -13,6 +13,10 @@ ASAN_DIR  ?= build-asan
 ASAN_SKIP := *SingleBackendZooTest.*resnet50:*SingleBackendZooTest.*bert_base:ZooRoundTripTest.ResNet50:ZooRoundTripTest.BertBase:*OptimizedZooTest.*
 ASAN_SKIP := $(ASAN_SKIP):*SingleBackendZooTest.*resnext50:*SingleBackendZooTest.*nasnet_a:*SingleBackendZooTest.*resnet3d50:*SingleBackendZooTest.*gpt2
 ASAN_SKIP := $(ASAN_SKIP):ZooWorkloadsTest.ResNet3d50:ZooWorkloadsTest.Gpt2Small:ZooTest.BuildingTwiceGivesIdenticalWeights
+# LLVM's libomp (the sanitizer build's OpenMP) maps a registration file in /dev/shm at start-up
+# and dies of SIGBUS under a file-size limit of a few hundred bytes; the release build
+# (libgomp) runs the file-size-limit test of the command line.
+ASAN_SKIP := $(ASAN_SKIP):*AWriteThatRunsOutOfSpaceLeavesTheOldFileAndNoPartialOne
 JOBS      ?= $(shell nproc)
 
 .PHONY: demo test deps test-deps build sanitize fuzz tidy compare clean

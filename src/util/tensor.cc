@@ -39,6 +39,12 @@ const char* DTypeName(DType dtype) {
 }
 
 int64_t NumElements(const Shape& shape) {
+  // A 0 anywhere makes the tensor empty whatever the other dims multiply to, and that product
+  // need not fit in int64: [2^32, 2^32, 0] is a valid empty shape. Shapes with no 0 are
+  // bounded where they are made (type inference refuses outputs past 2^48 bytes).
+  for (int64_t d : shape) {
+    if (d == 0) return 0;
+  }
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   return n;
