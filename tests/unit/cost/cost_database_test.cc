@@ -3,18 +3,17 @@
 // and replaced, a measurement whose process died is remembered as invalid, and several
 // processes writing at once corrupt nothing.
 #include "cost/cost_database.h"
+#include "../util/file_size_limit.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
-#include <csignal>
 #include <filesystem>
 #include <fstream>
 
@@ -337,18 +336,14 @@ TEST_F(CostDatabaseTest, AnIoErrorIsNotDamage) {
   }
   const auto size = fs::file_size(path_);
   // A file-size limit below what the next write needs: SQLite reports an I/O error.
-  struct rlimit saved {};
-  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
-  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
-  struct rlimit small = saved;
-  small.rlim_cur = 300;
-  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
   std::vector<std::string> warnings;
-  auto db = CostDatabase::Open(path_, &warnings);
-  Status put = db.ok() ? (*db)->Put(Key("new"), Valid(1.0)) : db.status();
-  db = Status(StatusCode::kInternal, "closed");
-  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &saved), 0);
-  std::signal(SIGXFSZ, old_handler);
+  Status put;
+  {
+    testing::ScopedFileSizeLimit limit(300);
+    ASSERT_TRUE(limit.ok());
+    auto db = CostDatabase::Open(path_, &warnings);
+    put = db.ok() ? (*db)->Put(Key("new"), Valid(1.0)) : db.status();
+  }  // closed (its last writes too) before the limit is lifted
   EXPECT_FALSE(put.ok());
   EXPECT_TRUE(warnings.empty()) << warnings.front();
   EXPECT_TRUE(MovedAside().empty()) << "an I/O error says nothing about the file's contents";

@@ -1,11 +1,11 @@
 #include "util/file_io.h"
 
+#include "file_size_limit.h"
+
 #include <gtest/gtest.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <csignal>
 #include <filesystem>
 #include <fstream>
 
@@ -173,15 +173,12 @@ TEST_F(FileIoTest, AtomicWritesReplaceOnlyRegularFiles) {
 TEST_F(FileIoTest, AFailedWriteKeepsTheOldFileAndLeavesNothingBehind) {
   Write("plan.json", "the old plan");
   // A file-size limit makes the write fail part-way, as a full disk does.
-  struct rlimit saved {};
-  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
-  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
-  struct rlimit small = saved;
-  small.rlim_cur = 1024;
-  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
-  const Status written = WriteFileAtomically(Path("plan.json"), std::string(64 * 1024, 'x'));
-  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &saved), 0);
-  std::signal(SIGXFSZ, old_handler);
+  Status written;
+  {
+    testing::ScopedFileSizeLimit limit(1024);
+    ASSERT_TRUE(limit.ok());
+    written = WriteFileAtomically(Path("plan.json"), std::string(64 * 1024, 'x'));
+  }
 
   ASSERT_FALSE(written.ok());
   EXPECT_NE(written.message().find("plan.json"), std::string::npos) << written.message();
