@@ -1299,25 +1299,13 @@ def family_costdb(rng, quick, prep):
         b[page * 4096:(page + 1) * 4096] = bytes(rng.randrange(256) for _ in range(4096))
         add(f"page-noise-{i}", bytes(b[:len(good)]))
 
-    def sql_db(statements):
-        fd, path = tempfile.mkstemp(suffix=".sqlite")
-        os.close(fd)
-        os.remove(path)
-        con = sqlite3.connect(path)
-        for s in statements:
-            con.execute(s)
-        con.commit()
-        con.close()
-        with open(path, "rb") as f:
-            data = f.read()
-        os.remove(path)
-        return data
-
-    def edited(statements):
+    def edited(statements, start=None):
+        """The bytes of a SQLite file: `start` (the good database by default; b"" for a new
+        one) with `statements` applied."""
         fd, path = tempfile.mkstemp(suffix=".sqlite")
         os.close(fd)
         with open(path, "wb") as f:
-            f.write(good)
+            f.write(good if start is None else start)
         con = sqlite3.connect(path)
         for s in statements:
             con.execute(s)
@@ -1340,11 +1328,11 @@ def family_costdb(rng, quick, prep):
             "-1, '{{{', NULL, NULL, NULL)"],
     }
     for label, stmts in foreign.items():
-        add(label, sql_db(stmts), foreign=True)
+        add(label, (lambda st: edited(st, b""))(stmts), foreign=True)
     add("newer-schema", edited(["PRAGMA user_version = 999"]), foreign=True,
         reason="a newer schema")
-    add("empty-sqlite-db", sql_db(["PRAGMA user_version = 0", "CREATE TABLE t(a)",
-                                   "DROP TABLE t"]))
+    add("empty-sqlite-db", edited(["PRAGMA user_version = 0", "CREATE TABLE t(a)", "DROP TABLE t"],
+                                 start=b""))
     for label, stmts in {
         "text-costs": ["UPDATE costs SET median_ms = 'fast', p90_ms = 'slow'"],
         "negative-costs": ["UPDATE costs SET median_ms = -5, p90_ms = -1"],
