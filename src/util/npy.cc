@@ -8,6 +8,7 @@
 
 #include "util/errors.h"
 #include "util/file_io.h"
+#include "util/printable_text.h"
 
 namespace collage {
 namespace {
@@ -174,16 +175,8 @@ class HeaderParser {
   Status Error(const std::string& what) const {
     std::string_view shown = text_.substr(0, 200);
     while (!shown.empty() && (shown.back() == '\n' || shown.back() == ' ')) shown.remove_suffix(1);
-    std::string printable;
-    for (const char c : shown) {
-      const auto byte = static_cast<unsigned char>(c);
-      if (byte >= 0x20 && byte < 0x7F) {
-        printable += c;
-      } else {
-        printable += fmt::format("\\x{:02x}", byte);
-      }
-    }
-    return InvalidArgument("{}: corrupt .npy header: {} (header: {})", source_, what, printable);
+    return InvalidArgument("{}: corrupt .npy header: {} (header: {})", source_, what,
+                           PrintableText(shown));
   }
 
   std::string_view text_;

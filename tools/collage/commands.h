@@ -21,10 +21,6 @@ void AddDemoCommand(CLI::App& app, int& exit_code);
 void AddBackendsCommand(CLI::App& app, int& exit_code);
 void AddOptimizeCommand(CLI::App& app, int& exit_code);
 
-// A message as one printable text: control bytes a damaged file put into a name (shown as
-// \xNN) must not reach the terminal raw.
-std::string PrintableMessage(const std::string& message);
-
 // Refuses an empty value (or one of only commas): `--threads ''` is not 0.
 const CLI::Validator& NonEmptyValue();
 
@@ -38,7 +34,7 @@ void AddStrictNanOption(CLI::App* cmd, bool& strict_non_finite);
 void AddPluginOption(CLI::App* cmd, std::vector<std::string>& plugin_dirs);
 Status LoadPlugins(const std::vector<std::string>& plugin_dirs);
 
-// Prints "error: <message>" to stderr and returns 1 (130 for work the user interrupted).
+// Prints "error: <message>" to stderr (control bytes as \xNN) and returns 1 (130 for work the user interrupted).
 int ReportError(const Status& status);
 
 // Turns repeated "--shape name=1x3x224x224" flags into SessionOptions::input_shapes.

@@ -11,13 +11,14 @@
 #include "util/errors.h"
 #include "util/interrupt.h"
 #include "util/latency_stats.h"
+#include "util/printable_text.h"
 #include "util/random_tensor.h"
 #include "util/tensor_file.h"
 
 namespace collage::cli {
 
 int ReportError(const Status& status) {
-  std::fprintf(stderr, "error: %s\n", PrintableMessage(status.message()).c_str());
+  std::fprintf(stderr, "error: %s\n", PrintableText(status.message(), "\n\t").c_str());
   // 128 + SIGINT, as a shell reports a command it interrupted.
   return status.code() == StatusCode::kCancelled ? 130 : 1;
 }
@@ -115,21 +116,6 @@ StatusOr<std::vector<double>> TimeSideBySide(const std::vector<Session*>& sessio
   for (const std::vector<double>& list : samples)
     medians.push_back(ComputeLatencyStats(list).p50_ms);
   return medians;
-}
-
-std::string PrintableMessage(const std::string& message) {
-  std::string printable;
-  for (const char c : message) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 && c != '\n' && c != '\t') {
-      printable += fmt::format("\\x{:02x}", byte);
-    } else if (byte == 0x7F) {
-      printable += "\\x7f";
-    } else {
-      printable += c;
-    }
-  }
-  return printable;
 }
 
 const CLI::Validator& NonEmptyValue() {

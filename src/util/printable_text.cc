@@ -1,0 +1,21 @@
+#include "util/printable_text.h"
+
+#include <fmt/format.h>
+
+namespace collage {
+
+std::string PrintableText(std::string_view text, std::string_view keep) {
+  std::string printable;
+  printable.reserve(text.size());
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if ((byte < 0x20 || byte == 0x7F) && keep.find(c) == std::string_view::npos) {
+      printable += fmt::format("\\x{:02x}", byte);
+    } else {
+      printable += c;
+    }
+  }
+  return printable;
+}
+
+}  // namespace collage

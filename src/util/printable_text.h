@@ -1,0 +1,13 @@
+// Text from untrusted files (names in a damaged model, a .npy header) shown to a person: its
+// control bytes written as \xNN, so that nothing a file holds reaches the terminal raw.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace collage {
+
+// Every byte below 0x20 and 0x7F as \xNN, except the line breaks and tabs listed in `keep`.
+std::string PrintableText(std::string_view text, std::string_view keep = "");
+
+}  // namespace collage
