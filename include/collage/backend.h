@@ -122,10 +122,13 @@ class BackendRegistry {
   // entry points or with another ABI version, naming the file.
   Status LoadPlugin(const std::string& path);
   Status LoadPluginsFrom(const std::string& dir);
+  // The plug-ins LoadPlugin loaded, in order: a measurement worker loads the same ones.
+  const std::vector<std::string>& plugin_paths() const { return plugin_paths_; }
 
  private:
   std::vector<std::unique_ptr<Backend>> backends_;
   std::vector<void*> plugin_handles_;  // kept open for the life of the process
+  std::vector<std::string> plugin_paths_;
 };
 
 // The plug-in entry points, C linkage so that dlsym finds them by name:

@@ -42,6 +42,16 @@ struct OptimizeOptions {
   int min_runs = 5;
   int max_runs = 100;
   double max_seconds = 0.25;
+  // Where candidates are measured: the path of collage_measure_worker, a process of its own
+  // that a library crashing, aborting or hanging takes down instead of the optimize (the
+  // candidate is then recorded invalid, and a new worker measures the next); empty = look
+  // for it ($COLLAGE_MEASURE_WORKER, next to the running executable, the build tree);
+  // "in-process" measures in this process. No worker found, or one refused (another build,
+  // lacking a backend registered here in code) → in-process, with a warning in the report.
+  std::string measure_worker;
+  // A request to the worker taking longer is stopped: the worker is killed and the
+  // candidate recorded invalid ("timed out after 60 s").
+  double measure_timeout_seconds = 60;
   std::function<void(const OptimizeProgress&)> on_progress;
   // Only rules that meet the NaN/Inf contract are candidates (SessionOptions::
   // strict_non_finite; Session::Optimize on a strict session is strict whatever this says).

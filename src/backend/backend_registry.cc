@@ -93,6 +93,7 @@ Status BackendRegistry::LoadPlugin(const std::string& path) {
     return InvalidArgument("backend plug-in '{}' registered no backend", path);
   }
   plugin_handles_.push_back(handle);
+  plugin_paths_.push_back(path);
   return Status();
 }
 

@@ -25,23 +25,16 @@ std::string KeyText(const CostKey& key) {
   return key.backend + '\n' + key.backend_version + '\n' + key.signature;
 }
 
-// Random inputs and the reference kernels' outputs for one node set: shared by every
-// backend measuring it.
-struct ReferenceRun {
-  std::string nodes;  // SubGraph::ToString of the node set, "" before the first
-  std::vector<Tensor> inputs;
-  std::vector<Tensor> outputs;
-  Status status;
-};
-
 }  // namespace
 
 MeasuredCostModel::MeasuredCostModel(const Graph& graph, const BackendRegistry& registry,
-                                     CostDatabase& database, int threads, MeasureSettings settings,
+                                     CostDatabase& database, Measurer& measurer, int threads,
+                                     MeasureSettings settings,
                                      std::function<void(const OptimizeProgress&)> on_progress)
     : graph_(graph),
       registry_(registry),
       database_(database),
+      measurer_(measurer),
       threads_(threads),
       settings_(settings),
       on_progress_(std::move(on_progress)),
@@ -70,24 +63,33 @@ void MeasuredCostModel::Report(const std::string& phase, int done, int total) {
   on_progress_(progress);
 }
 
-StatusOr<CostRecord> MeasuredCostModel::Resolve(const CostKey& key,
-                                                const std::function<CostRecord()>& measure) {
+Status MeasuredCostModel::Interrupted() const {
+  return Status(StatusCode::kCancelled,
+                fmt::format("interrupted while measuring: the {} measurements made so far are "
+                            "kept in the cost database {}",
+                            measured_, database_.path()));
+}
+
+StatusOr<CostRecord> MeasuredCostModel::Resolve(
+    const CostKey& key, const std::function<StatusOr<CostRecord>()>& measure) {
   COLLAGE_ASSIGN_OR_RETURN(std::optional<CostRecord> found, database_.Find(key));
   if (found.has_value()) {
     ++cache_hits_;
     return *found;
   }
   // Stopping here loses nothing: every finished measurement is already stored.
-  if (InterruptRequested()) {
-    return Status(StatusCode::kCancelled,
-                  fmt::format("interrupted while measuring: the {} measurements made so far are "
-                              "kept in the cost database {}",
-                              measured_, database_.path()));
-  }
+  if (InterruptRequested()) return Interrupted();
   // Marked first: if this process dies inside the measurement, the next one finds the mark
   // and records the candidate invalid instead of crashing again.
   COLLAGE_RETURN_IF_ERROR(database_.MarkMeasuring(key));
-  CostRecord record = measure();
+  StatusOr<CostRecord> measured = measure();
+  // Interrupted in flight: nothing is stored, and the mark goes when the database closes
+  // (CostDatabase removes this process's marks then), so the candidate is not taken for one
+  // that crashed.
+  if (!measured.ok()) {
+    return measured.status().code() == StatusCode::kCancelled ? Interrupted() : measured.status();
+  }
+  CostRecord record = std::move(*measured);
   ++measured_;
   COLLAGE_RETURN_IF_ERROR(database_.Put(key, record));
   return record;
@@ -111,7 +113,6 @@ Status MeasuredCostModel::PriceCandidates(std::vector<SearchCandidate>& candidat
   std::stable_sort(order.begin(), order.end(), [&](const std::string& a, const std::string& b) {
     return candidates[by_key[a].front()].nodes.ToString() < candidates[by_key[b].front()].nodes.ToString();
   });
-  ReferenceRun reference;
   int done = 0;
   Report("candidates", done, distinct_candidates_);
   for (const std::string& text : order) {
@@ -121,30 +122,16 @@ Status MeasuredCostModel::PriceCandidates(std::vector<SearchCandidate>& candidat
     if (backend == nullptr) return NotFound("no backend named '{}'", representative.backend);
     const CompileRequest request =
         CompileRequest::For(graph_, representative.nodes, representative.rule, threads_);
-    auto measure = [&]() -> CostRecord {
-      const std::string nodes = representative.nodes.ToString();
-      if (reference.nodes != nodes) {
-        reference = ReferenceRun();
-        reference.nodes = nodes;
-        std::mt19937 rng(1234);
-        reference.inputs = RandomInputs(request, rng);
-        auto outputs = RunReferenceGroup(request, reference.inputs);
-        reference.status = outputs.status();
-        if (outputs.ok()) reference.outputs = std::move(*outputs);
-      }
-      if (!reference.status.ok()) {
-        CostRecord invalid;
-        invalid.reason = "the reference kernels cannot run it: " + reference.status.message();
-        return invalid;
-      }
-      return MeasureCandidate(*backend, request, registry_, reference.inputs, reference.outputs,
-                              ToleranceFor(graph_, representative.nodes), settings_);
+    auto measure = [&]() -> StatusOr<CostRecord> {
+      return measurer_.Candidate(graph_, representative.nodes, representative.backend,
+                                 representative.rule, threads_,
+                                 ToleranceFor(graph_, representative.nodes), settings_);
     };
     COLLAGE_ASSIGN_OR_RETURN(CostRecord record, Resolve(keys[members.front()], measure));
     if (record.valid && (record.input_layouts.size() != request.inputs.size() ||
                          record.output_layouts.size() != request.outputs.size())) {
       // A stored record that does not fit the group (written by another collage): measure.
-      record = measure();
+      COLLAGE_ASSIGN_OR_RETURN(record, measure());
       ++measured_;
       COLLAGE_RETURN_IF_ERROR(database_.Put(keys[members.front()], record));
     }
@@ -204,7 +191,7 @@ Status MeasuredCostModel::PriceConversions(const std::vector<SearchCandidate>& c
     key.signature = std::get<0>(text) + "|" + std::get<1>(text) + "->" + std::get<2>(text);
     key.threads = threads_;
     COLLAGE_ASSIGN_OR_RETURN(CostRecord record, Resolve(key, [&] {
-      return MeasureConversion(conversion.type, conversion.from, conversion.to, registry_, settings_);
+      return measurer_.Conversion(conversion.type, conversion.from, conversion.to, threads_, settings_);
     }));
     conversion_ms_[text] = record.valid ? record.median_ms : std::numeric_limits<double>::infinity();
     Report("conversions", ++done, total);

@@ -13,14 +13,16 @@
 #include "collage/optimize.h"
 #include "cost/cost_database.h"
 #include "cost/measure.h"
+#include "cost/measurer.h"
 #include "search/search_candidate.h"
 
 namespace collage {
 
 class MeasuredCostModel {
  public:
+  // `measurer` measures what the database lacks (in this process or in a worker).
   MeasuredCostModel(const Graph& graph, const BackendRegistry& registry, CostDatabase& database,
-                    int threads, MeasureSettings settings,
+                    Measurer& measurer, int threads, MeasureSettings settings,
                     std::function<void(const OptimizeProgress&)> on_progress);
 
   // Fills the cost and layouts of every candidate; `records[i]` says whether candidate i is
@@ -42,13 +44,17 @@ class MeasuredCostModel {
 
  private:
   CostKey KeyFor(const SearchCandidate& candidate) const;
-  // Looks `key` up, or measures it with `measure` and stores the result.
-  StatusOr<CostRecord> Resolve(const CostKey& key, const std::function<CostRecord()>& measure);
+  // Looks `key` up, or measures it with `measure` and stores the result. A measurement that
+  // gives no record (interrupted: kCancelled) stores nothing and ends the pricing.
+  StatusOr<CostRecord> Resolve(const CostKey& key,
+                               const std::function<StatusOr<CostRecord>()>& measure);
+  Status Interrupted() const;
   void Report(const std::string& phase, int done, int total);
 
   const Graph& graph_;
   const BackendRegistry& registry_;
   CostDatabase& database_;
+  Measurer& measurer_;
   const int threads_;
   const MeasureSettings settings_;
   std::function<void(const OptimizeProgress&)> on_progress_;

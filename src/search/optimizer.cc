@@ -6,6 +6,7 @@
 
 #include "cost/cost_database.h"
 #include "cost/cost_model.h"
+#include "cost/worker_measurer.h"
 #include "runtime/threading.h"
 #include "search/op_level_search.h"
 #include "search/two_level_search.h"
@@ -137,7 +138,11 @@ StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& 
   settings.max_runs = options.max_runs;
   settings.max_seconds = options.max_seconds;
   const auto measure_start = std::chrono::steady_clock::now();
-  MeasuredCostModel costs(graph, registry, *database, threads, settings, options.on_progress);
+  // In a worker process unless told otherwise: a library crashing there costs a candidate.
+  COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Measurer> measurer,
+                           ChooseMeasurer(options.measure_worker, options.measure_timeout_seconds,
+                                          registry, backends, &report.warnings));
+  MeasuredCostModel costs(graph, registry, *database, *measurer, threads, settings, options.on_progress);
   std::vector<CostRecord> records;
   COLLAGE_RETURN_IF_ERROR(costs.PriceCandidates(candidates, &records));
 

@@ -25,6 +25,7 @@ struct OptimizeFlags {
   std::string backends;
   int threads = 0;
   std::string cost_db;
+  double measure_timeout = OptimizeOptions().measure_timeout_seconds;
   std::string save_plan;
   std::string report;
   int beam = 256;
@@ -105,6 +106,7 @@ Status Optimize(const OptimizeFlags& flags) {
   optimize.population = flags.population;
   optimize.generations = flags.generations;
   optimize.seed = flags.seed;
+  optimize.measure_timeout_seconds = flags.measure_timeout;
   OptimizeReport report;
   COLLAGE_RETURN_IF_ERROR(OptimizeWithProgress(*session, optimize, &report));
 
@@ -156,6 +158,11 @@ void AddOptimizeCommand(CLI::App& app, int& exit_code) {
       ->check(NonEmptyValue());
   cmd->add_option("--cost-db", flags->cost_db,
                   "Cost database (SQLite); default: ~/.cache/collage/costs.sqlite or $COLLAGE_CACHE_DIR");
+  cmd->add_option("--measure-timeout", flags->measure_timeout,
+                  "Seconds one measurement may take in the measurement worker before it is killed and the "
+                  "candidate recorded invalid")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->add_option("--save-plan", flags->save_plan, "Write the plan (JSON) here, for run/bench --plan");
   cmd->add_option("--report", flags->report, "Write an HTML page of the placement and every group's rivals");
   cmd->add_option("--beam", flags->beam, "States the op-level search keeps per step (0 = unbounded, exact)")

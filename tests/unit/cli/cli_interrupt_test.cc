@@ -87,6 +87,49 @@ TEST_P(CliInterruptTest, OptimizeStopsCleanlyAndKeepsWhatItMeasured) {
   EXPECT_GT(CountRows(db, "state='valid'"), kept);
 }
 
+// Ctrl-C while the measurement worker hangs in a library: the worker is killed, and the
+// candidate in flight leaves nothing behind (no invalid record, no 'measuring' mark), so
+// that the next optimize measures it again.
+TEST_F(CliTest, InterruptWhileTheWorkerHangsRecordsNothingForTheCandidate) {
+  const std::string model = WriteTinyModel();
+  const std::string db = (dir_ / "costs.sqlite").string();
+  const std::string log = (dir_ / "optimize.log").string();
+  const std::string pid_file = (dir_ / "worker.pid").string();
+  const std::string plugins = std::string(COLLAGE_TEST_PLUGIN_DIR) + "/hanging";
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (std::freopen(log.c_str(), "w", stdout) == nullptr || ::dup2(fileno(stdout), 2) < 0)
+      ::_exit(99);
+    ::setenv("COLLAGE_TEST_HANG_PID_FILE", pid_file.c_str(), 1);
+    ::execl(COLLAGE_CLI_PATH, "collage", "optimize", model.c_str(), "--threads", "1",
+            "--no-compare", "--backends", "hanging", "--backend-path", plugins.c_str(), "--cost-db",
+            db.c_str(), "--measure-timeout", "60", nullptr);
+    ::_exit(98);
+  }
+  // The hanging kernel writes the worker's pid as it starts to hang.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline && ReadAll(pid_file).empty()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const std::string worker_text = ReadAll(pid_file);
+  ASSERT_FALSE(worker_text.empty()) << ReadAll(log);
+  const pid_t worker = static_cast<pid_t>(std::stol(worker_text));
+  EXPECT_NE(worker, child) << "measured in the worker, not in collage itself";
+  EXPECT_EQ(CountRows(db, "backend='hanging' AND state='measuring'"), 1);
+  ASSERT_EQ(::kill(child, SIGINT), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  const std::string output = ReadAll(log);
+  ASSERT_TRUE(WIFEXITED(status)) << output;
+  EXPECT_EQ(WEXITSTATUS(status), 130) << output;
+  EXPECT_NE(output.find("interrupted while measuring"), std::string::npos) << output;
+  EXPECT_EQ(CountRows(db, "backend='hanging'"), 0)
+      << "nothing recorded for the candidate in flight";
+  EXPECT_EQ(CountRows(db, "state='measuring'"), 0);
+  EXPECT_NE(::kill(worker, 0), 0) << "the worker was killed and reaped";
+}
+
 INSTANTIATE_TEST_SUITE_P(Signals, CliInterruptTest, ::testing::Values(SIGINT, SIGTERM),
                          [](const ::testing::TestParamInfo<int>& info) {
                            return std::string(info.param == SIGINT ? "SIGINT" : "SIGTERM");

@@ -1,0 +1,76 @@
+// Who measures for the cost model (cost/cost_model.h): this process (InProcessMeasurer), or
+// a worker process that a crashing, aborting or hanging library cannot take down with it
+// (WorkerMeasurer, cost/worker_measurer.h). Either way a measurement gives a CostRecord:
+// every failure of the candidate (it does not compile, computes the wrong answer, crashes
+// the worker, times out) is an invalid record with the reason, stored like any other.
+//
+// A non-OK status means there is nothing to record: kCancelled when the user interrupted
+// the measurement (Ctrl-C, SIGTERM: InterruptRequested()), another code when measuring is
+// impossible whatever the candidate (no worker can be started any more).
+#pragma once
+
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "collage/backend.h"
+#include "cost/cost_database.h"
+#include "cost/measure.h"
+#include "ir/graph.h"
+#include "ir/subgraph.h"
+
+namespace collage {
+
+class Measurer {
+ public:
+  virtual ~Measurer() = default;
+
+  // The group `nodes` of `graph`, compiled by `backend` for `rule` with `threads` threads,
+  // checked against the reference kernels within `tolerance` (normalized error) and timed.
+  virtual StatusOr<CostRecord> Candidate(const Graph& graph, const SubGraph& nodes,
+                                         const std::string& backend, const std::string& rule,
+                                         int threads, double tolerance,
+                                         const MeasureSettings& settings) = 0;
+  // The layout conversion the executable would insert for a value of `type`.
+  virtual StatusOr<CostRecord> Conversion(const TensorType& type, const Layout& from,
+                                          const Layout& to, int threads,
+                                          const MeasureSettings& settings) = 0;
+};
+
+// Measures in this process with MeasureCandidate / MeasureConversion (cost/measure.h): what
+// the worker itself runs, and the choice when no worker is available. The caller applies
+// the thread policy. The random inputs (a fixed seed) and the reference outputs of the last
+// node set are kept, so that the backends measured one after another on the same nodes
+// share them.
+class InProcessMeasurer : public Measurer {
+ public:
+  explicit InProcessMeasurer(const BackendRegistry& registry) : registry_(registry) {}
+
+  // The seed of the random inputs, the same in every process.
+  static constexpr unsigned kInputSeed = 1234;
+
+  StatusOr<CostRecord> Candidate(const Graph& graph, const SubGraph& nodes,
+                                 const std::string& backend, const std::string& rule, int threads,
+                                 double tolerance, const MeasureSettings& settings) override;
+  StatusOr<CostRecord> Conversion(const TensorType& type, const Layout& from, const Layout& to,
+                                  int threads, const MeasureSettings& settings) override;
+  // Drops the kept reference run: for a caller that reuses one Graph object for another
+  // graph (the worker imports every group into the same one).
+  void ForgetReference() { reference_ = ReferenceRun(); }
+
+ private:
+  // Random inputs and the reference kernels' outputs for one node set of one graph.
+  struct ReferenceRun {
+    const Graph* graph = nullptr;
+    std::string nodes;  // SubGraph::ToString; "" before the first
+    std::vector<Tensor> inputs;
+    std::vector<Tensor> outputs;
+    Status status;
+  };
+
+  const BackendRegistry& registry_;
+  ReferenceRun reference_;
+};
+
+}  // namespace collage

@@ -1,0 +1,263 @@
+#include "cost/worker_measurer.h"
+
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include "cost/group_model.h"
+#include "cost/group_signature.h"
+#include "cost/worker_protocol.h"
+#include "util/errors.h"
+#include "util/printable_text.h"
+
+namespace collage {
+namespace {
+
+using Clock = Subprocess::Clock;
+
+// What of the worker's stderr goes into a record's reason: the end, where the last words are.
+constexpr size_t kReasonStderrBytes = 600;
+// How long a worker whose pipe closed gets to finish dying before it is killed.
+constexpr auto kExitGrace = std::chrono::milliseconds(2000);
+
+Clock::time_point DeadlineAfter(double seconds) {
+  return Clock::now() +
+         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+CostRecord Invalid(std::string reason) {
+  CostRecord record;
+  record.reason = std::move(reason);
+  return record;
+}
+
+Status Cancelled() { return Status(StatusCode::kCancelled, "interrupted while measuring"); }
+
+bool IsExecutable(const std::string& path) {
+  std::error_code error;
+  return std::filesystem::is_regular_file(path, error) && ::access(path.c_str(), X_OK) == 0;
+}
+
+// One frame's payload from the worker's stdout.
+Subprocess::Wait ReadPayload(Subprocess& worker, Clock::time_point deadline, std::string* payload,
+                             Status* malformed) {
+  std::string header;
+  Subprocess::Wait wait = worker.Read(4, &header, deadline);
+  if (wait != Subprocess::Wait::kDone) return wait;
+  StatusOr<uint32_t> size = FrameLength(header);
+  if (!size.ok()) {
+    *malformed = size.status();
+    return Subprocess::Wait::kDone;
+  }
+  return worker.Read(*size, payload, deadline);
+}
+
+}  // namespace
+
+std::string FindMeasureWorker(const std::string& configured, std::vector<std::string>* tried) {
+  auto pick = [&](const std::string& path) {
+    tried->push_back(path);
+    return path == kInProcessMeasurement || IsExecutable(path);
+  };
+  // An explicit choice is final: a wrong path is not silently replaced by another worker.
+  if (!configured.empty()) return pick(configured) ? configured : "";
+  if (const char* env = std::getenv("COLLAGE_MEASURE_WORKER"); env != nullptr && *env != '\0') {
+    return pick(env) ? std::string(env) : "";
+  }
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    const std::string beside = (self.parent_path() / "collage_measure_worker").string();
+    if (pick(beside)) return beside;
+  }
+#ifdef COLLAGE_MEASURE_WORKER_BUILD_PATH
+  if (pick(COLLAGE_MEASURE_WORKER_BUILD_PATH)) return COLLAGE_MEASURE_WORKER_BUILD_PATH;
+#endif
+  return "";
+}
+
+StatusOr<std::unique_ptr<Measurer>> ChooseMeasurer(const std::string& configured,
+                                                   double timeout_seconds,
+                                                   const BackendRegistry& registry,
+                                                   const std::vector<std::string>& backends,
+                                                   std::vector<std::string>* warnings) {
+  if (!(timeout_seconds > 0)) {
+    return InvalidArgument("the measurement time-out must be above 0 s, not {:g}", timeout_seconds);
+  }
+  std::vector<std::string> tried;
+  const std::string worker = FindMeasureWorker(configured, &tried);
+  if (worker == kInProcessMeasurement)
+    return std::unique_ptr<Measurer>(new InProcessMeasurer(registry));
+  const char* consequence =
+      "candidates are measured in this process, where a library that crashes or hangs "
+      "ends the optimize";
+  if (worker.empty()) {
+    warnings->push_back(fmt::format("no measurement worker found (looked for {}): {}",
+                                    fmt::join(tried, ", "), consequence));
+    return std::unique_ptr<Measurer>(new InProcessMeasurer(registry));
+  }
+  WorkerOptions options;
+  options.executable = worker;
+  options.plugin_paths = registry.plugin_paths();
+  options.timeout_seconds = timeout_seconds;
+  std::vector<std::string> names = backends;
+  names.push_back("native");  // always a candidate
+  for (const std::string& name : names) {
+    const Backend* backend = registry.Find(name);
+    const bool listed = std::any_of(options.backends.begin(), options.backends.end(),
+                                    [&](const auto& b) { return b.first == name; });
+    if (backend != nullptr && !listed) options.backends.emplace_back(name, backend->version());
+  }
+  StatusOr<std::unique_ptr<WorkerMeasurer>> started = WorkerMeasurer::Start(std::move(options));
+  if (started.ok()) return std::unique_ptr<Measurer>(std::move(*started));
+  if (started.status().code() == StatusCode::kCancelled) return started.status();
+  warnings->push_back(fmt::format("{}: {}", started.status().message(), consequence));
+  return std::unique_ptr<Measurer>(new InProcessMeasurer(registry));
+}
+
+StatusOr<std::unique_ptr<WorkerMeasurer>> WorkerMeasurer::Start(WorkerOptions options) {
+  std::unique_ptr<WorkerMeasurer> measurer(new WorkerMeasurer(std::move(options)));
+  COLLAGE_RETURN_IF_ERROR(measurer->EnsureWorker());
+  return measurer;
+}
+
+std::string WorkerMeasurer::EndWorker(std::string* stderr_note) {
+  if (!worker_) return "was not running";
+  std::string how = worker_->WaitForExit(kExitGrace);
+  std::string tail = worker_->stderr_tail();
+  worker_.reset();
+  while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();
+  if (tail.size() > kReasonStderrBytes)
+    tail = "..." + tail.substr(tail.size() - kReasonStderrBytes);
+  *stderr_note = tail.empty() ? "" : " (its stderr: " + PrintableText(tail) + ")";
+  return how;
+}
+
+Status WorkerMeasurer::EnsureWorker() {
+  if (worker_) return Status();
+  std::vector<std::string> args = {"--parent-pid", std::to_string(::getpid())};
+  for (const std::string& plugin : options_.plugin_paths) {
+    args.push_back("--plugin");
+    args.push_back(plugin);
+  }
+  COLLAGE_ASSIGN_OR_RETURN(worker_, Subprocess::Spawn(options_.executable, args));
+  ++workers_started_;
+  auto refuse = [&](const std::string& why) {
+    worker_.reset();
+    return Unsupported("the measurement worker {} {}", options_.executable, why);
+  };
+  std::string payload;
+  Status malformed;
+  const Subprocess::Wait wait =
+      ReadPayload(*worker_, DeadlineAfter(options_.timeout_seconds), &payload, &malformed);
+  if (wait == Subprocess::Wait::kInterrupted) {
+    worker_.reset();
+    return Cancelled();
+  }
+  if (wait == Subprocess::Wait::kTimedOut) {
+    return refuse(
+        fmt::format("said nothing for {:g} s after it started", options_.timeout_seconds));
+  }
+  if (wait == Subprocess::Wait::kClosed) {
+    std::string note;
+    const std::string how = EndWorker(&note);
+    return Unsupported("the measurement worker {} {} before its handshake{}", options_.executable,
+                       how, note);
+  }
+  if (!malformed.ok()) return refuse("sent a malformed handshake: " + malformed.message());
+  StatusOr<WorkerHello> hello = DecodeHello(payload);
+  if (!hello.ok()) return refuse("sent a malformed handshake: " + hello.status().message());
+  if (hello->version != kWorkerProtocolVersion) {
+    return refuse(
+        fmt::format("speaks protocol version {}, this collage {} (another build of collage?)",
+                    hello->version, kWorkerProtocolVersion));
+  }
+  for (const auto& [name, version] : options_.backends) {
+    auto it = std::find_if(hello->backends.begin(), hello->backends.end(),
+                           [&](const auto& b) { return b.first == name; });
+    if (it == hello->backends.end()) {
+      return refuse(
+          fmt::format("has no backend '{}' (one registered in this process by code, not "
+                      "loaded from a plug-in, cannot be measured there)",
+                      name));
+    }
+    if (it->second != version) {
+      return refuse(fmt::format("has backend '{}' version '{}', this process '{}'", name,
+                                it->second, version));
+    }
+  }
+  return Status();
+}
+
+StatusOr<CostRecord> WorkerMeasurer::Exchange(const std::string& payload) {
+  COLLAGE_RETURN_IF_ERROR(EnsureWorker());
+  worker_->ClearStderrTail();
+  const auto deadline = DeadlineAfter(options_.timeout_seconds);
+  auto fate = [&](Subprocess::Wait wait) -> StatusOr<CostRecord> {
+    if (wait == Subprocess::Wait::kInterrupted) {
+      worker_.reset();  // killed and reaped: nothing of it is left running
+      return Cancelled();
+    }
+    if (wait == Subprocess::Wait::kTimedOut) {
+      worker_.reset();
+      return Invalid(fmt::format("timed out after {:g} s (the measurement worker was killed)",
+                                 options_.timeout_seconds));
+    }
+    // A signal is the candidate's crash; an exit without a reply is the worker giving up
+    // (a library calling exit(), an allocation failure it reported), said with its stderr.
+    std::string note;
+    const std::string how = EndWorker(&note);
+    const bool signalled = how.rfind("died of", 0) == 0;
+    return Invalid("the measurement worker " + how +
+                   (signalled ? " while measuring this candidate" : " without replying") + note);
+  };
+  Subprocess::Wait wait = worker_->Write(FrameHeader(payload.size()) + payload, deadline);
+  if (wait != Subprocess::Wait::kDone) return fate(wait);
+  std::string reply;
+  Status malformed;
+  wait = ReadPayload(*worker_, deadline, &reply, &malformed);
+  if (wait != Subprocess::Wait::kDone) return fate(wait);
+  StatusOr<CostRecord> record =
+      malformed.ok() ? DecodeRecord(reply) : StatusOr<CostRecord>(malformed);
+  if (!record.ok()) {
+    // Out of step with us: this worker's next words cannot be trusted either.
+    worker_.reset();
+    return Invalid("the measurement worker sent a malformed reply: " + record.status().message());
+  }
+  return record;
+}
+
+StatusOr<CostRecord> WorkerMeasurer::Candidate(const Graph& graph, const SubGraph& nodes,
+                                               const std::string& backend, const std::string& rule,
+                                               int threads, double tolerance,
+                                               const MeasureSettings& settings) {
+  CandidateRequest request;
+  StatusOr<std::string> model = GroupModelBytes(graph, nodes);
+  if (!model.ok())
+    return Invalid("cannot be sent to the measurement worker: " + model.status().message());
+  request.model = std::move(*model);
+  request.signature = GroupSignature(graph, nodes);
+  request.backend = backend;
+  request.rule = rule;
+  request.threads = threads;
+  request.tolerance = tolerance;
+  request.settings = settings;
+  return Exchange(EncodeCandidate(request));
+}
+
+StatusOr<CostRecord> WorkerMeasurer::Conversion(const TensorType& type, const Layout& from,
+                                                const Layout& to, int threads,
+                                                const MeasureSettings& settings) {
+  ConversionRequest request;
+  request.type = type.ToString();
+  request.from = LayoutToText(from);
+  request.to = LayoutToText(to);
+  request.threads = threads;
+  request.settings = settings;
+  return Exchange(EncodeConversion(request));
+}
+
+}  // namespace collage

@@ -1,0 +1,85 @@
+// Measurement in a worker process (collage_measure_worker, protocol in
+// cost/worker_protocol.h), so that a library that segfaults, aborts or hangs costs one
+// invalid candidate instead of the whole optimize: the worker's death or silence is the
+// candidate's record ("the measurement worker died of SIGSEGV while measuring this
+// candidate", "timed out after 60 s"), and the next request starts a new worker.
+//
+// On an interrupt (InterruptRequested) the worker is killed and the measurement gives
+// kCancelled: nothing is recorded for the candidate in flight.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cost/measurer.h"
+#include "util/subprocess.h"
+
+namespace collage {
+
+struct WorkerOptions {
+  std::string executable;  // collage_measure_worker
+  std::vector<std::string>
+      plugin_paths;  // loaded by the worker too (BackendRegistry::plugin_paths)
+  // The backends (name, version) the parent measures on: a worker lacking one, or having
+  // another version of it, is refused.
+  std::vector<std::pair<std::string, std::string>> backends;
+  double timeout_seconds = 60;  // per request; the worker is killed past it
+};
+
+// Where the worker is: `configured` (OptimizeOptions::measure_worker) when set, then
+// $COLLAGE_MEASURE_WORKER, then collage_measure_worker next to the running executable, then
+// the one in the build tree this library was built in. "in-process" (from either setting)
+// is returned as it is. "" when none exists; `*tried` lists the paths looked at.
+std::string FindMeasureWorker(const std::string& configured, std::vector<std::string>* tried);
+
+inline constexpr char kInProcessMeasurement[] = "in-process";
+
+class WorkerMeasurer;
+
+// The measurer of an optimize over `backends` of `registry`: a started WorkerMeasurer where
+// FindMeasureWorker(`configured`) finds one that accepts, an InProcessMeasurer for
+// "in-process" or, with a warning in `warnings` saying why, when none is found or the one
+// found is refused. kCancelled when interrupted while the worker starts.
+StatusOr<std::unique_ptr<Measurer>> ChooseMeasurer(const std::string& configured,
+                                                   double timeout_seconds,
+                                                   const BackendRegistry& registry,
+                                                   const std::vector<std::string>& backends,
+                                                   std::vector<std::string>* warnings);
+
+class WorkerMeasurer : public Measurer {
+ public:
+  // Starts a worker and checks its handshake: kUnsupported when it cannot start, speaks
+  // another protocol version, lacks one of options.backends or has another version of it.
+  static StatusOr<std::unique_ptr<WorkerMeasurer>> Start(WorkerOptions options);
+  ~WorkerMeasurer() override = default;
+
+  StatusOr<CostRecord> Candidate(const Graph& graph, const SubGraph& nodes,
+                                 const std::string& backend, const std::string& rule, int threads,
+                                 double tolerance, const MeasureSettings& settings) override;
+  StatusOr<CostRecord> Conversion(const TensorType& type, const Layout& from, const Layout& to,
+                                  int threads, const MeasureSettings& settings) override;
+
+  // Workers started so far (1 + one per crash or time-out that was followed by a request).
+  int workers_started() const { return workers_started_; }
+  // The running worker's pid, -1 when none runs.
+  pid_t worker_pid() const { return worker_ ? worker_->pid() : -1; }
+
+ private:
+  explicit WorkerMeasurer(WorkerOptions options) : options_(std::move(options)) {}
+  // Spawns a worker when none runs and checks its hello.
+  Status EnsureWorker();
+  // Sends one request and reads its reply; the candidate's fate (crash, time-out) as an
+  // invalid record, an interrupt as kCancelled.
+  StatusOr<CostRecord> Exchange(const std::string& payload);
+  // The worker's pipe closed: reaped; how it ended ("died of SIGSEGV", "exited with status
+  // 1"), and the end of its stderr as " (its stderr: ...)" or "".
+  std::string EndWorker(std::string* stderr_note);
+
+  WorkerOptions options_;
+  std::unique_ptr<Subprocess> worker_;
+  int workers_started_ = 0;
+};
+
+}  // namespace collage

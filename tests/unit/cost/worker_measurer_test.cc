@@ -1,0 +1,150 @@
+// Measurement in the worker process: a candidate whose library crashes, aborts or hangs is
+// recorded invalid with what happened, the next one is measured by a new worker, and an
+// optimize over such a library still finds its placement. A worker that cannot measure
+// what the parent needs (a backend it lacks, another version) is refused.
+#include "cost/worker_measurer.h"
+
+#include <gtest/gtest.h>
+
+#include "../search/optimize_test_util.h"
+#include "broken_backends.h"
+#include "cost/group_signature.h"
+#include "quick_settings.h"
+#include "search/optimizer.h"
+
+namespace collage {
+
+Status RegisterNativeBackend(BackendRegistry& registry);
+
+namespace {
+
+using testing::QuickOptimize;
+using testing::RepeatedBlocks;
+using testing::TempDir;
+
+std::string PluginPath(const std::string& name) {
+  return std::string(COLLAGE_TEST_PLUGIN_DIR) + "/" + name + "/lib" + name + "_plugin.so";
+}
+
+std::string NativeVersion() { return BackendRegistry::Global().Find("native")->version(); }
+
+TEST(WorkerMeasurerTest, AWorkerLackingABackendOrWithAnotherVersionIsRefused) {
+  WorkerOptions options;
+  options.executable = COLLAGE_MEASURE_WORKER_PATH;
+  options.backends = {{"native", NativeVersion()}, {"no_such_backend", "1"}};
+  auto lacking = WorkerMeasurer::Start(options);
+  ASSERT_FALSE(lacking.ok());
+  EXPECT_NE(lacking.status().message().find("has no backend 'no_such_backend'"), std::string::npos)
+      << lacking.status().message();
+  options.backends = {{"native", "native 0 (another build)"}};
+  auto other_version = WorkerMeasurer::Start(options);
+  ASSERT_FALSE(other_version.ok());
+  EXPECT_NE(other_version.status().message().find("has backend 'native' version"),
+            std::string::npos)
+      << other_version.status().message();
+  options.backends = {{"native", NativeVersion()}};
+  EXPECT_TRUE(WorkerMeasurer::Start(options).ok());
+
+  // An optimize falls back to measuring in this process, and says so: here a backend
+  // registered by code, which no worker can load.
+  BackendRegistry registry;
+  ASSERT_TRUE(RegisterNativeBackend(registry).ok());
+  ASSERT_TRUE(registry
+                  .Register(std::make_unique<testing::BrokenBackend>(
+                      "wrong", testing::Breakage::kWrongAnswer))
+                  .ok());
+  std::vector<std::string> warnings;
+  auto chosen = ChooseMeasurer(COLLAGE_MEASURE_WORKER_PATH, 60, registry, {"wrong"}, &warnings);
+  ASSERT_TRUE(chosen.ok());
+  EXPECT_NE(dynamic_cast<InProcessMeasurer*>(chosen->get()), nullptr);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("has no backend 'wrong'"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("measured in this process"), std::string::npos) << warnings[0];
+
+  warnings.clear();
+  chosen = ChooseMeasurer("/nonexistent/collage_measure_worker", 60, registry, {}, &warnings);
+  ASSERT_TRUE(chosen.ok());
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("no measurement worker found"), std::string::npos) << warnings[0];
+  warnings.clear();
+  chosen = ChooseMeasurer(kInProcessMeasurement, 60, registry, {}, &warnings);
+  ASSERT_TRUE(chosen.ok());
+  EXPECT_NE(dynamic_cast<InProcessMeasurer*>(chosen->get()), nullptr);
+  EXPECT_TRUE(warnings.empty()) << "asked for: no warning";
+}
+
+TEST(WorkerMeasurerTest, ACrashCostsOneCandidateAndANewWorkerMeasuresTheNext) {
+  WorkerOptions options;
+  options.executable = COLLAGE_MEASURE_WORKER_PATH;
+  options.plugin_paths = {PluginPath("segfaulting")};
+  options.backends = {{"native", NativeVersion()}, {"segfaulting", "misbehaving 1"}};
+  auto measurer = WorkerMeasurer::Start(options);
+  ASSERT_TRUE(measurer.ok()) << measurer.status().ToString();
+  Graph graph = RepeatedBlocks(1);
+  const SubGraph relu(graph.num_nodes(), {1});
+  ASSERT_EQ(graph.node(1).op_type, "Relu");
+  const pid_t first = (*measurer)->worker_pid();
+  auto crashed = (*measurer)->Candidate(graph, relu, "segfaulting", "relu", 1, 1e-4,
+                                        testing::QuickMeasureSettings());
+  ASSERT_TRUE(crashed.ok()) << crashed.status().ToString();
+  EXPECT_FALSE(crashed->valid);
+  EXPECT_EQ(crashed->reason,
+            "the measurement worker died of SIGSEGV while measuring this candidate");
+  EXPECT_EQ((*measurer)->worker_pid(), -1);
+
+  auto next =
+      (*measurer)->Candidate(graph, relu, "native", "op", 1, 1e-4, testing::QuickMeasureSettings());
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_TRUE(next->valid) << next->reason;
+  EXPECT_EQ((*measurer)->workers_started(), 2);
+  EXPECT_NE((*measurer)->worker_pid(), first);
+  auto conversion =
+      (*measurer)->Conversion(graph.value(graph.inputs()[0]).type, Layout::Plain(),
+                              Layout::ChannelsLast(), 1, testing::QuickMeasureSettings());
+  ASSERT_TRUE(conversion.ok());
+  EXPECT_TRUE(conversion->valid) << conversion->reason;
+  EXPECT_EQ((*measurer)->workers_started(), 2);
+}
+
+struct Misbehaviour {
+  std::string backend;
+  std::string reason;  // what its candidate's record says
+};
+
+// The test's name in listings, instead of the struct's bytes.
+void PrintTo(const Misbehaviour& m, std::ostream* os) { *os << m.backend; }
+
+class OptimizeThroughWorkerTest : public ::testing::TestWithParam<Misbehaviour> {};
+
+TEST_P(OptimizeThroughWorkerTest, SucceedsWithTheBrokenCandidateRecordedInvalid) {
+  TempDir dir;
+  BackendRegistry registry;
+  ASSERT_TRUE(RegisterNativeBackend(registry).ok());
+  ASSERT_TRUE(registry.LoadPlugin(PluginPath(GetParam().backend)).ok());
+  OptimizeOptions options = QuickOptimize(dir.file("costs.sqlite"));
+  options.measure_worker = COLLAGE_MEASURE_WORKER_PATH;
+  options.measure_timeout_seconds = 2;  // the hang's cost
+  options.final_rounds = 0;  // the end-to-end decision runs in this process: not with these
+  auto result = OptimizePlacement(RepeatedBlocks(2), registry, 1, options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  const OptimizeReport& report = result->report;
+  EXPECT_TRUE(report.warnings.empty()) << ::testing::PrintToString(report.warnings);
+  EXPECT_EQ(report.invalid, 1);  // the one distinct Relu; every other candidate measured after it
+  EXPECT_EQ(report.measured, report.distinct_candidates + report.conversions);
+  ASSERT_EQ(report.invalid_examples.size(), 1u);
+  EXPECT_EQ(report.invalid_examples[0], GetParam().backend + " relu: " + GetParam().reason);
+  for (const PlacedGroup& group : result->placement.groups) EXPECT_EQ(group.backend, "native");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Plugins, OptimizeThroughWorkerTest,
+    ::testing::Values(
+        Misbehaviour{"segfaulting",
+                     "the measurement worker died of SIGSEGV while measuring this candidate"},
+        Misbehaviour{"aborting",
+                     "the measurement worker died of SIGABRT while measuring this candidate"},
+        Misbehaviour{"hanging", "timed out after 2 s (the measurement worker was killed)"}),
+    [](const ::testing::TestParamInfo<Misbehaviour>& info) { return info.param.backend; });
+
+}  // namespace
+}  // namespace collage
