@@ -49,6 +49,15 @@ struct RunProfile {
   std::vector<NodeTiming> nodes;
 };
 
+// What the search that made the current placement estimated it would cost: each group's
+// measured cost alone, in execution order, and the whole plan's sum with its conversions
+// (0 where nothing was estimated: a single-backend placement, a region measured only in
+// whole plans). `collage bench --plan --profile` shows it beside the time measured in a run.
+struct PlacementEstimate {
+  double total_ms = 0;
+  std::vector<double> group_ms;
+};
+
 struct TensorInfo {
   std::string name;
   DType dtype = DType::kUndefined;
@@ -90,6 +99,7 @@ class Session {
   // What produced the current placement: "single-backend:<name>", "op-level", or the search
   // recorded in a loaded plan.
   std::string placement_source() const;
+  PlacementEstimate placement_estimate() const;
   // Warnings from loading a plan (another device, other library versions) or optimizing
   // (a corrupt cost database moved aside).
   const std::vector<std::string>& warnings() const;

@@ -200,6 +200,14 @@ std::string Session::placement_source() const {
   return impl_->plan.search;
 }
 
+PlacementEstimate Session::placement_estimate() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  PlacementEstimate estimate;
+  estimate.total_ms = impl_->plan.estimated_ms;
+  for (const PlanGroup& group : impl_->plan.groups) estimate.group_ms.push_back(group.cost_ms);
+  return estimate;
+}
+
 const std::vector<std::string>& Session::warnings() const { return impl_->warnings; }
 
 const std::vector<TensorInfo>& Session::inputs() const { return impl_->inputs; }

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "search/finalist_summary.h"
+
 namespace collage {
 namespace {
 
@@ -47,6 +49,76 @@ std::string CostOf(const GroupReport& group) {
   return group.measured_alone ? Ms(group.cost_ms) : "in the whole plan";
 }
 
+// A group's time in the profiled run, and that time over its estimate (how far the additive
+// cost was off for it).
+std::string InRunOf(const GroupReport& group, bool profiled) {
+  return profiled ? Ms(group.in_run_ms) : "not profiled";
+}
+std::string RatioOf(const GroupReport& group, bool profiled) {
+  if (!profiled || !group.measured_alone || group.cost_ms <= 0) return "-";
+  return fmt::format("{:.2f}x", group.in_run_ms / group.cost_ms);
+}
+
+// The end-to-end decision: every finalist with its estimate, median, ratio to the kept one and
+// rounds won, the kept one marked; then the estimate against the run and the margin.
+std::string FinalistsHtml(const OptimizeReport& report) {
+  const FinalistReport* kept = KeptFinalist(report);
+  if (kept == nullptr) {
+    return "<h2>End to end</h2><p>Not measured end to end (the end-to-end decision was skipped): "
+           "the search's plan is kept on its estimate.</p>\n";
+  }
+  std::string html = fmt::format(
+      "<h2>End-to-end decision</h2><p>{} finalists measured side by side in {} interleaved "
+      "rounds; the kept one's round-to-round spread (p90 - p10) / median: {:.1f}%.</p>\n"
+      "<table><tr><th>finalist</th><th>estimated</th><th>median</th><th>vs kept</th>"
+      "<th>rounds won</th><th></th></tr>\n",
+      report.finalists.size(), report.decision_rounds, 100 * report.round_spread);
+  for (const FinalistReport& f : report.finalists) {
+    if (!f.skipped.empty()) {
+      html += fmt::format("<tr><td>{}</td><td colspan=\"5\">skipped: {}</td></tr>\n",
+                          Escape(FinalistLabel(f.name)), Escape(f.skipped));
+      continue;
+    }
+    html += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2f}x</td><td>{}</td><td>{}</td></tr>\n",
+        Escape(FinalistLabel(f.name)), f.estimated_ms > 0 ? Ms(f.estimated_ms) : "-",
+        Ms(f.median_ms), f.ratio_to_kept, f.rounds_won, f.kept ? "<b>kept</b>" : "");
+  }
+  html += "</table>\n";
+  const EstimateAgainstRun check = CompareEstimateWithRun(report);
+  if (check.finalist != nullptr) {
+    html +=
+        fmt::format("<p>{}: estimated {}, measured {} end to end (estimate {}).</p>\n",
+                    Escape(FinalistLabel(check.finalist->name)), Ms(check.estimated_ms),
+                    Ms(check.measured_ms), EstimateError(check.estimated_ms, check.measured_ms));
+  }
+  return html;
+}
+
+// Every layout conversion of the running placement with its time in the run.
+std::string ConversionsHtml(const RunProfile& in_run) {
+  std::string rows;
+  double total = 0;
+  int count = 0;
+  for (const NodeTiming& step : in_run.nodes) {
+    if (step.op_type != "LayoutConversion") continue;
+    ++count;
+    total += step.milliseconds;
+    rows += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                        Escape(step.node_name), Escape(step.rule), Escape(step.backend),
+                        Ms(step.milliseconds));
+  }
+  if (in_run.nodes.empty()) return "";
+  std::string html =
+      fmt::format("<h2>Layout conversions in the run</h2><p>{} conversions, {} in all.</p>\n",
+                  count, Ms(total));
+  if (count > 0) {
+    html += "<table><tr><th>value</th><th>layouts</th><th>backend</th><th>in run</th></tr>\n" +
+            rows + "</table>\n";
+  }
+  return html;
+}
+
 std::string OpsOf(const Graph& graph, const GroupReport& group) {
   std::string ops;
   for (int n : group.nodes) ops += (ops.empty() ? "" : "+") + graph.node(n).op_type;
@@ -66,8 +138,9 @@ std::string RivalsText(const GroupReport& group) {
 }  // namespace
 
 std::string PlacementReportHtml(const Graph& graph, const OptimizeReport& report,
-                                const std::vector<ReportLatency>& latencies) {
+                                const RunProfile& in_run) {
   const size_t num_groups = report.groups.size();
+  const bool profiled = !in_run.nodes.empty();
   // Group of each node, then a layer per group: one below the deepest group it reads from.
   std::vector<int> group_of(static_cast<size_t>(graph.num_nodes()), -1);
   for (size_t g = 0; g < num_groups; ++g) {
@@ -102,11 +175,18 @@ std::string PlacementReportHtml(const Graph& graph, const OptimizeReport& report
   const int svg_width = 2 * kMargin + columns * (kBoxWidth + kColumnGap);
   const int svg_height = 2 * kMargin + layers * (kBoxHeight + kRowGap);
 
-  std::map<std::string, std::pair<int, double>> per_backend;  // nodes, ms
+  struct BackendTotals {
+    int nodes = 0;
+    double estimated_ms = 0;
+    double in_run_ms = 0;
+  };
+  std::map<std::string, BackendTotals> per_backend;
   double total_ms = 0;
   for (const GroupReport& group : report.groups) {
-    per_backend[group.backend].first += static_cast<int>(group.nodes.size());
-    per_backend[group.backend].second += group.cost_ms;
+    BackendTotals& totals = per_backend[group.backend];
+    totals.nodes += static_cast<int>(group.nodes.size());
+    totals.estimated_ms += group.cost_ms;
+    totals.in_run_ms += group.in_run_ms;
     total_ms += group.cost_ms;
   }
 
@@ -121,19 +201,19 @@ std::string PlacementReportHtml(const Graph& graph, const OptimizeReport& report
       Escape(graph.name()), Escape(graph.name()), graph.num_nodes(), num_groups, report.candidates,
       report.distinct_candidates, report.measured, report.cache_hits, report.invalid,
       Ms(report.estimated_ms), report.search_states_cut > 0 ? " (beam-bounded)" : " (exact)");
-  if (!latencies.empty()) {
-    html += "<h2>Measured end to end</h2><table><tr><th>placement</th><th>median</th></tr>\n";
-    for (const ReportLatency& l : latencies) {
-      html += fmt::format("<tr><td>{}</td><td>{}</td></tr>\n", Escape(l.label), Ms(l.p50_ms));
-    }
-    html += "</table>\n";
-  }
-  html += "<h2>Backends</h2><table><tr><th>backend</th><th>nodes</th><th>share of measured time</th></tr>\n";
-  for (const auto& [backend, stat] : per_backend) {
-    html += fmt::format("<tr><td><span class=\"swatch\" style=\"background:{}\"></span>{}</td><td>{}</td>"
-                        "<td>{:.1f}%</td></tr>\n",
-                        ColourOf(backend), Escape(backend), stat.first,
-                        total_ms > 0 ? 100.0 * stat.second / total_ms : 0.0);
+  html += FinalistsHtml(report);
+  html +=
+      "<h2>Backends</h2><p>Estimated: the search's costs, each group measured alone; in run: "
+      "the groups' mean time in profiled runs of the kept placement.</p>\n<table><tr>"
+      "<th>backend</th><th>nodes</th><th>estimated</th><th>share of the estimate</th>"
+      "<th>in run</th></tr>\n";
+  for (const auto& [backend, totals] : per_backend) {
+    html += fmt::format(
+        "<tr><td><span class=\"swatch\" style=\"background:{}\"></span>{}</td><td>{}</td>"
+        "<td>{}</td><td>{:.1f}%</td><td>{}</td></tr>\n",
+        ColourOf(backend), Escape(backend), totals.nodes, Ms(totals.estimated_ms),
+        total_ms > 0 ? 100.0 * totals.estimated_ms / total_ms : 0.0,
+        profiled ? Ms(totals.in_run_ms) : "not profiled");
   }
   html += "</table>\n<h2>Graph</h2><p>One box per group, in layers by data dependence; hover "
           "over a box for its rivals.</p>\n";
@@ -149,16 +229,19 @@ std::string PlacementReportHtml(const Graph& graph, const OptimizeReport& report
   for (size_t g = 0; g < num_groups; ++g) {
     const GroupReport& group = report.groups[g];
     html += fmt::format(
-        "<g><title>group {}: {} {} — {}\nnodes: {}{}</title>"
+        "<g><title>group {}: {} {} — estimated {}, in run {}\nnodes: {}{}</title>"
         "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"5\" fill=\"{}\"/>"
         "<text x=\"{}\" y=\"{}\">{}</text><text x=\"{}\" y=\"{}\">{} {} · {}</text></g>\n",
-        g, Escape(group.backend), Escape(group.rule), CostOf(group),
-        Escape(graph.node(group.nodes.front()).name), Escape(RivalsText(group)), x_of(g), y_of(g), kBoxWidth,
-        kBoxHeight, ColourOf(group.backend), x_of(g) + 6, y_of(g) + 18, Escape(OpsOf(graph, group)),
-        x_of(g) + 6, y_of(g) + 36, Escape(group.backend), Escape(group.rule.substr(0, 18)), CostOf(group));
+        g, Escape(group.backend), Escape(group.rule), CostOf(group), InRunOf(group, profiled),
+        Escape(graph.node(group.nodes.front()).name), Escape(RivalsText(group)), x_of(g), y_of(g),
+        kBoxWidth, kBoxHeight, ColourOf(group.backend), x_of(g) + 6, y_of(g) + 18,
+        Escape(OpsOf(graph, group)), x_of(g) + 6, y_of(g) + 36, Escape(group.backend),
+        Escape(group.rule.substr(0, 18)), CostOf(group));
   }
-  html += "</svg>\n<h2>Groups and their rivals</h2>\n<table><tr><th>#</th><th>nodes</th><th>backend</th>"
-          "<th>rule</th><th>cost</th><th>rivals</th></tr>\n";
+  html +=
+      "</svg>\n<h2>Groups and their rivals</h2>\n<table><tr><th>#</th><th>nodes</th>"
+      "<th>backend</th><th>rule</th><th>estimated</th><th>in run</th><th>in run / estimated</th>"
+      "<th>rivals</th></tr>\n";
   for (size_t g = 0; g < num_groups; ++g) {
     const GroupReport& group = report.groups[g];
     std::string rivals;
@@ -169,12 +252,14 @@ std::string PlacementReportHtml(const Graph& graph, const OptimizeReport& report
     }
     std::string names;
     for (int n : group.nodes) names += (names.empty() ? "" : ", ") + Escape(graph.node(n).name);
-    html += fmt::format("<tr><td>{}</td><td>{} ({})</td><td><span class=\"swatch\" style=\"background:{}\">"
-                        "</span>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-                        g, names, Escape(OpsOf(graph, group)), ColourOf(group.backend), Escape(group.backend),
-                        Escape(group.rule), CostOf(group), rivals.empty() ? "none" : rivals);
+    html += fmt::format(
+        "<tr><td>{}</td><td>{} ({})</td><td><span class=\"swatch\" style=\"background:{}\">"
+        "</span>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+        g, names, Escape(OpsOf(graph, group)), ColourOf(group.backend), Escape(group.backend),
+        Escape(group.rule), CostOf(group), InRunOf(group, profiled), RatioOf(group, profiled),
+        rivals.empty() ? "none" : rivals);
   }
-  html += "</table>\n</body></html>\n";
+  html += "</table>\n" + ConversionsHtml(in_run) + "</body></html>\n";
   return html;
 }
 

@@ -4,7 +4,11 @@
 #include <cstdio>
 #include <map>
 
+#include <fmt/format.h>
+
 #include "commands.h"
+#include "run_profile_summary.h"
+#include "search/finalist_summary.h"
 #include "util/file_io.h"
 #include "util/chrome_trace.h"
 #include "util/latency_stats.h"
@@ -51,6 +55,47 @@ void PrintProfile(const std::vector<RunProfile>& runs) {
   }
 }
 
+// Per step of the mean run: each group's time beside the cost the plan's search estimated for
+// it (measured alone), the conversions' times, and the plan's estimate against the mean run.
+// Shows where the search's additive cost model is wrong for this plan on this machine.
+void PrintStepsAgainstEstimate(const RunProfile& mean, const PlacementEstimate& estimate,
+                               double mean_run_ms, int runs) {
+  std::printf("per step against the plan's estimate (mean of %d runs):\n", runs);
+  std::printf("  %4s  %-14s %-24s %-28s %10s %10s %7s\n", "step", "backend", "rule", "ops",
+              "estimated", "in run", "ratio");
+  size_t group = 0;
+  for (size_t s = 0; s < mean.nodes.size(); ++s) {
+    const NodeTiming& step = mean.nodes[s];
+    if (IsConversion(step)) {
+      std::printf("  %4zu  %-14s %-24s %-28s %10s %10s %7s\n", s, step.backend.c_str(),
+                  step.rule.c_str(), ("conversion of " + step.node_name).substr(0, 28).c_str(), "-",
+                  FormatMillis(step.milliseconds).c_str(), "-");
+      continue;
+    }
+    // 0: not estimated (a single backend, a region measured only within whole plans).
+    const double estimated = group < estimate.group_ms.size() ? estimate.group_ms[group] : 0;
+    ++group;
+    const std::string ops =
+        step.op_type.size() > 28 ? step.op_type.substr(0, 25) + "..." : step.op_type;
+    const std::string ratio =
+        estimated > 0 ? fmt::format("{:.2f}x", step.milliseconds / estimated) : "-";
+    std::printf("  %4zu  %-14s %-24s %-28s %10s %10s %7s\n", s, step.backend.c_str(),
+                step.rule.substr(0, 24).c_str(), ops.c_str(),
+                estimated > 0 ? FormatMillis(estimated).c_str() : "-",
+                FormatMillis(step.milliseconds).c_str(), ratio.c_str());
+  }
+  double steps_ms = 0;
+  for (const NodeTiming& step : mean.nodes) steps_ms += step.milliseconds;
+  const std::string versus =
+      estimate.total_ms > 0
+          ? fmt::format("estimated {}, measured {} (mean run; estimate {})",
+                        FormatMillis(estimate.total_ms), FormatMillis(mean_run_ms),
+                        EstimateError(estimate.total_ms, mean_run_ms))
+          : fmt::format("estimated -, measured {} (mean run)", FormatMillis(mean_run_ms));
+  std::printf("  total: %s; the steps %s of it, layout conversions %s\n", versus.c_str(),
+              FormatMillis(steps_ms).c_str(), FormatMillis(ConversionsMs(mean)).c_str());
+}
+
 int RunBench(const BenchFlags& flags) {
   if (flags.warmup < 0 || flags.iterations < 1) {
     return ReportError(Status(StatusCode::kInvalidArgument,
@@ -95,7 +140,11 @@ int RunBench(const BenchFlags& flags) {
   std::printf("latency: p50 %s  p90 %s  p99 %s  min %s  mean %s\n", FormatMillis(s.p50_ms).c_str(),
               FormatMillis(s.p90_ms).c_str(), FormatMillis(s.p99_ms).c_str(),
               FormatMillis(s.min_ms).c_str(), FormatMillis(s.mean_ms).c_str());
-  if (flags.profile) PrintProfile(profiles);
+  if (flags.profile) {
+    PrintProfile(profiles);
+    PrintStepsAgainstEstimate(MeanProfile(profiles), (*session)->placement_estimate(), s.mean_ms,
+                              s.count);
+  }
   if (!flags.export_profile.empty()) {
     if (Status st = WriteFileAtomically(flags.export_profile, ChromeTraceJson(traced)); !st.ok()) return ReportError(st);
     std::printf("trace of %zu runs written to %s (chrome://tracing or ui.perfetto.dev)\n", traced.size(),
@@ -123,7 +172,9 @@ void AddBenchCommand(CLI::App& app, int& exit_code) {
       ->excludes(cmd->get_option("--backend"));
   AddStrictNanOption(cmd, flags->strict_nan);
   AddPluginOption(cmd, flags->plugin_dirs);
-  cmd->add_flag("--profile", flags->profile, "Also print the time spent per backend and kernel");
+  cmd->add_flag("--profile", flags->profile,
+                "Also print the time spent per backend and kernel, and per step beside the plan's "
+                "estimate");
   cmd->add_option("--export-profile", flags->export_profile,
                   "Write a Chrome trace (JSON) with one event per kernel, naming backend and rule");
   cmd->callback([flags, &exit_code] { exit_code = RunBench(*flags); });

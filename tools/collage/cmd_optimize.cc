@@ -1,15 +1,17 @@
 // `collage optimize MODEL`: measure every backend's candidates on this machine, find the
 // cheapest placement (op-level search; with --search two-level, then whole plans measured
-// end to end), then check it and each backend alone against the reference kernels, time
-// them side by side, and save the plan / the report.
+// end to end), let the library decide end to end between it and each backend alone, then
+// show the search's estimate against the run and save the plan / the report / the JSON.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
-#include "collage/backend.h"
 #include "commands.h"
-#include "placement_comparison.h"
+#include "optimize_json.h"
+#include "optimize_summary.h"
+#include "run_profile_summary.h"
+#include "runtime/threading.h"
 #include "search/placement_report.h"
 #include "util/file_io.h"
 #include "util/interrupt.h"
@@ -28,15 +30,15 @@ struct OptimizeFlags {
   double measure_timeout = OptimizeOptions().measure_timeout_seconds;
   std::string save_plan;
   std::string report;
+  std::string json;
   int beam = 256;
   std::string search = "op-level";
   std::string budget = "120s";
   int population = 16;
   int generations = 1000;
   unsigned seed = 1;
-  int rounds = 10;
+  int rounds = OptimizeOptions().final_rounds;
   bool compare = true;
-  double tolerance = 1e-3;
   std::vector<std::string> plugin_dirs;
   bool strict_nan = false;
 };
@@ -66,23 +68,6 @@ StatusOr<double> ParseBudget(const std::string& text) {
   return value * scale;
 }
 
-void PrintTwoLevelReport(const OptimizeReport& report) {
-  std::printf("two-level search: %d generations, %d placements measured end to end, %d cache hits, %d invalid, "
-              "%.1f s\n",
-              report.generations, report.evaluations, report.genome_cache_hits, report.invalid_genomes,
-              report.evolve_seconds);
-  for (const std::string& reason : report.invalid_genome_reasons) std::printf("  invalid: %s\n", reason.c_str());
-  std::string alone;
-  if (!report.best_single_backend.empty()) {
-    alone = fmt::format(", {} alone {}", report.best_single_backend, FormatMillis(report.single_backend_ms));
-  }
-  const std::string verdict = report.graph_level_kept      ? "the graph-level placement is kept"
-                              : report.single_backend_kept ? report.best_single_backend + " alone is kept"
-                                                           : "the op-level placement stays (it was not slower)";
-  std::printf("measured side by side: op-level %s, best two-level %s%s: %s\n", FormatMillis(report.op_level_ms).c_str(),
-              FormatMillis(report.two_level_ms).c_str(), alone.c_str(), verdict.c_str());
-}
-
 Status Optimize(const OptimizeFlags& flags) {
   // Ctrl-C stops measuring at the next candidate, keeping every measurement made.
   RequestInterruptOnSignals();
@@ -91,8 +76,8 @@ Status Optimize(const OptimizeFlags& flags) {
   if (flags.beam < 0) return InvalidArgument("--beam must be >= 0 (0: unbounded)");
   SessionOptions options;
   options.num_threads = flags.threads;
-  // The session is strict, so its Optimize is, and so is each backend alone in the comparison
-  // (they are loaded with these options); the saved plan records it.
+  // The session is strict, so its Optimize is, every finalist of its end-to-end decision
+  // with it; the saved plan records it.
   options.strict_non_finite = flags.strict_nan;
   COLLAGE_RETURN_IF_ERROR(ParseShapeFlags(flags.shapes, options));
   COLLAGE_ASSIGN_OR_RETURN(auto session, Session::LoadFile(flags.model, options));
@@ -107,37 +92,36 @@ Status Optimize(const OptimizeFlags& flags) {
   optimize.generations = flags.generations;
   optimize.seed = flags.seed;
   optimize.measure_timeout_seconds = flags.measure_timeout;
+  // The library's end-to-end decision between the finalists is the one measurement of whole
+  // placements; --no-compare skips it (the search's plan is kept unmeasured).
+  optimize.final_rounds = flags.compare ? flags.rounds : 0;
+  optimize.max_final_rounds = std::max(optimize.max_final_rounds, optimize.final_rounds);
   OptimizeReport report;
   COLLAGE_RETURN_IF_ERROR(OptimizeWithProgress(*session, optimize, &report));
 
-  std::printf("model: %s  threads: %d\n", flags.model.c_str(), flags.threads);
+  const int threads = ResolveThreadCount(flags.threads);
+  std::printf("model: %s  threads: %d\n", flags.model.c_str(), threads);
   std::printf("%s\n", PlacementSummary(*session).c_str());
-  PrintOptimizeReport(report);
-  if (report.search == "two-level") PrintTwoLevelReport(report);
+  COLLAGE_ASSIGN_OR_RETURN(RunProfile in_run, ProfileKeptPlacement(*session, report));
+  PrintOptimizeReport(report, in_run);
+  if (report.search == "two-level") PrintTwoLevelSearch(report);
+  std::printf("\n");
+  PrintFinalists(report);
 
-  std::vector<ReportLatency> latencies;
-  if (flags.compare) {
-    std::vector<std::string> backends = optimize.backends;
-    if (backends.empty()) {
-      for (const Backend* b : BackendRegistry::Global().backends()) backends.push_back(b->name());
-    }
-    std::printf("\n");
-    COLLAGE_ASSIGN_OR_RETURN(std::vector<ComparisonRow> rows,
-                             CompareWithEachBackend(flags.model, options, *session, backends, flags.rounds,
-                                                    flags.tolerance));
-    PrintComparison(rows);
-    for (const ComparisonRow& row : rows) {
-      if (row.skipped.empty()) latencies.push_back({row.label, row.median_ms});
-    }
-    session->RecordMeasuredLatency(rows.front().median_ms);
-  }
   if (!flags.save_plan.empty()) {
     COLLAGE_RETURN_IF_ERROR(session->SavePlan(flags.save_plan));
     std::printf("plan saved to %s\n", flags.save_plan.c_str());
   }
   if (!flags.report.empty()) {
-    COLLAGE_RETURN_IF_ERROR(WriteFileAtomically(flags.report, PlacementReportHtml(session->graph(), report, latencies)));
+    COLLAGE_RETURN_IF_ERROR(
+        WriteFileAtomically(flags.report, PlacementReportHtml(session->graph(), report, in_run)));
     std::printf("report written to %s\n", flags.report.c_str());
+  }
+  if (!flags.json.empty()) {
+    const OptimizeJsonContext context{flags.model, threads, flags.save_plan};
+    COLLAGE_RETURN_IF_ERROR(
+        WriteFileAtomically(flags.json, OptimizeSummaryJson(context, report, in_run)));
+    std::printf("summary written to %s\n", flags.json.c_str());
   }
   return Status();
 }
@@ -165,6 +149,9 @@ void AddOptimizeCommand(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--save-plan", flags->save_plan, "Write the plan (JSON) here, for run/bench --plan");
   cmd->add_option("--report", flags->report, "Write an HTML page of the placement and every group's rivals");
+  cmd->add_option("--json", flags->json,
+                  "Write a summary (JSON): estimate against the end-to-end measurement, finalists, "
+                  "every group's estimate beside its time in a run");
   cmd->add_option("--beam", flags->beam, "States the op-level search keeps per step (0 = unbounded, exact)")
       ->capture_default_str();
   cmd->add_option("--search", flags->search,
@@ -177,12 +164,12 @@ void AddOptimizeCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--population", flags->population, "Two-level: genomes per generation")->capture_default_str();
   cmd->add_option("--generations", flags->generations, "Two-level: generation cap")->capture_default_str();
   cmd->add_option("--seed", flags->seed, "Two-level: random seed")->capture_default_str();
-  cmd->add_option("--rounds", flags->rounds, "Side-by-side rounds of the end-to-end comparison")
+  cmd->add_option("--rounds", flags->rounds,
+                  "Least interleaved rounds of the end-to-end decision between the search's plan "
+                  "and each backend alone (more while the two fastest are within the noise)")
       ->capture_default_str();
   cmd->add_flag("!--no-compare", flags->compare,
-                "Skip the end-to-end comparison with each backend alone (and the output check)");
-  AddToleranceOption(cmd, flags->tolerance,
-                     "Largest normalized error against the reference kernels the check accepts");
+                "Skip the end-to-end decision: keep the search's plan, measured only as groups");
   AddStrictNanOption(cmd, flags->strict_nan);
   AddPluginOption(cmd, flags->plugin_dirs);
   cmd->callback([flags, &exit_code] {

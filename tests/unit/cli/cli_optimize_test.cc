@@ -1,10 +1,12 @@
-// `collage optimize` and the plan it saves, as a user meets them: the search's summary and
-// comparison, a plan that run and bench take, a trace and a report that open elsewhere, and
-// clear errors for everything a user can get wrong.
+// `collage optimize` and the plan it saves, as a user meets them: the search's summary, its
+// estimate against the run and the end-to-end decision, a plan that run and bench take, a
+// trace, a report and a JSON summary that open elsewhere, and clear errors for everything a
+// user can get wrong.
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "cli_test_util.h"
 
@@ -31,15 +33,23 @@ class CliOptimizeTest : public CliTest {
 TEST_F(CliOptimizeTest, OptimizePrintsTheSearchTheSharesAndTheComparison) {
   CommandResult r = Optimize("--report " + (dir_ / "report.html").string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
+  // The decision may keep any finalist on so small a model: the placement is not named.
   for (const char* expected :
-       {"measuring candidates", "candidates:", "distinct", "search:", "(exact)",
-        "placement (op-level)", "share", "speedup", "error", "native alone", "onednn alone",
-        "optimized vs the best single backend", "plan saved to", "report written to"}) {
+       {"measuring candidates", "candidates:", "distinct", "search:", "(exact)", "placement (",
+        "estimated", "share", "in run", "layout conversions in the run:", "plan saved to",
+        "report written to"}) {
+    EXPECT_NE(r.output.find(expected), std::string::npos) << expected << "\n" << r.output;
+  }
+  for (const char* expected :
+       {"end-to-end decision:", "op-level plan", "native alone", "onednn alone", "<- kept",
+        "end to end (estimate", "kept: ", "round-to-round spread"}) {
     EXPECT_NE(r.output.find(expected), std::string::npos) << expected << "\n" << r.output;
   }
   std::string html = ReadAll(dir_ / "report.html");
   EXPECT_NE(html.find("<svg"), std::string::npos);
   EXPECT_NE(html.find("rivals"), std::string::npos);
+  EXPECT_NE(html.find("<th>estimated</th><th>in run</th>"), std::string::npos);
+  EXPECT_NE(html.find("<b>kept</b>"), std::string::npos);
   EXPECT_EQ(html.find("src=\"http"), std::string::npos) << "the report must be self-contained";
 
   // The second optimize finds everything in the cost database.
@@ -79,6 +89,74 @@ TEST_F(CliOptimizeTest, RunAndBenchTakeThePlanAndBenchWritesATrace) {
   EXPECT_NE(r.output.find("warning: plan"), std::string::npos) << r.output;
 }
 
+TEST_F(CliOptimizeTest, TheJsonSummaryHasTheEstimateTheRunAndEveryGroup) {
+  const fs::path summary = dir_ / "summary.json";
+  CommandResult r = Optimize("--json " + summary.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("threads: 1"), std::string::npos) << r.output;
+  nlohmann::json j = nlohmann::json::parse(ReadAll(summary), nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << ReadAll(summary);
+  for (const char* key : {"model", "threads", "search", "estimated_ms", "measured_ms",
+                          "kept_finalist", "decision_rounds", "round_spread", "finalists", "groups",
+                          "conversions_in_run_ms", "measurements", "plan"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j["threads"], 1);
+  EXPECT_EQ(j["plan"], plan());
+  EXPECT_GT(j["estimated_ms"].get<double>(), 0.0);
+  EXPECT_GT(j["measured_ms"].get<double>(), 0.0);
+  EXPECT_GE(j["decision_rounds"].get<int>(), 2);
+  int kept = 0;
+  for (const auto& f : j["finalists"]) {
+    for (const char* key :
+         {"name", "estimated_ms", "median_ms", "ratio_to_kept", "rounds_won", "kept", "skipped"}) {
+      EXPECT_TRUE(f.contains(key)) << key;
+    }
+    kept += f["kept"].get<bool>() ? 1 : 0;
+  }
+  EXPECT_EQ(kept, 1);
+  ASSERT_FALSE(j["groups"].empty());
+  for (const auto& g : j["groups"]) {
+    EXPECT_GT(g["nodes"].get<int>(), 0);
+    EXPECT_TRUE(g.contains("backend") && g.contains("rule") && g.contains("estimated_ms"));
+    EXPECT_GT(g["in_run_ms"].get<double>(), 0.0);
+  }
+  for (const char* key : {"measured", "cache_hits", "invalid"}) {
+    EXPECT_TRUE(j["measurements"].contains(key)) << key;
+  }
+
+  // Without the decision nothing is measured end to end, but the groups are still profiled.
+  r = RunCli("optimize " + (dir_ / "tiny.onnx").string() + " --threads 1 --no-compare --cost-db " +
+             db() + " --json " + summary.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("not measured end to end"), std::string::npos) << r.output;
+  j = nlohmann::json::parse(ReadAll(summary), nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["measured_ms"], 0.0);
+  EXPECT_TRUE(j["finalists"].empty());
+  EXPECT_TRUE(j["plan"].is_null());
+  for (const auto& g : j["groups"]) EXPECT_GT(g["in_run_ms"].get<double>(), 0.0);
+}
+
+TEST_F(CliOptimizeTest, BenchProfileSetsEveryGroupBesideThePlansEstimate) {
+  ASSERT_EQ(Optimize("--no-compare").exit_code, 0);
+  const std::string model = (dir_ / "tiny.onnx").string();
+  CommandResult r =
+      RunCli("bench " + model + " --plan " + plan() + " --threads 1 --iterations 3 --profile");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("per step against the plan's estimate"), std::string::npos) << r.output;
+  // A group's row: step, backend, rule, ops, estimate, in-run time, ratio.
+  const std::regex group_row(R"(\n +\d+ +\S+ +\S+ +\S*(Relu|Add)\S* +\d+(\.\d+)? (us|ms) +)"
+                             R"(\d+(\.\d+)? (us|ms) +\d+\.\d\dx\n)");
+  EXPECT_TRUE(std::regex_search(r.output, group_row)) << r.output;
+  EXPECT_NE(r.output.find("total: estimated "), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("total: estimated -"), std::string::npos) << r.output;
+  // A single backend has no estimate.
+  r = RunCli("bench " + model + " --threads 1 --iterations 2 --profile");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("total: estimated -, measured"), std::string::npos) << r.output;
+}
+
 TEST_F(CliOptimizeTest, BadPlansAreClearErrors) {
   ASSERT_EQ(Optimize("--no-compare").exit_code, 0);
   const std::string model = (dir_ / "tiny.onnx").string();
@@ -109,18 +187,27 @@ TEST_F(CliOptimizeTest, BadPlansAreClearErrors) {
       2);
 }
 
-TEST_F(CliOptimizeTest, TheTwoLevelSearchReportsItsGenerationsAndRecordsItselfInThePlan) {
-  CommandResult r =
-      Optimize("--search two-level --budget 2s --population 4 --generations 3 --seed 5");
+// The plan records which finalist of the end-to-end decision was kept (on so small a model
+// any may be): the two-level best is one of them.
+TEST_F(CliOptimizeTest, TheTwoLevelSearchReportsItsGenerationsAndRecordsTheKeptFinalist) {
+  const fs::path summary = dir_ / "summary.json";
+  const std::string search = "--search two-level --budget 2s --population 4 --generations 3";
+  CommandResult r = Optimize(search + " --seed 5 --json " + summary.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (const char* expected :
        {"generation 0", "two-level search:", "placements measured end to end",
-        "measured side by side: op-level", "placement (two-level)"}) {
+        "end-to-end decision:", "two-level plan"}) {
     EXPECT_NE(r.output.find(expected), std::string::npos) << expected << "\n" << r.output;
   }
   nlohmann::json plan_json = nlohmann::json::parse(ReadAll(plan()), nullptr, false);
   ASSERT_FALSE(plan_json.is_discarded());
-  EXPECT_EQ(plan_json["search"], "two-level");
+  nlohmann::json summary_json = nlohmann::json::parse(ReadAll(summary), nullptr, false);
+  ASSERT_FALSE(summary_json.is_discarded());
+  EXPECT_EQ(summary_json["search"], "two-level");
+  EXPECT_EQ(plan_json["search"], summary_json["kept_finalist"]);
+  EXPECT_NE(r.output.find("placement (" + summary_json["kept_finalist"].get<std::string>() + ")"),
+            std::string::npos)
+      << r.output;
   r = RunCli("run " + (dir_ / "tiny.onnx").string() + " --plan " + plan() +
              " --random-inputs --check --threads 1");
   EXPECT_EQ(r.exit_code, 0) << r.output;

@@ -1,0 +1,50 @@
+#include "search/finalist_summary.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace collage {
+
+std::string FinalistLabel(const std::string& name) {
+  static const std::string kSingle = "single-backend:";
+  if (name.rfind(kSingle, 0) == 0) return name.substr(kSingle.size()) + " alone";
+  if (name == "op-level" || name == "two-level") return name + " plan";
+  return name;
+}
+
+const FinalistReport* KeptFinalist(const OptimizeReport& report) {
+  for (const FinalistReport& f : report.finalists) {
+    if (f.kept) return &f;
+  }
+  return nullptr;
+}
+
+const FinalistReport* RunnerUp(const OptimizeReport& report) {
+  const FinalistReport* best = nullptr;
+  for (const FinalistReport& f : report.finalists) {
+    if (f.kept || !f.skipped.empty()) continue;
+    if (best == nullptr || f.ratio_to_kept < best->ratio_to_kept) best = &f;
+  }
+  return best;
+}
+
+EstimateAgainstRun CompareEstimateWithRun(const OptimizeReport& report) {
+  const FinalistReport* judged = KeptFinalist(report);
+  if (judged != nullptr && judged->estimated_ms <= 0) {
+    judged = nullptr;
+    for (const FinalistReport& f : report.finalists) {
+      if (f.name == "op-level" && f.skipped.empty() && f.estimated_ms > 0) judged = &f;
+    }
+  }
+  if (judged == nullptr || judged->median_ms <= 0) return {};
+  return {judged, judged->estimated_ms, judged->median_ms};
+}
+
+std::string EstimateError(double estimated_ms, double measured_ms) {
+  if (!(measured_ms > 0)) return "not comparable";
+  const double error = (estimated_ms - measured_ms) / measured_ms;
+  return fmt::format("{:.1f}% {}", 100 * std::fabs(error), error < 0 ? "low" : "high");
+}
+
+}  // namespace collage

@@ -1,0 +1,51 @@
+#include "optimize_json.h"
+
+#include <nlohmann/json.hpp>
+
+#include "run_profile_summary.h"
+
+namespace collage::cli {
+
+std::string OptimizeSummaryJson(const OptimizeJsonContext& context, const OptimizeReport& report,
+                                const RunProfile& in_run) {
+  // In the order a reader looks for them: what ran, the estimate against the run, the details.
+  using json = nlohmann::ordered_json;
+  json j;
+  j["model"] = context.model;
+  j["threads"] = context.threads;
+  j["search"] = report.search;
+  j["estimated_ms"] = report.estimated_ms;
+  // 0 and "" when the decision was skipped (--no-compare): nothing measured end to end.
+  j["measured_ms"] = report.measured_ms;
+  j["kept_finalist"] = report.kept_finalist;
+  j["decision_rounds"] = report.decision_rounds;
+  j["round_spread"] = report.round_spread;
+  j["finalists"] = json::array();
+  for (const FinalistReport& f : report.finalists) {
+    j["finalists"].push_back({{"name", f.name},
+                              {"estimated_ms", f.estimated_ms},
+                              {"median_ms", f.median_ms},
+                              {"ratio_to_kept", f.ratio_to_kept},
+                              {"rounds_won", f.rounds_won},
+                              {"kept", f.kept},
+                              {"skipped", f.skipped}});
+  }
+  j["groups"] = json::array();
+  for (const GroupReport& g : report.groups) {
+    j["groups"].push_back({{"backend", g.backend},
+                           {"rule", g.rule},
+                           {"nodes", g.nodes.size()},
+                           {"estimated_ms", g.cost_ms},
+                           {"measured_alone", g.measured_alone},
+                           {"in_run_ms", g.in_run_ms}});
+  }
+  j["conversions_in_run_ms"] = ConversionsMs(in_run);
+  j["measurements"] = {{"measured", report.measured},
+                       {"cache_hits", report.cache_hits},
+                       {"invalid", report.invalid}};
+  j["plan"] = context.plan_path.empty() ? json(nullptr) : json(context.plan_path);
+  // Replaced, not thrown on: a model path or a skip reason need not be valid UTF-8.
+  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace collage::cli
