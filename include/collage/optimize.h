@@ -42,6 +42,13 @@ struct OptimizeOptions {
   int min_runs = 5;
   int max_runs = 100;
   double max_seconds = 0.25;
+  // The caches each timed run of a candidate or conversion meets (docs/architecture.md,
+  // "How costs are measured"): "run" — before every timed run, as many bytes as one run of
+  // the model touches (capped at twice the last-level cache) are scrubbed through the caches
+  // and the inputs read back, as the rest of a run leaves them; "cold" — always twice the
+  // last-level cache; "warm" — nothing in between, the kernel's data stays cached (the
+  // method of collage before the cost database's schema 2). Part of every cost's key.
+  std::string caches = "run";
   // Where candidates are measured: the path of collage_measure_worker, a process of its own
   // that a library crashing, aborting or hanging takes down instead of the optimize (the
   // candidate is then recorded invalid, and a new worker measures the next); empty = look
@@ -66,10 +73,26 @@ struct OptimizeOptions {
   int generations = 1000;
   int population = 16;
   unsigned seed = 1;
-  // Two-level only: interleaved rounds of the final side-by-side measurement (op-level,
-  // best genome, fastest backend alone).
+  // The end-to-end decision between the finalists (the search's plan, the two-level best,
+  // every backend alone): at least final_rounds interleaved rounds, and more, up to
+  // max_final_rounds, while the two fastest are within the noise of each other. 0 skips
+  // the decision: the search's plan is kept unmeasured.
   int final_rounds = 15;
+  int max_final_rounds = 60;
   std::function<void(const GenerationProgress&)> on_generation;
+};
+
+// One contender of the end-to-end decision, measured side by side with the others.
+struct FinalistReport {
+  std::string name;         // "op-level", "two-level" or "single-backend:<backend>"
+  double estimated_ms = 0;  // the op-level search's estimate of it (0: none)
+  double median_ms = 0;     // median over the decision's rounds
+  // Median over the rounds of (this finalist's time / the kept one's time in the same round):
+  // 1 for the kept one, above 1 for slower ones.
+  double ratio_to_kept = 0;
+  int rounds_won = 0;  // rounds in which it was the fastest
+  bool kept = false;
+  std::string skipped;  // why it was not a contender (does not compile, wrong outputs)
 };
 
 // Another backend's offer for the nodes of a chosen group.
@@ -106,12 +129,21 @@ struct OptimizeReport {
   int cache_hits = 0;            // found in the cost database
   int invalid = 0;               // distinct candidates recorded invalid
   int conversions = 0;           // distinct layout conversions priced
+  int pool_switches = 0;         // thread-pool switches priced (each direction of each pair)
   std::vector<std::string> invalid_examples;  // a few "backend rule: reason" lines
   int64_t search_states = 0;
   int64_t search_states_cut = 0;  // dropped by the beam: 0 means the search was exact
   double measure_seconds = 0;
   double search_seconds = 0;
   double estimated_ms = 0;  // the search's additive estimate of the whole plan
+  // The end-to-end decision (empty when OptimizeOptions::final_rounds is 0): every finalist,
+  // the kept one's name and median, the rounds measured and the kept one's round-to-round
+  // spread ((p90 - p10) / median of its per-round times).
+  std::vector<FinalistReport> finalists;
+  std::string kept_finalist;
+  double measured_ms = 0;
+  int decision_rounds = 0;
+  double round_spread = 0;
   std::vector<GroupReport> groups;
   std::vector<std::string> warnings;  // e.g. a corrupt cost database moved aside
   std::string cost_db_path;
@@ -124,14 +156,6 @@ struct OptimizeReport {
   int invalid_genomes = 0;
   std::vector<std::string> invalid_genome_reasons;  // a few
   double evolve_seconds = 0;
-  // The final side-by-side measurement of the op-level placement, the best genome's and
-  // the fastest backend alone (measured first on its own); the fastest of them is kept.
-  double op_level_ms = 0;
-  double two_level_ms = 0;
-  std::string best_single_backend;  // "" when no backend alone ran correctly
-  double single_backend_ms = 0;
-  bool graph_level_kept = false;     // the best genome's placement is the result
-  bool single_backend_kept = false;  // best_single_backend alone is the result
 };
 
 }  // namespace collage

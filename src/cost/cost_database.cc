@@ -41,8 +41,18 @@ constexpr int kLockProgressEveryMs = 5000;
 // other program's database and is moved aside, never written into.
 const std::set<std::string>& CostsColumns() {
   static const std::set<std::string> columns = {
-      "device", "backend", "backend_version", "signature", "threads", "state",      "median_ms",
-      "p90_ms", "samples", "layouts",         "reason",    "pid",     "measured_at"};
+      "device",    "backend", "backend_version", "signature", "threads", "method", "state",
+      "median_ms", "p90_ms",  "samples",         "layouts",   "reason",  "pid",    "measured_at"};
+  return columns;
+}
+
+// Schema 1 had no `method`: every cost in it was timed warm, in a tight loop.
+const std::set<std::string>& SchemaOneColumns() {
+  static const std::set<std::string> columns = [] {
+    std::set<std::string> c = CostsColumns();
+    c.erase("method");
+    return c;
+  }();
   return columns;
 }
 
@@ -53,6 +63,7 @@ CREATE TABLE IF NOT EXISTS costs(
   backend_version TEXT NOT NULL,
   signature TEXT NOT NULL,
   threads INTEGER NOT NULL,
+  method TEXT NOT NULL,
   state TEXT NOT NULL CHECK(state IN ('valid', 'invalid', 'measuring')),
   median_ms REAL NOT NULL DEFAULT 0,
   p90_ms REAL NOT NULL DEFAULT 0,
@@ -61,7 +72,32 @@ CREATE TABLE IF NOT EXISTS costs(
   reason TEXT NOT NULL DEFAULT '',
   pid INTEGER NOT NULL DEFAULT 0,
   measured_at INTEGER NOT NULL DEFAULT 0,
-  PRIMARY KEY(device, backend, backend_version, signature, threads));
+  PRIMARY KEY(device, backend, backend_version, signature, threads, method));
+)sql";
+
+// Schema 1 → 2 inside the caller's transaction: the rows are kept, keyed as measured warm.
+constexpr const char* kUpgradeFromSchemaOne = R"sql(
+ALTER TABLE costs RENAME TO costs_schema_1;
+CREATE TABLE costs(
+  device TEXT NOT NULL,
+  backend TEXT NOT NULL,
+  backend_version TEXT NOT NULL,
+  signature TEXT NOT NULL,
+  threads INTEGER NOT NULL,
+  method TEXT NOT NULL,
+  state TEXT NOT NULL CHECK(state IN ('valid', 'invalid', 'measuring')),
+  median_ms REAL NOT NULL DEFAULT 0,
+  p90_ms REAL NOT NULL DEFAULT 0,
+  samples INTEGER NOT NULL DEFAULT 0,
+  layouts TEXT NOT NULL DEFAULT '{}',
+  reason TEXT NOT NULL DEFAULT '',
+  pid INTEGER NOT NULL DEFAULT 0,
+  measured_at INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY(device, backend, backend_version, signature, threads, method));
+INSERT INTO costs SELECT device, backend, backend_version, signature, threads, 'warm', state,
+  median_ms, p90_ms, samples, layouts, reason, pid, measured_at FROM costs_schema_1
+  WHERE state != 'measuring';
+DROP TABLE costs_schema_1;
 )sql";
 
 // Owns a prepared statement.
@@ -84,6 +120,7 @@ class Statement {
     Bind(3, key.backend_version);
     Bind(4, key.signature);
     Bind(5, static_cast<int64_t>(key.threads));
+    Bind(6, key.method);
   }
   std::string Text(int column) {
     const unsigned char* text = sqlite3_column_text(stmt_, column);
@@ -176,7 +213,9 @@ FileState Inspect(sqlite3* db, int* version) {
   int step = SQLITE_ROW;
   while ((step = sqlite3_step(columns.get())) == SQLITE_ROW) found.insert(columns.Text(0));
   if (step != SQLITE_DONE) return Failed(step);
-  return found == CostsColumns() ? FileState::kUsable : FileState::kForeign;
+  if (*version == 1 && found == SchemaOneColumns()) return FileState::kUsable;  // upgraded on open
+  return found == CostsColumns() && *version == CostDatabase::kSchemaVersion ? FileState::kUsable
+                                                                             : FileState::kForeign;
 }
 
 std::string Timestamp() {
@@ -353,7 +392,16 @@ StatusOr<std::unique_ptr<CostDatabase>> CostDatabase::Open(const std::string& pa
   // which are then simply measured again.
   COLLAGE_RETURN_IF_ERROR(database->Exec("PRAGMA synchronous=NORMAL"));
   COLLAGE_RETURN_IF_ERROR(database->Exec("BEGIN IMMEDIATE"));
-  Status created = database->Exec(kCreateSchema);
+  // Read again under the write lock: another process may have upgraded it meanwhile.
+  Status created;
+  {
+    Statement current(db, "PRAGMA user_version");
+    version = current.ok() && sqlite3_step(current.get()) == SQLITE_ROW
+                  ? sqlite3_column_int(current.get(), 0)
+                  : 0;
+  }
+  if (version == 1) created = database->Exec(kUpgradeFromSchemaOne);
+  if (created.ok()) created = database->Exec(kCreateSchema);
   if (created.ok())
     created = database->Exec(fmt::format("PRAGMA user_version={}", kSchemaVersion).c_str());
   COLLAGE_RETURN_IF_ERROR(database->Exec(created.ok() ? "COMMIT" : "ROLLBACK"));
@@ -393,7 +441,8 @@ StatusOr<std::optional<CostRecord>> CostDatabase::Find(const CostKey& key) {
   Statement select(
       db_,
       "SELECT state, median_ms, p90_ms, samples, layouts, reason, pid FROM costs "
-      "WHERE device=?1 AND backend=?2 AND backend_version=?3 AND signature=?4 AND threads=?5");
+      "WHERE device=?1 AND backend=?2 AND backend_version=?3 AND signature=?4 AND threads=?5 "
+      "AND method=?6");
   if (!select.ok()) return SqliteError(db_, path_, "cannot read");
   select.BindKey(key);
   const int rc = sqlite3_step(select.get());
@@ -438,18 +487,18 @@ Status CostDatabase::Put(const CostKey& key, const CostRecord& record) {
   Statement insert(
       db_,
       "INSERT OR REPLACE INTO costs(device, backend, backend_version, signature, threads, "
-      "state, median_ms, p90_ms, samples, layouts, reason, pid, measured_at) "
-      "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
+      "method, state, median_ms, p90_ms, samples, layouts, reason, pid, measured_at) "
+      "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
   if (!insert.ok()) return SqliteError(db_, path_, "cannot write");
   insert.BindKey(key);
-  insert.Bind(6, std::string(record.valid ? "valid" : "invalid"));
-  insert.Bind(7, record.median_ms);
-  insert.Bind(8, record.p90_ms);
-  insert.Bind(9, static_cast<int64_t>(record.samples));
-  insert.Bind(10, LayoutsToJson(record));
-  insert.Bind(11, record.reason);
-  insert.Bind(12, static_cast<int64_t>(::getpid()));
-  insert.Bind(13, static_cast<int64_t>(std::time(nullptr)));
+  insert.Bind(7, std::string(record.valid ? "valid" : "invalid"));
+  insert.Bind(8, record.median_ms);
+  insert.Bind(9, record.p90_ms);
+  insert.Bind(10, static_cast<int64_t>(record.samples));
+  insert.Bind(11, LayoutsToJson(record));
+  insert.Bind(12, record.reason);
+  insert.Bind(13, static_cast<int64_t>(::getpid()));
+  insert.Bind(14, static_cast<int64_t>(std::time(nullptr)));
   if (sqlite3_step(insert.get()) != SQLITE_DONE) return SqliteError(db_, path_, "cannot write");
   return Status();
 }
@@ -458,14 +507,14 @@ Status CostDatabase::MarkMeasuring(const CostKey& key) {
   // Never replaces a finished record another process wrote in the meantime.
   Statement insert(
       db_,
-      "INSERT INTO costs(device, backend, backend_version, signature, threads, state, pid, "
-      "measured_at) VALUES(?1, ?2, ?3, ?4, ?5, 'measuring', ?6, ?7) "
+      "INSERT INTO costs(device, backend, backend_version, signature, threads, method, state, pid, "
+      "measured_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, 'measuring', ?7, ?8) "
       "ON CONFLICT DO UPDATE SET pid=excluded.pid, measured_at=excluded.measured_at "
       "WHERE state='measuring'");
   if (!insert.ok()) return SqliteError(db_, path_, "cannot write");
   insert.BindKey(key);
-  insert.Bind(6, static_cast<int64_t>(::getpid()));
-  insert.Bind(7, static_cast<int64_t>(std::time(nullptr)));
+  insert.Bind(7, static_cast<int64_t>(::getpid()));
+  insert.Bind(8, static_cast<int64_t>(std::time(nullptr)));
   if (sqlite3_step(insert.get()) != SQLITE_DONE) return SqliteError(db_, path_, "cannot write");
   return Status();
 }

@@ -4,7 +4,8 @@
 // once read and write it safely; the schema carries a version.
 //
 // Key: device fingerprint, backend, backend version, signature (the rule and the group's
-// canonical signature, or a conversion's type and layouts — never weight values), threads.
+// canonical signature, or a conversion's type and layouts — never weight values), threads,
+// and the measurement method (MeasureMethodKey: caches warm or scrubbed).
 #pragma once
 
 #include <memory>
@@ -25,6 +26,7 @@ struct CostKey {
   std::string backend_version;
   std::string signature;
   int threads = 1;
+  std::string method = "warm";
 };
 
 struct CostRecord {
@@ -43,8 +45,10 @@ struct CostRecord {
 
 class CostDatabase {
  public:
-  // Schema version written to PRAGMA user_version; a file with a newer one is refused.
-  static constexpr int kSchemaVersion = 1;
+  // Schema version written to PRAGMA user_version; a file with a newer one is refused. 2: the
+  // measurement method is part of the key (a schema-1 file is upgraded on open, its rows
+  // keyed as measured warm, so that they are never taken for cache-scrubbed costs).
+  static constexpr int kSchemaVersion = 2;
 
   // $COLLAGE_CACHE_DIR/costs.sqlite, else $XDG_CACHE_HOME/collage/costs.sqlite, else
   // ~/.cache/collage/costs.sqlite.

@@ -1,12 +1,13 @@
 #include "cost/measure.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 
-#include <fmt/format.h>
-
+#include "cost/cache_scrub.h"
 #include "runtime/executable.h"
 #include "runtime/kernel_runner.h"
 #include "runtime/layout_conversion.h"
@@ -50,13 +51,25 @@ Buffer ZeroedBuffer(size_t bytes) {
 
 }  // namespace
 
-CostRecord TimeRepeatedly(const std::function<Status()>& run, const MeasureSettings& settings) {
+std::string MeasureMethodKey(const MeasureSettings& settings) {
+  if (settings.scrub_bytes == 0) return "warm";
+  return fmt::format("scrub:{}MiB", (settings.scrub_bytes + (size_t{1} << 19)) >> 20);
+}
+
+CostRecord TimeRepeatedly(const std::function<Status()>& run, const MeasureSettings& settings,
+                          const std::function<void()>& prepare) {
+  auto get_ready = [&] {
+    ScrubCaches(settings.scrub_bytes);
+    if (settings.scrub_bytes > 0 && prepare) prepare();
+  };
   for (int i = 0; i < settings.warmup_runs; ++i) {
+    get_ready();
     if (Status s = run(); !s.ok()) return Invalid("run failed: " + s.message());
   }
   std::vector<double> samples;
   const auto begin = std::chrono::steady_clock::now();
   while (static_cast<int>(samples.size()) < std::max(1, settings.max_runs)) {
+    get_ready();
     const auto start = std::chrono::steady_clock::now();
     if (Status s = run(); !s.ok()) return Invalid("run failed: " + s.message());
     const auto end = std::chrono::steady_clock::now();
@@ -98,7 +111,12 @@ CostRecord MeasureCandidate(const Backend& backend, const CompileRequest& reques
     }
     auto bound = (*runner)->Bind(inputs);
     if (!bound.ok()) return Invalid("cannot bind its inputs: " + bound.status().message());
-    CostRecord record = TimeRepeatedly([&] { return (*bound)->Run(); }, settings);
+    const BoundKernel& kernel = **bound;
+    CostRecord record = TimeRepeatedly([&] { return kernel.Run(); }, settings,
+                                       [&] {
+                                         for (size_t i = 0; i < kernel.num_inputs(); ++i)
+                                           TouchBytes(kernel.input(i), kernel.input_bytes(i));
+                                       });
     record.input_layouts = (*runner)->kernel().input_layouts();
     record.output_layouts = (*runner)->kernel().output_layouts();
     return record;
@@ -118,7 +136,9 @@ CostRecord MeasureConversion(const TensorType& type, const Layout& from, const L
     const void* inputs[] = {input.get()};
     void* outputs[] = {output.get()};
     KernelBuffers buffers{inputs, outputs, (*kernel)->workspace_bytes() ? workspace.get() : nullptr};
-    CostRecord record = TimeRepeatedly([&] { return (*kernel)->Run(buffers); }, settings);
+    const size_t input_bytes = from.BufferBytes(type);
+    CostRecord record = TimeRepeatedly([&] { return (*kernel)->Run(buffers); }, settings,
+                                       [&] { TouchBytes(input.get(), input_bytes); });
     record.input_layouts = {from};
     record.output_layouts = {to};
     return record;

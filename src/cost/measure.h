@@ -20,11 +20,21 @@ struct MeasureSettings {
   double max_seconds = 0.25;
   // ...or as soon as (p90 - median) / median falls below this.
   double target_spread = 0.05;
+  // Bytes scrubbed through the caches before every run (untimed), then the kernel's inputs
+  // are read: the caches as the rest of a run leaves them (cost/cache_scrub.h). 0: warm, the
+  // kernel's data stays in the caches from one run to the next.
+  size_t scrub_bytes = 0;
 };
 
+// The measurement method as the cost database keys it: "warm", or "scrub:<MiB>" — costs
+// measured one way are never reused for the other.
+std::string MeasureMethodKey(const MeasureSettings& settings);
+
 // Runs `run` settings.warmup_runs times, then times it; median and p90 in the record, which
-// is valid unless a run failed.
-CostRecord TimeRepeatedly(const std::function<Status()>& run, const MeasureSettings& settings);
+// is valid unless a run failed. Before every run, untimed: the scrub settings.scrub_bytes
+// asks for, then `prepare` (reading the inputs back into the caches).
+CostRecord TimeRepeatedly(const std::function<Status()>& run, const MeasureSettings& settings,
+                          const std::function<void()>& prepare = {});
 
 // Compiles `request` on `backend`, runs it on `inputs` (plain tensors, one per request input)
 // and compares with `reference_outputs` within `tolerance` (normalized error); then times

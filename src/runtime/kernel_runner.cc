@@ -105,12 +105,14 @@ StatusOr<std::unique_ptr<BoundKernel>> KernelRunner::Bind(const std::vector<Tens
     if (type.nbytes() > 0) std::memcpy(bound->owned_.back().get(), inputs[i].data(), type.nbytes());
     if (!to_kernel_[i]) {
       bound->input_ptrs_.push_back(bound->owned_.back().get());
+      bound->input_bytes_.push_back(type.nbytes());
       continue;
     }
     const void* plain = bound->owned_.back().get();
     bound->owned_.push_back(AllocateBuffer(kernel_->input_layouts()[i].BufferBytes(type)));
     COLLAGE_RETURN_IF_ERROR(RunWithWorkspace(*to_kernel_[i], plain, bound->owned_.back().get()));
     bound->input_ptrs_.push_back(bound->owned_.back().get());
+    bound->input_bytes_.push_back(kernel_->input_layouts()[i].BufferBytes(type));
   }
   for (size_t i = 0; i < request_.outputs.size(); ++i) {
     const TensorType& type = request_.type(request_.outputs[i]);

@@ -18,12 +18,17 @@ class BoundKernel {
   Status Run() const;
   // Output `i` as it lies in the kernel's layout.
   const void* output(size_t i) const { return output_ptrs_[i]; }
+  // Input `i` as the kernel reads it, and its size in bytes.
+  size_t num_inputs() const { return input_ptrs_.size(); }
+  const void* input(size_t i) const { return input_ptrs_[i]; }
+  size_t input_bytes(size_t i) const { return input_bytes_[i]; }
 
  private:
   friend class KernelRunner;
   const Kernel* kernel_ = nullptr;
   std::vector<Buffer> owned_;
   std::vector<const void*> input_ptrs_;
+  std::vector<size_t> input_bytes_;
   std::vector<void*> output_ptrs_;
   Buffer workspace_{nullptr, nullptr};
 };

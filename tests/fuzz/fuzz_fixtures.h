@@ -37,7 +37,7 @@ inline Graph PlanFuzzGraph() {
 // The keys of the rows in the seed cost databases (signatures "conv", "relu", "measuring");
 // cost_database_fuzzer looks each of them up.
 inline CostKey SeedCostKey(const std::string& signature) {
-  return CostKey{"fuzz-device", "native", "1", signature, 1};
+  return CostKey{"fuzz-device", "native", "1", signature, 1, "warm"};
 }
 
 // tensor_proto_fuzzer's scratch folder holds this file for seeds with external data to

@@ -263,7 +263,7 @@ void CostDatabaseSeeds(const fs::path& dir) {
   Write(dir / "not_a_database", "collage cost database? no.\n");
 
   Store(file, valid);
-  Sql(file, "PRAGMA user_version=2;");
+  Sql(file, "PRAGMA user_version=" + std::to_string(CostDatabase::kSchemaVersion + 1) + ";");
   Write(dir / "newer_schema", Read(file));
   fs::remove(file);
   Sql(file, "PRAGMA page_size=512; CREATE TABLE other(x INTEGER);");

@@ -22,6 +22,7 @@ namespace collage::cli {
 namespace {
 
 struct OptimizeFlags {
+  std::string caches = "run";
   std::string model;
   std::vector<std::string> shapes;
   std::string backends;
@@ -91,6 +92,7 @@ Status Optimize(const OptimizeFlags& flags) {
   optimize.population = flags.population;
   optimize.generations = flags.generations;
   optimize.seed = flags.seed;
+  optimize.caches = flags.caches;
   optimize.measure_timeout_seconds = flags.measure_timeout;
   // The library's end-to-end decision between the finalists is the one measurement of whole
   // placements; --no-compare skips it (the search's plan is kept unmeasured).
@@ -152,6 +154,12 @@ void AddOptimizeCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--json", flags->json,
                   "Write a summary (JSON): estimate against the end-to-end measurement, finalists, "
                   "every group's estimate beside its time in a run");
+  cmd->add_option(
+         "--measure-caches", flags->caches,
+         "Caches each timed run of a candidate meets: run (as the rest of a run leaves them), "
+         "cold (everything flushed) or warm (a tight loop)")
+      ->check(CLI::IsMember({"run", "cold", "warm"}))
+      ->capture_default_str();
   cmd->add_option("--beam", flags->beam, "States the op-level search keeps per step (0 = unbounded, exact)")
       ->capture_default_str();
   cmd->add_option("--search", flags->search,

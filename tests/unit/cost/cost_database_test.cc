@@ -35,7 +35,7 @@ class CostDatabaseTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   static CostKey Key(const std::string& signature, int threads = 1) {
-    return CostKey{"test-device", "onednn", "oneDNN 2.6.3 avx2", signature, threads};
+    return CostKey{"test-device", "onednn", "oneDNN 2.6.3 avx2", signature, threads, "scrub:64MiB"};
   }
   static CostRecord Valid(double ms) {
     CostRecord r;
@@ -274,8 +274,56 @@ TEST_F(CostDatabaseTest, ProcessesWritingAtOnceCorruptNothing) {
   }
 }
 
+TEST_F(CostDatabaseTest, ASchemaOneDatabaseIsUpgradedItsCostsKeptAsMeasuredWarm) {
+  // The table and a row as collage wrote them before the measurement method joined the key.
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_exec(
+          raw,
+          "CREATE TABLE costs(device TEXT NOT NULL, backend TEXT NOT NULL, backend_version "
+          "TEXT NOT NULL, signature TEXT NOT NULL, threads INTEGER NOT NULL, state TEXT NOT NULL, "
+          "median_ms REAL NOT NULL DEFAULT 0, p90_ms REAL NOT NULL DEFAULT 0, samples INTEGER NOT "
+          "NULL DEFAULT 0, layouts TEXT NOT NULL DEFAULT '{}', reason TEXT NOT NULL DEFAULT '', "
+          "pid "
+          "INTEGER NOT NULL DEFAULT 0, measured_at INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(device, "
+          "backend, backend_version, signature, threads));"
+          "INSERT INTO costs(device, backend, backend_version, signature, threads, state, "
+          "median_ms, "
+          "p90_ms, samples, layouts) VALUES('test-device', 'onednn', 'oneDNN 2.6.3 avx2', "
+          "'old|sig', 1, "
+          "'valid', 2.5, 2.75, 9, '{\"inputs\":[\"plain\"],\"outputs\":[\"plain\"]}');"
+          "PRAGMA user_version=1;",
+          nullptr, nullptr, nullptr),
+      SQLITE_OK);
+  sqlite3_close(raw);
+  std::vector<std::string> warnings;
+  auto db = CostDatabase::Open(path_, &warnings);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  EXPECT_TRUE(warnings.empty());
+  EXPECT_TRUE(MovedAside().empty());
+  // Not reused for a cache-scrubbed measurement...
+  auto scrubbed = (*db)->Find(Key("old|sig"));
+  ASSERT_TRUE(scrubbed.ok());
+  EXPECT_FALSE(scrubbed->has_value());
+  // ...but still there for a warm one.
+  CostKey warm = Key("old|sig");
+  warm.method = "warm";
+  auto found = (*db)->Find(warm);
+  ASSERT_TRUE(found.ok() && found->has_value());
+  EXPECT_DOUBLE_EQ((*found)->median_ms, 2.5);
+  ASSERT_TRUE((*db)->Put(Key("old|sig"), Valid(3.0)).ok());
+  EXPECT_EQ(*(*db)->Count(), 2);
+  db->reset();
+  // Reopened: already schema 2, nothing to upgrade.
+  auto again = CostDatabase::Open(path_, &warnings);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(*(*again)->Count(), 2);
+}
+
 TEST_F(CostDatabaseTest, AForeignTableUnderOurSchemaVersionIsMovedAside) {
-  // Another program's database that happens to use version 1 and a table named `costs`.
+  // Another program's database that happens to use version 1 (collage's schema before the
+  // measurement method joined the key) and a table named `costs`.
   sqlite3* raw = nullptr;
   ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(raw, "CREATE TABLE costs(item TEXT, price REAL); PRAGMA user_version=1",
