@@ -9,6 +9,7 @@
 
 #include "cost/device_fingerprint.h"
 #include "cost/group_signature.h"
+#include "cost/pool_switch_measure.h"
 #include "runtime/kernel_runner.h"
 #include "runtime/layout_conversion.h"
 #include "util/errors.h"
@@ -48,6 +49,7 @@ CostKey MeasuredCostModel::KeyFor(const SearchCandidate& candidate) const {
   key.backend_version = backend != nullptr ? backend->version() : "";
   key.signature = candidate.rule + "|" + GroupSignature(graph_, candidate.nodes);
   key.threads = threads_;
+  key.method = MeasureMethodKey(settings_);
   return key;
 }
 
@@ -190,6 +192,7 @@ Status MeasuredCostModel::PriceConversions(const std::vector<SearchCandidate>& c
     key.backend_version = version_of(conversion.from) + " -> " + version_of(conversion.to);
     key.signature = std::get<0>(text) + "|" + std::get<1>(text) + "->" + std::get<2>(text);
     key.threads = threads_;
+    key.method = MeasureMethodKey(settings_);
     COLLAGE_ASSIGN_OR_RETURN(CostRecord record, Resolve(key, [&] {
       return measurer_.Conversion(conversion.type, conversion.from, conversion.to, threads_, settings_);
     }));
@@ -204,6 +207,82 @@ double MeasuredCostModel::Transition(ValueId value, const Layout& from, const La
   if (from == to || from.SameBytesAs(to, type)) return 0;
   auto it = conversion_ms_.find({type.ToString(), LayoutToText(from), LayoutToText(to)});
   return it == conversion_ms_.end() ? std::numeric_limits<double>::infinity() : it->second;
+}
+
+Status MeasuredCostModel::PricePoolSwitches(const std::vector<SearchCandidate>& candidates) {
+  std::map<std::string, const SearchCandidate*> probe;  // pool → its typical kernel
+  for (const SearchCandidate& c : candidates) {
+    const SearchCandidate*& best = probe[c.thread_pool];
+    const bool big_enough = c.cost_ms >= kPoolProbeMs;
+    if (best == nullptr) {
+      best = &c;
+    } else if (big_enough && (best->cost_ms < kPoolProbeMs || c.cost_ms < best->cost_ms)) {
+      best = &c;  // the cheapest that is big enough
+    } else if (!big_enough && best->cost_ms < kPoolProbeMs && c.cost_ms > best->cost_ms) {
+      best = &c;  // none big enough yet: the most expensive
+    }
+  }
+  std::vector<std::pair<const SearchCandidate*, const SearchCandidate*>> pairs;
+  for (auto a = probe.begin(); a != probe.end(); ++a) {
+    for (auto b = std::next(a); b != probe.end(); ++b) pairs.push_back({a->second, b->second});
+  }
+  int done = 0;
+  Report("pool switches", done, static_cast<int>(pairs.size()));
+  for (const auto& [a, b] : pairs) {
+    auto key_of = [&](const SearchCandidate& from, const SearchCandidate& to) {
+      CostKey key;
+      key.device = DeviceFingerprint();
+      key.backend = "pool-switch";
+      const Backend* from_backend = registry_.Find(from.backend);
+      const Backend* to_backend = registry_.Find(to.backend);
+      key.backend_version = (from_backend ? from_backend->version() : "") + " -> " +
+                            (to_backend ? to_backend->version() : "");
+      key.signature = from.thread_pool + "->" + to.thread_pool + "|" + KeyFor(from).signature +
+                      "|" + KeyFor(to).signature;
+      key.threads = threads_;
+      key.method = MeasureMethodKey(WarmSettings());
+      return key;
+    };
+    const CostKey a_to_b = key_of(*a, *b), b_to_a = key_of(*b, *a);
+    COLLAGE_ASSIGN_OR_RETURN(std::optional<CostRecord> found_ab, database_.Find(a_to_b));
+    COLLAGE_ASSIGN_OR_RETURN(std::optional<CostRecord> found_ba, database_.Find(b_to_a));
+    PoolSwitchRecords records;
+    if (found_ab && found_ba) {
+      cache_hits_ += 2;
+      records = {*found_ab, *found_ba};
+    } else {
+      if (InterruptRequested()) return Interrupted();
+      COLLAGE_RETURN_IF_ERROR(database_.MarkMeasuring(a_to_b));
+      const Backend* backend_a = registry_.Find(a->backend);
+      const Backend* backend_b = registry_.Find(b->backend);
+      if (backend_a == nullptr || backend_b == nullptr)
+        return NotFound("a backend of the pool probes is gone");
+      records = MeasurePoolSwitch(
+          *backend_a, CompileRequest::For(graph_, a->nodes, a->rule, threads_), *backend_b,
+          CompileRequest::For(graph_, b->nodes, b->rule, threads_), registry_, WarmSettings());
+      measured_ += 2;
+      COLLAGE_RETURN_IF_ERROR(database_.Put(a_to_b, records.a_to_b));
+      COLLAGE_RETURN_IF_ERROR(database_.Put(b_to_a, records.b_to_a));
+    }
+    // A probe that failed prices the switch at nothing rather than forbidding either pool.
+    pool_switch_ms_[{a->thread_pool, b->thread_pool}] =
+        records.a_to_b.valid ? records.a_to_b.median_ms : 0;
+    pool_switch_ms_[{b->thread_pool, a->thread_pool}] =
+        records.b_to_a.valid ? records.b_to_a.median_ms : 0;
+    Report("pool switches", ++done, static_cast<int>(pairs.size()));
+  }
+  return Status();
+}
+
+MeasureSettings MeasuredCostModel::WarmSettings() const {
+  MeasureSettings warm = settings_;
+  warm.scrub_bytes = 0;
+  return warm;
+}
+
+double MeasuredCostModel::PoolSwitch(const std::string& from, const std::string& to) const {
+  auto it = pool_switch_ms_.find({from, to});
+  return from == to || it == pool_switch_ms_.end() ? 0 : it->second;
 }
 
 }  // namespace collage

@@ -5,13 +5,15 @@
 // A state is the set of covered nodes plus, for every live value (computed, and still
 // awaited by an uncovered node or returned by the graph), the layout its producer wrote and
 // the layouts it has already been converted to — so a conversion is paid once per value and
-// layout, as the executable runs it. From a state the search adds candidates containing the
-// first uncovered node n (in topological order) whose inputs are computed and that overlap
-// nothing covered; when some candidate containing n is still waiting for an input, it also
-// adds the other ready candidates, so that groups such as a convolution fused with the Add
-// of a later branch are reachable. Every transition grows the covered set, so states are
-// settled level by level (by covered count): exact with an unbounded beam, and with a beam,
-// each level keeps the states of lowest cost-so-far plus a lower bound of the rest.
+// layout, as the executable runs it — and the thread pool of the last group run, so that a
+// group on another pool pays the switch (the executable runs the groups in the order found). From a
+// state the search adds candidates containing the first uncovered node n (in topological order)
+// whose inputs are computed and that overlap nothing covered; when some candidate containing n is
+// still waiting for an input, it also adds the other ready candidates, so that groups such as a
+// convolution fused with the Add of a later branch are reachable. Every transition grows the
+// covered set, so states are settled level by level (by covered count): exact with an unbounded
+// beam, and with a beam, each level keeps the states of lowest cost-so-far plus a lower bound of
+// the rest.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +37,13 @@ struct OpLevelResult {
 };
 
 // `candidates` are the valid ones (invalid ones left out); they must cover every node.
+// `pool_switch` prices a group that runs on another thread pool than the group before it
+// (SearchCandidate::thread_pool); without it, switching pools is free.
+StatusOr<OpLevelResult> SearchOpLevel(const Graph& graph,
+                                      const std::vector<SearchCandidate>& candidates,
+                                      const TransitionCost& transition,
+                                      const PoolSwitchCost& pool_switch,
+                                      const OpLevelSearchOptions& options);
 StatusOr<OpLevelResult> SearchOpLevel(const Graph& graph,
                                       const std::vector<SearchCandidate>& candidates,
                                       const TransitionCost& transition,

@@ -2,7 +2,10 @@
 // (a cost table written by the test, standing in for measurements), the search with an
 // unbounded beam finds exactly the cheapest placement that an exhaustive enumeration of
 // every exact cover finds — conversions between layouts included, each paid once per value
-// and layout as the executable runs them.
+// and layout as the executable runs them, and, on chains with skip connections (where the
+// order of the groups is forced), thread-pool switches between consecutive groups.
+#include "search/op_level_search.h"
+
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -10,7 +13,7 @@
 #include <random>
 #include <set>
 
-#include "search/op_level_search.h"
+#include "search/placement_estimate.h"
 
 namespace collage {
 namespace {
@@ -242,8 +245,10 @@ TEST(OpLevelSearchTest, AConversionIsPaidOncePerValueAndLayout) {
   ASSERT_TRUE(g.AddNode({"nr", "Relu", "", {}, {p}, {r}}).ok());
   g.AddOutput(q);
   g.AddOutput(r);
-  auto single = [&](const std::string& backend, NodeId n, ValueId in, ValueId out, Layout in_layout, double ms) {
-    return SearchCandidate{backend, "rule", SubGraph(3, {n}), {in}, {out}, {in_layout}, {Layout::Plain()}, ms};
+  auto single = [&](const std::string& backend, NodeId n, ValueId in, ValueId out, Layout in_layout,
+                    double ms) {
+    return SearchCandidate{
+        backend, "rule", SubGraph(3, {n}), {in}, {out}, {in_layout}, {Layout::Plain()}, ms, "pool"};
   };
   std::vector<SearchCandidate> candidates = {single("a", 0, x, p, Layout::Plain(), 1.0),
                                              single("b", 1, p, q, kOpaque, 1.0), single("a", 1, p, q, Layout::Plain(), 4.0),
@@ -274,11 +279,11 @@ TEST(OpLevelSearchTest, FindsAGroupThatWaitsForALaterBranch) {
   g.AddOutput(s);
   const Layout plain = Layout::Plain();
   std::vector<SearchCandidate> candidates = {
-      {"a", "single", SubGraph(3, {0}), {x}, {a}, {plain}, {plain}, 3.0},
-      {"a", "single", SubGraph(3, {1}), {x}, {b}, {plain}, {plain}, 3.0},
-      {"a", "single", SubGraph(3, {2}), {a, b}, {s}, {plain, plain}, {plain}, 3.0},
+      {"a", "single", SubGraph(3, {0}), {x}, {a}, {plain}, {plain}, 3.0, "pool"},
+      {"a", "single", SubGraph(3, {1}), {x}, {b}, {plain}, {plain}, 3.0, "pool"},
+      {"a", "single", SubGraph(3, {2}), {a, b}, {s}, {plain, plain}, {plain}, 3.0, "pool"},
       // conv_a + add reads b, computed by node 1, which comes after node 0.
-      {"b", "conv_add", SubGraph(3, {0, 2}), {x, b}, {s}, {plain, plain}, {plain}, 3.5},
+      {"b", "conv_add", SubGraph(3, {0, 2}), {x, b}, {s}, {plain, plain}, {plain}, 3.5, "pool"},
   };
   TransitionCost none = [](ValueId, const Layout&, const Layout&) { return 0.0; };
   auto found = SearchOpLevel(g, candidates, none, {});
@@ -287,6 +292,131 @@ TEST(OpLevelSearchTest, FindsAGroupThatWaitsForALaterBranch) {
   ASSERT_EQ(found->groups.size(), 2u);
   EXPECT_EQ(found->groups[0], 1);  // conv_b first, then the fused group
   EXPECT_EQ(found->groups[1], 3);
+}
+
+// A chain with skip connections: node i reads node i-1's output (so the nodes, and the groups
+// of any cover, have one order only) and sometimes an earlier value too.
+Graph RandomChainWithSkips(int num_nodes, std::mt19937& rng) {
+  Graph g;
+  const TensorType type{DType::kFloat32, {1, 4, 2, 2}};
+  std::vector<ValueId> values = {g.AddValue("x", type)};
+  g.AddInput(values[0]);
+  for (int i = 0; i < num_nodes; ++i) {
+    Node node;
+    node.name = "n" + std::to_string(i);
+    node.inputs.push_back(values.back());
+    if (values.size() > 2 && rng() % 2 == 0) {
+      ValueId skip = values[std::uniform_int_distribution<size_t>(0, values.size() - 2)(rng)];
+      node.inputs.push_back(skip);
+    }
+    node.op_type = node.inputs.size() == 2 ? "Add" : "Relu";
+    node.outputs.push_back(g.AddValue("v" + std::to_string(i), type));
+    values.push_back(node.outputs[0]);
+    EXPECT_TRUE(g.AddNode(std::move(node)).ok());
+  }
+  g.AddOutput(values.back());
+  if (rng() % 2 == 0) g.AddOutput(values[values.size() / 2]);
+  return g;
+}
+
+// Backend "a" runs on pool "p", "b" on pool "q": switching costs differ by direction.
+double SyntheticPoolSwitch(const std::string& from, const std::string& to) {
+  if (from == to) return 0;
+  return from == "p" ? 0.75 : 1.25;
+}
+
+// The cover's cost plus a switch wherever consecutive groups (in their only order: by first
+// node) run on different pools.
+double CoverCostWithSwitches(const Graph& g, const std::vector<SearchCandidate>& all,
+                             std::vector<int> cover, const TransitionCost& transition) {
+  std::sort(cover.begin(), cover.end(), [&](int x, int y) {
+    return all[static_cast<size_t>(x)].nodes.Nodes().front() <
+           all[static_cast<size_t>(y)].nodes.Nodes().front();
+  });
+  double cost = CoverCost(g, all, cover, transition);
+  for (size_t i = 1; i < cover.size(); ++i) {
+    cost += SyntheticPoolSwitch(all[static_cast<size_t>(cover[i - 1])].thread_pool,
+                                all[static_cast<size_t>(cover[i])].thread_pool);
+  }
+  return cost;
+}
+
+TEST(OpLevelSearchTest, PoolSwitchesMatchBruteForceOnChainsWithSkips) {
+  int switched = 0;
+  for (unsigned seed = 0; seed < 200; ++seed) {
+    std::mt19937 rng(seed);
+    Graph g = RandomChainWithSkips(4 + static_cast<int>(seed % 6), rng);
+    std::vector<SearchCandidate> candidates = RandomCandidates(g, rng);
+    for (SearchCandidate& c : candidates) c.thread_pool = c.backend == "a" ? "p" : "q";
+    TransitionCost transition = SyntheticTransitions(g, rng);
+    auto found = SearchOpLevel(g, candidates, transition, SyntheticPoolSwitch, {});
+    ASSERT_TRUE(found.ok()) << found.status().ToString();
+    double best = std::numeric_limits<double>::infinity();
+    std::vector<int> cover;
+    std::function<void(const SubGraph&)> recurse = [&](const SubGraph& covered) {
+      if (covered.size() == g.num_nodes()) {
+        best = std::min(best, CoverCostWithSwitches(g, candidates, cover, transition));
+        return;
+      }
+      NodeId first = 0;
+      while (covered.Contains(first)) ++first;
+      for (size_t c = 0; c < candidates.size(); ++c) {
+        if (!candidates[c].nodes.Contains(first) || candidates[c].nodes.Overlaps(covered)) continue;
+        cover.push_back(static_cast<int>(c));
+        recurse(covered.Union(candidates[c].nodes));
+        cover.pop_back();
+      }
+    };
+    recurse(SubGraph(g.num_nodes()));
+    ASSERT_NEAR(found->cost_ms, best, 1e-9) << "seed " << seed;
+    // The placement it returns is priced the same by EstimatePlacement.
+    Placement placement;
+    for (int c : found->groups) {
+      const SearchCandidate& chosen = candidates[static_cast<size_t>(c)];
+      placement.groups.push_back({chosen.backend, chosen.rule, chosen.nodes});
+    }
+    std::optional<double> estimate =
+        EstimatePlacement(g, placement, candidates, transition, SyntheticPoolSwitch);
+    ASSERT_TRUE(estimate.has_value());
+    EXPECT_NEAR(*estimate, found->cost_ms, 1e-9) << "seed " << seed;
+    // Without switch costs the same search may choose differently, never worse.
+    auto free_switch = SearchOpLevel(g, candidates, transition, {});
+    ASSERT_TRUE(free_switch.ok());
+    EXPECT_LE(free_switch->cost_ms, found->cost_ms + 1e-9);
+    if (free_switch->cost_ms < found->cost_ms - 1e-9) ++switched;
+  }
+  EXPECT_GT(switched, 0)
+      << "the switch costs never changed a cost: the test does not exercise them";
+}
+
+// Two pools: alternating would be cheapest per kernel, but each switch costs more than it
+// saves, so the search keeps the chain on one pool.
+TEST(OpLevelSearchTest, ASwitchThatCostsMoreThanItSavesIsAvoided) {
+  Graph g;
+  const TensorType type{DType::kFloat32, {4}};
+  ValueId x = g.AddValue("x", type), a = g.AddValue("a", type), b = g.AddValue("b", type),
+          c = g.AddValue("c", type);
+  g.AddInput(x);
+  ASSERT_TRUE(g.AddNode({"n0", "Relu", "", {}, {x}, {a}}).ok());
+  ASSERT_TRUE(g.AddNode({"n1", "Relu", "", {}, {a}, {b}}).ok());
+  ASSERT_TRUE(g.AddNode({"n2", "Relu", "", {}, {b}, {c}}).ok());
+  g.AddOutput(c);
+  const Layout plain = Layout::Plain();
+  auto single = [&](const std::string& backend, NodeId n, ValueId in, ValueId out, double ms) {
+    return SearchCandidate{backend, "rule", SubGraph(3, {n}),          {in}, {out}, {plain},
+                           {plain}, ms,     backend == "a" ? "p" : "q"};
+  };
+  std::vector<SearchCandidate> candidates = {single("a", 0, x, a, 1.0), single("b", 0, x, a, 2.0),
+                                             single("a", 1, a, b, 2.0), single("b", 1, a, b, 1.0),
+                                             single("a", 2, b, c, 1.0), single("b", 2, b, c, 2.0)};
+  TransitionCost none = [](ValueId, const Layout&, const Layout&) { return 0.0; };
+  auto free_switch = SearchOpLevel(g, candidates, none, {});
+  ASSERT_TRUE(free_switch.ok());
+  EXPECT_DOUBLE_EQ(free_switch->cost_ms, 3.0);  // a, b, a
+  auto priced = SearchOpLevel(g, candidates, none, SyntheticPoolSwitch, {});
+  ASSERT_TRUE(priced.ok());
+  EXPECT_DOUBLE_EQ(priced->cost_ms, 4.0);  // a, a, a: 1 + 2 + 1, no switch
+  EXPECT_EQ(priced->groups, (std::vector<int>{0, 2, 4}));
 }
 
 TEST(OpLevelSearchTest, ANodeWithoutCandidatesIsNamed) {

@@ -1,0 +1,23 @@
+// What the cost model says a whole placement costs, added up exactly as the op-level search
+// adds up the placement it finds: every group's measured cost, the layout conversions the
+// executable inserts (once per value and layout, and to plain for the graph's outputs), and a
+// thread-pool switch wherever a group runs on another pool than the one before it. Lets any
+// placement — a backend alone, a saved plan — be compared with its measured time.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "runtime/placement.h"
+#include "search/search_candidate.h"
+
+namespace collage {
+
+// nullopt when some group of `placement` is not among the priced `candidates` (a region the
+// two-level search made is measured only within whole plans).
+std::optional<double> EstimatePlacement(const Graph& graph, const Placement& placement,
+                                        const std::vector<SearchCandidate>& candidates,
+                                        const TransitionCost& transition,
+                                        const PoolSwitchCost& pool_switch);
+
+}  // namespace collage
