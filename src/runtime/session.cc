@@ -56,6 +56,29 @@ Session::~Session() = default;
 
 namespace {
 
+// What the end-to-end decision says about the kept placement: its own estimate (a backend
+// alone has one too) and its margin over the runner-up.
+void RecordDecision(const OptimizeReport& report, Plan& plan) {
+  const FinalistReport* kept = nullptr;
+  const FinalistReport* runner_up = nullptr;
+  for (const FinalistReport& f : report.finalists) {
+    if (!f.skipped.empty()) continue;
+    if (f.kept) {
+      kept = &f;
+    } else if (runner_up == nullptr || f.ratio_to_kept < runner_up->ratio_to_kept) {
+      runner_up = &f;
+    }
+  }
+  if (kept == nullptr) return;
+  plan.kept_finalist = kept->name;
+  plan.estimated_ms = kept->estimated_ms;
+  plan.measured_ms = kept->median_ms;
+  if (runner_up != nullptr) {
+    plan.runner_up = runner_up->name;
+    plan.runner_up_ratio = runner_up->ratio_to_kept;
+  }
+}
+
 constexpr int kMaxThreads = 1024;
 
 // No exception may cross the public API: library code below (protobuf, the standard
@@ -146,9 +169,12 @@ Status Session::Optimize(const OptimizeOptions& options, OptimizeReport* report)
     COLLAGE_ASSIGN_OR_RETURN(
         OptimizeResult result,
         OptimizePlacement(impl_->graph, registry, impl_->num_threads, effective));
-    Plan plan = MakePlan(impl_->graph, result.placement, registry, result.report.search, impl_->num_threads);
+    const std::string& chosen_by =
+        result.report.kept_finalist.empty() ? result.report.search : result.report.kept_finalist;
+    Plan plan = MakePlan(impl_->graph, result.placement, registry, chosen_by, impl_->num_threads);
     plan.strict_non_finite = effective.strict_non_finite;
     plan.estimated_ms = result.report.estimated_ms;
+    RecordDecision(result.report, plan);
     for (size_t g = 0; g < plan.groups.size(); ++g) plan.groups[g].cost_ms = result.report.groups[g].cost_ms;
     COLLAGE_RETURN_IF_ERROR(impl_->Install(result.placement, std::move(plan)));
     impl_->warnings.insert(impl_->warnings.end(), result.report.warnings.begin(), result.report.warnings.end());

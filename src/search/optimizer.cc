@@ -4,11 +4,15 @@
 #include <cmath>
 #include <map>
 
+#include "cost/cache_scrub.h"
 #include "cost/cost_database.h"
 #include "cost/cost_model.h"
 #include "cost/worker_measurer.h"
 #include "runtime/threading.h"
+#include "search/final_decision.h"
 #include "search/op_level_search.h"
+#include "search/placement_estimate.h"
+#include "search/plan_bench.h"
 #include "search/two_level_search.h"
 #include "util/errors.h"
 
@@ -64,38 +68,73 @@ std::vector<GroupAlternative> RivalsOf(size_t chosen, const std::vector<SearchCa
   return rivals;
 }
 
-// The report's groups after the graph-level search changed the placement: a group the
-// op-level search chose keeps its report; a new region's rivals are the op-level groups it
-// replaced (its own cost was measured only as part of the whole plan).
-std::vector<GroupReport> RegroupReport(const Placement& placement, const std::vector<GroupReport>& op_level) {
+// The report of one group that is a priced candidate: its cost alone and its rivals.
+GroupReport CandidateReport(size_t index, const std::vector<SearchCandidate>& candidates,
+                            const std::vector<CostRecord>& records) {
+  const SearchCandidate& chosen = candidates[index];
+  GroupReport group;
+  group.backend = chosen.backend;
+  group.rule = chosen.rule;
+  for (NodeId n : chosen.nodes.Nodes()) group.nodes.push_back(n);
+  group.cost_ms = chosen.cost_ms;
+  group.alternatives = RivalsOf(index, candidates, records);
+  return group;
+}
+
+// Index of the valid candidate that is `group`, or -1.
+long FindCandidate(const PlacedGroup& group, const std::vector<SearchCandidate>& candidates,
+                   const std::vector<CostRecord>& records) {
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const SearchCandidate& c = candidates[i];
+    if (records[i].valid && c.backend == group.backend && c.rule == group.rule &&
+        c.nodes == group.nodes) {
+      return static_cast<long>(i);
+    }
+  }
+  return -1;
+}
+
+std::vector<GroupReport> ReportGroups(const Placement& placement,
+                                      const std::vector<SearchCandidate>& candidates,
+                                      const std::vector<CostRecord>& records) {
   std::vector<GroupReport> groups;
   for (const PlacedGroup& placed : placement.groups) {
-    const std::vector<NodeId> nodes = placed.nodes.Nodes();
+    const long index = FindCandidate(placed, candidates, records);
+    if (index >= 0)
+      groups.push_back(CandidateReport(static_cast<size_t>(index), candidates, records));
+  }
+  return groups;
+}
+
+// The report's groups when the end-to-end decision kept another placement than the op-level
+// one: a group that is a priced candidate (every group of a backend alone) reports its cost
+// and rivals; a region the two-level search made lists the op-level groups it replaced as
+// its rivals (its own cost was measured only as part of the whole plan).
+std::vector<GroupReport> RegroupReport(const Placement& placement,
+                                       const std::vector<GroupReport>& op_level,
+                                       const std::vector<SearchCandidate>& candidates,
+                                       const std::vector<CostRecord>& records) {
+  std::vector<GroupReport> groups;
+  for (const PlacedGroup& placed : placement.groups) {
+    if (const long index = FindCandidate(placed, candidates, records); index >= 0) {
+      groups.push_back(CandidateReport(static_cast<size_t>(index), candidates, records));
+      continue;
+    }
     GroupReport group;
     group.backend = placed.backend;
     group.rule = placed.rule;
-    group.nodes.assign(nodes.begin(), nodes.end());
-    bool unchanged = false;
+    for (NodeId n : placed.nodes.Nodes()) group.nodes.push_back(n);
+    group.measured_alone = false;
     for (const GroupReport& old : op_level) {
-      if (old.backend == group.backend && old.rule == group.rule && old.nodes == group.nodes) {
-        group = old;
-        unchanged = true;
-        break;
-      }
-    }
-    if (!unchanged) {
-      group.measured_alone = false;
-      for (const GroupReport& old : op_level) {
-        if (!placed.nodes.Contains(old.nodes.front())) continue;
-        GroupAlternative replaced;
-        replaced.backend = old.backend;
-        replaced.rule = old.rule;
-        replaced.num_nodes = static_cast<int>(old.nodes.size());
-        replaced.valid = true;
-        replaced.cost_ms = old.cost_ms;
-        replaced.reason = "the op-level choice";
-        group.alternatives.push_back(replaced);
-      }
+      if (!placed.nodes.Contains(old.nodes.front())) continue;
+      GroupAlternative replaced;
+      replaced.backend = old.backend;
+      replaced.rule = old.rule;
+      replaced.num_nodes = static_cast<int>(old.nodes.size());
+      replaced.valid = true;
+      replaced.cost_ms = old.cost_ms;
+      replaced.reason = "the op-level choice";
+      group.alternatives.push_back(replaced);
     }
     groups.push_back(std::move(group));
   }
@@ -106,6 +145,10 @@ std::vector<GroupReport> RegroupReport(const Placement& placement, const std::ve
 
 StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& registry,
                                            int threads, const OptimizeOptions& options) {
+  if (options.caches != "run" && options.caches != "cold" && options.caches != "warm") {
+    return InvalidArgument("unknown cache state '{}' for measuring (run, cold or warm)",
+                           options.caches);
+  }
   if (options.search != "op-level" && options.search != "two-level") {
     return InvalidArgument("unknown search '{}' (op-level or two-level)", options.search);
   }
@@ -137,6 +180,9 @@ StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& 
   settings.min_runs = options.min_runs;
   settings.max_runs = options.max_runs;
   settings.max_seconds = options.max_seconds;
+  settings.scrub_bytes = options.caches == "warm"   ? 0
+                         : options.caches == "cold" ? 2 * LastLevelCacheBytes()
+                                                    : RunFootprintBytes(graph);
   const auto measure_start = std::chrono::steady_clock::now();
   // In a worker process unless told otherwise: a library crashing there costs a candidate.
   COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Measurer> measurer,
@@ -147,12 +193,10 @@ StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& 
   COLLAGE_RETURN_IF_ERROR(costs.PriceCandidates(candidates, &records));
 
   std::vector<SearchCandidate> valid;
-  std::vector<size_t> valid_index;  // into candidates
   std::map<std::string, bool> reported;
   for (size_t i = 0; i < candidates.size(); ++i) {
     if (records[i].valid) {
       valid.push_back(candidates[i]);
-      valid_index.push_back(i);
       continue;
     }
     std::string line = candidates[i].backend + " " + candidates[i].rule + ": " + records[i].reason;
@@ -162,12 +206,14 @@ StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& 
     }
   }
   COLLAGE_RETURN_IF_ERROR(costs.PriceConversions(valid));
+  COLLAGE_RETURN_IF_ERROR(costs.PricePoolSwitches(valid));
   report.measure_seconds = SecondsSince(measure_start);
   report.distinct_candidates = costs.distinct_candidates();
   report.invalid = costs.invalid();
   report.measured = costs.measured();
   report.cache_hits = costs.cache_hits();
   report.conversions = costs.conversions();
+  report.pool_switches = costs.pool_switches();
 
   const auto search_start = std::chrono::steady_clock::now();
   OpLevelSearchOptions search_options;
@@ -175,7 +221,11 @@ StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& 
   TransitionCost transition = [&](ValueId v, const Layout& from, const Layout& to) {
     return costs.Transition(v, from, to);
   };
-  COLLAGE_ASSIGN_OR_RETURN(OpLevelResult found, SearchOpLevel(graph, valid, transition, search_options));
+  PoolSwitchCost pool_switch = [&](const std::string& from, const std::string& to) {
+    return costs.PoolSwitch(from, to);
+  };
+  COLLAGE_ASSIGN_OR_RETURN(OpLevelResult found,
+                           SearchOpLevel(graph, valid, transition, pool_switch, search_options));
   report.search_seconds = SecondsSince(search_start);
   if (!std::isfinite(found.cost_ms)) {
     return Internal("the op-level search found no placement whose layout conversions can all be built");
@@ -183,26 +233,44 @@ StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& 
   report.search_states = found.states;
   report.search_states_cut = found.states_cut;
   report.estimated_ms = found.cost_ms;
+  Placement op_level;
   for (int g : found.groups) {
     const SearchCandidate& chosen = valid[static_cast<size_t>(g)];
-    result.placement.groups.push_back({chosen.backend, chosen.rule, chosen.nodes});
-    GroupReport group;
-    group.backend = chosen.backend;
-    group.rule = chosen.rule;
-    for (NodeId n : chosen.nodes.Nodes()) group.nodes.push_back(n);
-    group.cost_ms = chosen.cost_ms;
-    group.alternatives = RivalsOf(valid_index[static_cast<size_t>(g)], candidates, records);
-    report.groups.push_back(std::move(group));
+    op_level.groups.push_back({chosen.backend, chosen.rule, chosen.nodes});
   }
-  COLLAGE_RETURN_IF_ERROR(ValidatePlacement(graph, result.placement, registry));
-  if (options.search != "two-level") return result;
+  COLLAGE_RETURN_IF_ERROR(ValidatePlacement(graph, op_level, registry));
+  const std::vector<GroupReport> op_level_groups = ReportGroups(op_level, candidates, records);
 
-  COLLAGE_ASSIGN_OR_RETURN(Placement two_level,
-                           SearchTwoLevel(graph, registry, threads, result.placement, backends, options, &report));
-  if (report.graph_level_kept || report.single_backend_kept) {
-    report.groups = RegroupReport(two_level, report.groups);
-    result.placement = std::move(two_level);
+  // The finalists: the op-level plan first (kept on a tie), the two-level best, every
+  // backend alone.
+  std::vector<Finalist> finalists = {{"op-level", op_level, found.cost_ms}};
+  PlanBench bench(graph, registry, threads, options);
+  const bool decide = options.final_rounds > 0;
+  if (decide || options.search == "two-level") COLLAGE_RETURN_IF_ERROR(bench.Prepare());
+  if (options.search == "two-level") {
+    COLLAGE_ASSIGN_OR_RETURN(Placement best, SearchTwoLevel(graph, registry, bench, op_level,
+                                                            backends, options, &report));
+    COLLAGE_RETURN_IF_ERROR(ValidatePlacement(graph, best, registry));
+    const std::optional<double> estimate =
+        EstimatePlacement(graph, best, valid, transition, pool_switch);
+    finalists.push_back({"two-level", std::move(best), estimate.value_or(0)});
   }
+  size_t kept = options.search == "two-level" ? 1 : 0;  // without a decision: the search's result
+  if (decide) {
+    for (const std::string& name : backends) {
+      const Backend* backend = registry.Find(name);
+      if (backend == nullptr) continue;
+      auto alone = PlaceOnSingleBackend(graph, *backend, registry, options.strict_non_finite);
+      if (!alone.ok()) continue;
+      const std::optional<double> estimate =
+          EstimatePlacement(graph, *alone, valid, transition, pool_switch);
+      finalists.push_back({"single-backend:" + name, std::move(*alone), estimate.value_or(0)});
+    }
+    COLLAGE_ASSIGN_OR_RETURN(kept, DecideFinalPlacement(finalists, bench, options, &report));
+  }
+  result.placement = std::move(finalists[kept].placement);
+  report.groups = kept == 0 ? op_level_groups
+                            : RegroupReport(result.placement, op_level_groups, candidates, records);
   COLLAGE_RETURN_IF_ERROR(ValidatePlacement(graph, result.placement, registry));
   return result;
 }

@@ -130,6 +130,11 @@ std::string PlanToJson(const Plan& plan) {
   j["estimated_ms"] = plan.estimated_ms;
   j["measured_ms"] = plan.measured_ms;
   j["strict_non_finite"] = plan.strict_non_finite;
+  if (!plan.kept_finalist.empty()) {
+    j["kept_finalist"] = plan.kept_finalist;
+    j["runner_up"] = plan.runner_up;
+    j["runner_up_ratio"] = plan.runner_up_ratio;
+  }
   j["groups"] = json::array();
   for (const PlanGroup& group : plan.groups) {
     j["groups"].push_back({{"backend", group.backend},
@@ -164,6 +169,11 @@ StatusOr<Plan> PlanFromJson(const std::string& text, const std::string& source) 
   COLLAGE_RETURN_IF_ERROR(Get(j, "estimated_ms", source, &plan.estimated_ms));
   COLLAGE_RETURN_IF_ERROR(Get(j, "measured_ms", source, &plan.measured_ms));
   // Optional: plans written before strict NaN/Inf mode existed were placed without it.
+  if (j.contains("kept_finalist")) {
+    COLLAGE_RETURN_IF_ERROR(Get(j, "kept_finalist", source, &plan.kept_finalist));
+    COLLAGE_RETURN_IF_ERROR(Get(j, "runner_up", source, &plan.runner_up));
+    COLLAGE_RETURN_IF_ERROR(Get(j, "runner_up_ratio", source, &plan.runner_up_ratio));
+  }
   if (j.contains("strict_non_finite")) {
     COLLAGE_RETURN_IF_ERROR(Get(j, "strict_non_finite", source, &plan.strict_non_finite));
   }

@@ -36,6 +36,12 @@ struct Plan {
   // Placed in strict NaN/Inf mode (SessionOptions::strict_non_finite): every group's rule
   // meets the contract. Plans written before the field existed read as false.
   bool strict_non_finite = false;
+  // The end-to-end decision that chose this plan (empty when none was made): the finalist
+  // kept ("op-level", "two-level", "single-backend:<name>"), the next fastest and its time
+  // over this plan's (median of per-round ratios; below 1 when this plan won a tie).
+  std::string kept_finalist;
+  std::string runner_up;
+  double runner_up_ratio = 0;
 };
 
 // A 64-bit hash (hex) of everything that makes a model what it is: structure, attributes,

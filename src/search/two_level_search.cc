@@ -2,116 +2,18 @@
 
 #include <algorithm>
 #include <chrono>
-#include <limits>
 #include <map>
-#include <random>
 
-#include "cost/measure.h"
-#include "runtime/executable.h"
+#include "search/plan_bench.h"
 #include "util/errors.h"
 #include "util/interrupt.h"
-#include "util/latency_stats.h"
-#include "util/normalized_error.h"
-#include "util/random_tensor.h"
 
 namespace collage {
 namespace {
 
-constexpr double kTolerance = 1e-3;  // as `run --check`: whole models reassociate long sums
-
-// Names a placement completely: equal strings, equal plans (different genomes may decode to
-// the same placement).
-std::string PlacementKey(const Placement& placement) {
-  std::string key;
-  for (const PlacedGroup& g : placement.groups)
-    key += g.backend + "/" + g.rule + g.nodes.ToString() + ";";
-  return key;
-}
-
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
-
-// Compiles and times whole placements on one set of inputs, checking each against the
-// reference outputs first.
-class PlanBench {
- public:
-  // Whole plans are timed with 3 to 15 runs (0.5 s cap), or fewer where `options` asks
-  // fewer runs of the candidates.
-  PlanBench(const Graph& graph, const BackendRegistry& registry, int threads,
-            const OptimizeOptions& options)
-      : graph_(graph), registry_(registry), threads_(threads) {
-    settings_.warmup_runs = 1;
-    settings_.min_runs = std::max(1, std::min(3, options.min_runs));
-    settings_.max_runs = std::max(settings_.min_runs, std::min(15, options.max_runs));
-    settings_.max_seconds = 0.5;
-  }
-
-  // Seeded inputs, and the outputs of the reference kernels (native alone) on them.
-  Status Prepare() {
-    std::mt19937 rng(99);
-    for (ValueId in : graph_.inputs()) {
-      const TensorType& type = graph_.value(in).type;
-      inputs_.push_back(RandomTensor(type.dtype, type.shape, rng));
-    }
-    const Backend* native = registry_.Find("native");
-    if (native == nullptr) return NotFound("the native backend is not registered");
-    COLLAGE_ASSIGN_OR_RETURN(Placement reference, PlaceOnSingleBackend(graph_, *native, registry_));
-    COLLAGE_ASSIGN_OR_RETURN(auto exe, Executable::Create(graph_, reference, registry_, threads_));
-    COLLAGE_ASSIGN_OR_RETURN(reference_outputs_, exe->Run(inputs_));
-    return Status();
-  }
-
-  StatusOr<std::unique_ptr<Executable>> Compile(const Placement& placement) const {
-    return Executable::Create(graph_, placement, registry_, threads_);
-  }
-
-  Fitness Measure(const Placement& placement) const {
-    auto exe = Compile(placement);
-    if (!exe.ok()) return {false, 0, "does not compile: " + exe.status().message()};
-    auto outputs = (*exe)->Run(inputs_);
-    if (!outputs.ok()) return {false, 0, "run failed: " + outputs.status().message()};
-    for (size_t o = 0; o < outputs->size(); ++o) {
-      const double error = NormalizedError((*outputs)[o], reference_outputs_[o]);
-      if (!(error <= kTolerance)) {
-        return {
-            false, 0,
-            fmt::format("output {} differs from the reference kernels (error {:.3g})", o, error)};
-      }
-    }
-    CostRecord timed = TimeRepeatedly([&] { return (*exe)->Run(inputs_).status(); }, settings_);
-    if (!timed.valid) return {false, 0, timed.reason};
-    return {true, timed.median_ms, ""};
-  }
-
-  // The median of each executable, all run in turns, so that the machine's drift touches
-  // them alike.
-  StatusOr<std::vector<double>> SideBySide(const std::vector<const Executable*>& contenders,
-                                           int rounds) const {
-    std::vector<std::vector<double>> times(contenders.size());
-    for (int r = 0; r < rounds + 1; ++r) {
-      for (size_t i = 0; i < contenders.size(); ++i) {
-        const auto start = std::chrono::steady_clock::now();
-        COLLAGE_RETURN_IF_ERROR(contenders[i]->Run(inputs_).status());
-        const double ms =
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                .count();
-        if (r > 0) times[i].push_back(ms);  // round 0 warms up
-      }
-    }
-    std::vector<double> medians;
-    for (const auto& t : times) medians.push_back(ComputeLatencyStats(t).p50_ms);
-    return medians;
-  }
-
- private:
-  const Graph& graph_;
-  const BackendRegistry& registry_;
-  const int threads_;
-  MeasureSettings settings_;
-  std::vector<Tensor> inputs_;
-  std::vector<Tensor> reference_outputs_;
-};
 
 }  // namespace
 
@@ -216,8 +118,8 @@ Placement GenomeDecoder::Decode(const Genome& genome) const {
   return placement;
 }
 
-StatusOr<Placement> SearchTwoLevel(const Graph& graph, BackendRegistry& registry, int threads,
-                                   const Placement& op_level,
+StatusOr<Placement> SearchTwoLevel(const Graph& graph, const BackendRegistry& registry,
+                                   const PlanBench& bench, const Placement& op_level,
                                    const std::vector<std::string>& backends,
                                    const OptimizeOptions& options, OptimizeReport* report) {
   const auto start = std::chrono::steady_clock::now();
@@ -227,8 +129,6 @@ StatusOr<Placement> SearchTwoLevel(const Graph& graph, BackendRegistry& registry
     if (backend != nullptr && backend->graph_level()) graph_level.push_back(backend);
   }
   report->search = "two-level";
-  PlanBench bench(graph, registry, threads, options);
-  COLLAGE_RETURN_IF_ERROR(bench.Prepare());
 
   GenomeDecoder decoder(graph, op_level, graph_level, registry, options.strict_non_finite);
   std::vector<Genome> seeds = {Genome(op_level.groups.size(), 0)};
@@ -266,50 +166,7 @@ StatusOr<Placement> SearchTwoLevel(const Graph& graph, BackendRegistry& registry
   if (!evolved.best_fitness.valid)
     return Internal("the graph-level search found no valid placement");
 
-  // Never slower than the op-level placement, nor than any of the backends alone (groups
-  // measured one by one can add up wrong: two thread pools taking turns hundreds of times per
-  // run wake each other up): the finalists measured again, side by side.
-  Placement best = decoder.Decode(evolved.best);
-  struct Finalist {
-    Placement placement;
-    std::unique_ptr<Executable> exe;
-  };
-  std::vector<Finalist> finalists;
-  finalists.push_back({op_level, nullptr});
-  finalists.push_back({best, nullptr});
-  double best_alone_ms = std::numeric_limits<double>::infinity();
-  for (const std::string& name : backends) {
-    const Backend* backend = registry.Find(name);
-    if (backend == nullptr) continue;
-    auto alone = PlaceOnSingleBackend(graph, *backend, registry, options.strict_non_finite);
-    if (!alone.ok()) continue;
-    const Fitness f = bench.Measure(*alone);
-    if (f.valid && f.ms < best_alone_ms) {
-      best_alone_ms = f.ms;
-      report->best_single_backend = name;
-      if (finalists.size() == 3) finalists.pop_back();
-      finalists.push_back({std::move(*alone), nullptr});
-    }
-  }
-  std::vector<const Executable*> contenders;
-  for (Finalist& f : finalists) {
-    COLLAGE_ASSIGN_OR_RETURN(f.exe, bench.Compile(f.placement));
-    contenders.push_back(f.exe.get());
-  }
-  COLLAGE_ASSIGN_OR_RETURN(std::vector<double> medians,
-                           bench.SideBySide(contenders, std::max(1, options.final_rounds)));
-  report->op_level_ms = medians[0];
-  report->two_level_ms = medians[1];
-  if (finalists.size() == 3) report->single_backend_ms = medians[2];
-  // Ties go to the earlier finalist: the op-level placement, then the graph-level one.
-  size_t chosen = 0;
-  for (size_t i = 1; i < finalists.size(); ++i) {
-    if (medians[i] < medians[chosen]) chosen = i;
-  }
-  if (chosen == 1 && PlacementKey(best) == PlacementKey(op_level)) chosen = 0;
-  report->graph_level_kept = chosen == 1;
-  report->single_backend_kept = chosen == 2;
-  return std::move(finalists[chosen].placement);
+  return decoder.Decode(evolved.best);
 }
 
 }  // namespace collage

@@ -7,11 +7,11 @@
 // Genome: one gene per op-level group. 0 keeps the op-level choice; 1 + b moves the group
 // into graph-level backend b (adjacent groups moved to the same one become one region,
 // compiled together); the last value merges the group with the next one when both are on
-// the same backend and one of its rules offers the merged nodes (so the merge compiles). Fitness: the compiled plan's median latency, after its outputs are
-// checked against the reference kernels; a plan that fails to compile or disagrees is
-// invalid, with its reason. The first population holds the op-level result, each
-// graph-level backend taking every group it can, and random genomes. The best genome is
-// re-measured side by side with the op-level placement and kept only if it is faster.
+// the same backend and one of its rules offers the merged nodes (so the merge compiles). Fitness:
+// the compiled plan's median latency, after its outputs are checked against the reference kernels;
+// a plan that fails to compile or disagrees is invalid, with its reason. The first population holds
+// the op-level result, each graph-level backend taking every group it can, and random genomes. The
+// best genome then becomes a finalist of the end-to-end decision (search/final_decision.h).
 #pragma once
 
 #include <map>
@@ -23,6 +23,7 @@
 #include "collage/optimize.h"
 #include "runtime/placement.h"
 #include "search/evolutionary_search.h"
+#include "search/plan_bench.h"
 
 namespace collage {
 
@@ -54,10 +55,12 @@ class GenomeDecoder {
   const std::string* OfferedRule(const std::string& backend, const SubGraph& nodes) const;
 };
 
-// Returns the placement to run: the best genome's if it measured faster, else `op_level`.
-// Fills the two-level fields of `report`.
-StatusOr<Placement> SearchTwoLevel(const Graph& graph, BackendRegistry& registry, int threads,
-                                   const Placement& op_level, const std::vector<std::string>& backends,
+// The best genome's placement (the op-level one when nothing measured faster), timed on
+// `bench` (prepared); the end-to-end decision against the op-level plan and every backend
+// alone follows (search/final_decision.h). Fills the two-level fields of `report`.
+StatusOr<Placement> SearchTwoLevel(const Graph& graph, const BackendRegistry& registry,
+                                   const PlanBench& bench, const Placement& op_level,
+                                   const std::vector<std::string>& backends,
                                    const OptimizeOptions& options, OptimizeReport* report);
 
 }  // namespace collage

@@ -39,6 +39,9 @@ inline OptimizeOptions QuickOptimize(const std::string& cost_db) {
   options.min_runs = 2;
   options.max_runs = 5;
   options.max_seconds = 0.05;
+  // The end-to-end decision between finalists: a few rounds are enough for tests of behaviour.
+  options.final_rounds = 3;
+  options.max_final_rounds = 6;
   return options;
 }
 

@@ -21,6 +21,7 @@ TEST(OptimizerTest, RepeatedBlocksAreMeasuredOnceAndASecondRunMeasuresNothing) {
   Graph graph = RepeatedBlocks(4);
   OptimizeOptions options = QuickOptimize(dir.file("costs.sqlite"));
   options.backends = {"onednn", "xnnpack", "eigen"};
+  options.final_rounds = 0;  // the search's own plan, so that both runs must agree
   int progress_calls = 0;
   options.on_progress = [&](const OptimizeProgress& p) {
     ++progress_calls;
@@ -32,7 +33,8 @@ TEST(OptimizerTest, RepeatedBlocksAreMeasuredOnceAndASecondRunMeasuresNothing) {
   EXPECT_GT(progress_calls, 0);
   // Four blocks offer four copies of each candidate; each distinct one is measured once.
   EXPECT_LT(cold.distinct_candidates * 2, cold.candidates);
-  EXPECT_EQ(cold.measured, cold.distinct_candidates + cold.conversions);
+  EXPECT_EQ(cold.measured, cold.distinct_candidates + cold.conversions + cold.pool_switches);
+  EXPECT_EQ(cold.pool_switches, 2);  // openmp -> pthreadpool and back
   EXPECT_EQ(cold.cache_hits, 0);
 
   auto second = OptimizePlacement(graph, BackendRegistry::Global(), 1, options);

@@ -98,19 +98,24 @@ TEST(TwoLevelSearchTest, IsNeverSlowerThanTheOpLevelPlacementItMeasuresBeside) {
   EXPECT_EQ(report.search, "two-level");
   EXPECT_GT(report.evaluations, 0);
   EXPECT_GT(generations_seen, 0);
-  EXPECT_GT(report.op_level_ms, 0);
-  EXPECT_GT(report.two_level_ms, 0);
-  if (report.graph_level_kept) {
-    EXPECT_LT(report.two_level_ms, report.op_level_ms);
+  // The finalists: the op-level plan first, the two-level best second, then every backend
+  // alone; the kept one measured no slower (beyond the tie tolerance) than any other.
+  ASSERT_GE(report.finalists.size(), 3u);
+  EXPECT_EQ(report.finalists[0].name, "op-level");
+  EXPECT_EQ(report.finalists[1].name, "two-level");
+  int kept = 0;
+  for (const FinalistReport& f : report.finalists) {
+    if (!f.skipped.empty()) continue;
+    EXPECT_GT(f.median_ms, 0) << f.name;
+    EXPECT_GE(f.ratio_to_kept, 0.99) << f.name;
+    kept += f.kept ? 1 : 0;
+    if (f.kept) {
+      EXPECT_EQ(f.name, report.kept_finalist);
+    }
   }
-  // The fastest backend alone was a finalist too; whichever won was the fastest measured.
-  EXPECT_FALSE(report.best_single_backend.empty());
-  EXPECT_GT(report.single_backend_ms, 0);
-  EXPECT_FALSE(report.graph_level_kept && report.single_backend_kept);
-  if (report.single_backend_kept) {
-    EXPECT_LT(report.single_backend_ms, report.op_level_ms);
-    EXPECT_LT(report.single_backend_ms, report.two_level_ms);
-  }
+  EXPECT_EQ(kept, 1);
+  EXPECT_GT(report.measured_ms, 0);
+  EXPECT_GE(report.decision_rounds, 1);
   EXPECT_TRUE(ValidatePlacement(graph, result->placement, BackendRegistry::Global()).ok());
   EXPECT_EQ(report.groups.size(), result->placement.groups.size());
 }

@@ -1,0 +1,73 @@
+#include "search/final_decision.h"
+
+#include <map>
+#include <memory>
+
+#include "search/finalist_decision.h"
+#include "util/errors.h"
+#include "util/interrupt.h"
+
+namespace collage {
+
+StatusOr<size_t> DecideFinalPlacement(const std::vector<Finalist>& finalists,
+                                      const PlanBench& bench, const OptimizeOptions& options,
+                                      OptimizeReport* report) {
+  if (finalists.empty()) return InvalidArgument("no finalists to decide between");
+  report->finalists.clear();
+  std::vector<std::unique_ptr<Executable>> contenders;
+  std::vector<size_t> contender_of;         // contender → finalist index
+  std::map<std::string, std::string> seen;  // placement key → the finalist that has it
+  for (size_t i = 0; i < finalists.size(); ++i) {
+    const Finalist& finalist = finalists[i];
+    FinalistReport row;
+    row.name = finalist.name;
+    row.estimated_ms = finalist.estimated_ms;
+    const std::string key = PlacementKey(finalist.placement);
+    if (auto same = seen.find(key); same != seen.end()) {
+      row.skipped = "the same placement as " + same->second;
+    } else {
+      seen.emplace(key, finalist.name);
+      auto exe = bench.Compile(finalist.placement);
+      Status checked = exe.ok() ? bench.Check(**exe) : exe.status();
+      if (checked.ok()) {
+        contenders.push_back(std::move(*exe));
+        contender_of.push_back(i);
+      } else if (i == 0) {
+        return Status(checked.code(), "the " + finalist.name + " placement: " + checked.message());
+      } else {
+        row.skipped = checked.message();
+      }
+    }
+    report->finalists.push_back(std::move(row));
+  }
+  DecisionOptions decision;
+  decision.min_rounds = std::max(1, options.final_rounds);
+  decision.max_rounds = std::max(decision.min_rounds, options.max_final_rounds);
+  COLLAGE_ASSIGN_OR_RETURN(DecisionResult result,
+                           DecideBetweenFinalists(
+                               contenders.size(),
+                               [&](size_t c) -> StatusOr<double> {
+                                 if (InterruptRequested()) {
+                                   return Status(StatusCode::kCancelled,
+                                                 "interrupted while measuring the finalists; every "
+                                                 "measurement of the search is kept");
+                                 }
+                                 return bench.RunOnce(*contenders[c]);
+                               },
+                               decision));
+  for (size_t c = 0; c < contenders.size(); ++c) {
+    FinalistReport& row = report->finalists[contender_of[c]];
+    row.median_ms = result.median_ms[c];
+    row.ratio_to_kept = result.ratio_to_kept[c];
+    row.rounds_won = result.rounds_won[c];
+    row.kept = c == result.kept;
+  }
+  const size_t kept = contender_of[result.kept];
+  report->kept_finalist = finalists[kept].name;
+  report->measured_ms = result.median_ms[result.kept];
+  report->decision_rounds = result.rounds;
+  report->round_spread = result.kept_spread;
+  return kept;
+}
+
+}  // namespace collage

@@ -1,0 +1,33 @@
+// The last step of every optimize: the finalists — the op-level plan, the two-level best
+// (two-level search) and every backend alone — compiled, checked against the reference
+// kernels and measured side by side in interleaved rounds (search/finalist_decision.h); the
+// one kept is the one to run. Groups measured one at a time can add up wrong (caches, thread
+// pools, neighbours), so the saved plan is never one that measured slower than another
+// finalist.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "collage/optimize.h"
+#include "runtime/placement.h"
+#include "search/plan_bench.h"
+
+namespace collage {
+
+struct Finalist {
+  std::string name;  // "op-level", "two-level", "single-backend:<backend>"
+  Placement placement;
+  double estimated_ms = 0;  // the cost model's estimate (0: none)
+};
+
+// Decides between `finalists` (the first is the search's own plan, kept on a tie with a later
+// one). A finalist that does not compile, fails or disagrees with the reference kernels is
+// reported skipped with the reason, as is one whose placement repeats an earlier finalist's.
+// Fills report->finalists, kept_finalist, measured_ms, decision_rounds and round_spread;
+// returns the index of the kept finalist. Fails when the first finalist itself cannot run.
+StatusOr<size_t> DecideFinalPlacement(const std::vector<Finalist>& finalists,
+                                      const PlanBench& bench, const OptimizeOptions& options,
+                                      OptimizeReport* report);
+
+}  // namespace collage

@@ -1,0 +1,81 @@
+#include "search/plan_bench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+
+#include "util/errors.h"
+#include "util/normalized_error.h"
+#include "util/random_tensor.h"
+
+namespace collage {
+namespace {
+
+constexpr double kTolerance = 1e-3;
+
+}  // namespace
+
+std::string PlacementKey(const Placement& placement) {
+  std::string key;
+  for (const PlacedGroup& g : placement.groups)
+    key += g.backend + "/" + g.rule + g.nodes.ToString() + ";";
+  return key;
+}
+
+PlanBench::PlanBench(const Graph& graph, const BackendRegistry& registry, int threads,
+                     const OptimizeOptions& options)
+    : graph_(graph), registry_(registry), threads_(threads) {
+  settings_.warmup_runs = 1;
+  settings_.min_runs = std::max(1, std::min(3, options.min_runs));
+  settings_.max_runs = std::max(settings_.min_runs, std::min(15, options.max_runs));
+  settings_.max_seconds = 0.5;
+}
+
+Status PlanBench::Prepare() {
+  std::mt19937 rng(99);
+  for (ValueId in : graph_.inputs()) {
+    const TensorType& type = graph_.value(in).type;
+    inputs_.push_back(RandomTensor(type.dtype, type.shape, rng));
+  }
+  const Backend* native = registry_.Find("native");
+  if (native == nullptr) return NotFound("the native backend is not registered");
+  COLLAGE_ASSIGN_OR_RETURN(Placement reference, PlaceOnSingleBackend(graph_, *native, registry_));
+  COLLAGE_ASSIGN_OR_RETURN(auto exe, Executable::Create(graph_, reference, registry_, threads_));
+  COLLAGE_ASSIGN_OR_RETURN(reference_outputs_, exe->Run(inputs_));
+  return Status();
+}
+
+StatusOr<std::unique_ptr<Executable>> PlanBench::Compile(const Placement& placement) const {
+  return Executable::Create(graph_, placement, registry_, threads_);
+}
+
+Status PlanBench::Check(const Executable& exe) const {
+  auto outputs = exe.Run(inputs_);
+  if (!outputs.ok())
+    return Status(outputs.status().code(), "run failed: " + outputs.status().message());
+  for (size_t o = 0; o < outputs->size(); ++o) {
+    const double error = NormalizedError((*outputs)[o], reference_outputs_[o]);
+    if (!(error <= kTolerance)) {
+      return Internal("output {} differs from the reference kernels (error {:.3g})", o, error);
+    }
+  }
+  return Status();
+}
+
+Fitness PlanBench::Measure(const Placement& placement) const {
+  auto exe = Compile(placement);
+  if (!exe.ok()) return {false, 0, "does not compile: " + exe.status().message()};
+  if (Status checked = Check(**exe); !checked.ok()) return {false, 0, checked.message()};
+  CostRecord timed = TimeRepeatedly([&] { return (*exe)->Run(inputs_).status(); }, settings_);
+  if (!timed.valid) return {false, 0, timed.reason};
+  return {true, timed.median_ms, ""};
+}
+
+StatusOr<double> PlanBench::RunOnce(const Executable& exe) const {
+  const auto start = std::chrono::steady_clock::now();
+  COLLAGE_RETURN_IF_ERROR(exe.Run(inputs_).status());
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+}  // namespace collage
