@@ -20,7 +20,6 @@ class EigenBackend final : public Backend {
   std::string name() const override { return "eigen"; }
 
   // "Eigen 3.4.0 AVX512, FMA, ...": the release and the SIMD sets this build vectorises for.
-  std::string thread_pool() const override { return "openmp"; }
   std::string version() const override {
     return fmt::format("Eigen {}.{}.{} {}", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION,
                        EIGEN_MINOR_VERSION, Eigen::SimdInstructionSetsInUse());

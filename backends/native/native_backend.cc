@@ -64,7 +64,6 @@ class NativeBackend final : public Backend {
   }
 
   std::string name() const override { return "native"; }
-  std::string thread_pool() const override { return "openmp"; }
   std::string version() const override {
     return fmt::format("collage {} {}", kNativeKernelVersion, NativeIsa());
   }

@@ -78,7 +78,6 @@ class OnednnBackend : public Backend {
 
   std::string name() const override { return "onednn"; }
 
-  std::string thread_pool() const override { return "openmp"; }
   std::string version() const override {
     const dnnl_version_t* v = dnnl_version();
     return fmt::format("oneDNN {}.{}.{} {}", v->major, v->minor, v->patch, IsaName());

@@ -21,7 +21,6 @@ class OpenblasBackend final : public Backend {
 
   // "OpenBLAS 0.3.21 Haswell": the version from the build configuration and the core whose
   // kernels OpenBLAS dispatches to (OPENBLAS_CORETYPE changes it, and the speed with it).
-  std::string thread_pool() const override { return "openmp"; }
   std::string version() const override {
     std::istringstream config(openblas_get_config());
     std::string product, release;

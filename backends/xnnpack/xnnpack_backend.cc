@@ -68,7 +68,6 @@ class OperatorBackend final : public Backend {
 
   std::string name() const override { return "xnnpack"; }
   std::string version() const override { return version_; }
-  std::string thread_pool() const override { return "pthreadpool"; }
   const RuleSet& rules() const override { return rules_; }
 
   StatusOr<std::unique_ptr<Kernel>> Compile(const CompileRequest& request) const override {
@@ -99,7 +98,6 @@ class SubgraphBackend final : public Backend {
 
   std::string name() const override { return "xnnpack_graph"; }
   std::string version() const override { return version_; }
-  std::string thread_pool() const override { return "pthreadpool"; }
   bool graph_level() const override { return true; }
   const RuleSet& rules() const override { return rules_; }
 

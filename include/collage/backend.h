@@ -27,8 +27,8 @@ namespace collage {
 
 // Bumped whenever Backend, Kernel, CompileRequest, the pattern language or the IR change
 // shape; a plug-in built against another version is refused. 2: Rule and Fusion carry the
-// NaN/Inf contract declaration (PropagatesNonFinite). 3: Backend::thread_pool.
-inline constexpr int kBackendAbiVersion = 3;
+// NaN/Inf contract declaration (PropagatesNonFinite).
+inline constexpr int kBackendAbiVersion = 2;
 
 // The buffers of one kernel run, each in the layout the kernel declared.
 struct KernelBuffers {
@@ -85,13 +85,6 @@ class Backend {
   // True when the backend's cost is not additive over groups (it keeps its own layout across
   // a region or compiles a region as a whole): the graph-level search gives it larger regions.
   virtual bool graph_level() const { return false; }
-  // The thread pool the backend's kernels run their parallel work on. Kernels of backends
-  // naming the same pool hand nothing over between them; a switch from one pool to another
-  // (one library's workers going to sleep while the next one's wake) is measured and priced
-  // by the op-level search like a layout conversion. Built-ins name "openmp" (the process's
-  // OpenMP runtime, shared) or "pthreadpool" (XNNPACK's); the default, the backend's own
-  // name, assumes a pool of its own.
-  virtual std::string thread_pool() const { return name(); }
 
   virtual const RuleSet& rules() const = 0;
 

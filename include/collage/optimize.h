@@ -43,12 +43,12 @@ struct OptimizeOptions {
   int max_runs = 100;
   double max_seconds = 0.25;
   // The caches each timed run of a candidate or conversion meets (docs/architecture.md,
-  // "How costs are measured"): "run" — before every timed run, as many bytes as one run of
-  // the model touches (capped at twice the last-level cache) are scrubbed through the caches
-  // and the inputs read back, as the rest of a run leaves them; "cold" — always twice the
-  // last-level cache; "warm" — nothing in between, the kernel's data stays cached (the
-  // method of collage before the cost database's schema 2). Part of every cost's key.
-  std::string caches = "run";
+  // "How costs are measured"): "warm" — nothing in between, the kernel's data stays cached
+  // (on these machines the closest to whole runs of a backend alone); "run" — before every
+  // timed run as many bytes as one run of the model touches (capped at twice the last-level
+  // cache) are scrubbed through the caches and the inputs read back; "cold" — always twice
+  // the last-level cache. Part of every cost's key.
+  std::string caches = "warm";
   // Where candidates are measured: the path of collage_measure_worker, a process of its own
   // that a library crashing, aborting or hanging takes down instead of the optimize (the
   // candidate is then recorded invalid, and a new worker measures the next); empty = look
@@ -129,7 +129,7 @@ struct OptimizeReport {
   int cache_hits = 0;            // found in the cost database
   int invalid = 0;               // distinct candidates recorded invalid
   int conversions = 0;           // distinct layout conversions priced
-  int pool_switches = 0;         // thread-pool switches priced (each direction of each pair)
+  int library_switches = 0;      // switches between backends priced (each direction of each pair)
   std::vector<std::string> invalid_examples;  // a few "backend rule: reason" lines
   int64_t search_states = 0;
   int64_t search_states_cut = 0;  // dropped by the beam: 0 means the search was exact

@@ -9,7 +9,7 @@
 
 #include "cost/device_fingerprint.h"
 #include "cost/group_signature.h"
-#include "cost/pool_switch_measure.h"
+#include "cost/library_switch_measure.h"
 #include "runtime/kernel_runner.h"
 #include "runtime/layout_conversion.h"
 #include "util/errors.h"
@@ -24,6 +24,21 @@ double Now() {
 
 std::string KeyText(const CostKey& key) {
   return key.backend + '\n' + key.backend_version + '\n' + key.signature;
+}
+
+// The probe kernels of one backend: two typical groups of this model (the cheapest that take
+// at least kProbeMs, so that they are big enough to use every thread, else the two most
+// expensive); the same one twice when the backend offers one only.
+std::vector<const SearchCandidate*> ProbeKernelsOf(const std::vector<const SearchCandidate*>& offered,
+                                                   double probe_ms) {
+  std::vector<const SearchCandidate*> sorted = offered;
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const SearchCandidate* x, const SearchCandidate* y) { return x->cost_ms < y->cost_ms; });
+  size_t first = 0;
+  while (first < sorted.size() && sorted[first]->cost_ms < probe_ms) ++first;
+  if (first + 2 > sorted.size()) first = sorted.size() >= 2 ? sorted.size() - 2 : 0;
+  if (sorted.size() == 1) return {sorted[0], sorted[0]};
+  return {sorted[first], sorted[first + 1]};
 }
 
 }  // namespace
@@ -209,67 +224,64 @@ double MeasuredCostModel::Transition(ValueId value, const Layout& from, const La
   return it == conversion_ms_.end() ? std::numeric_limits<double>::infinity() : it->second;
 }
 
-Status MeasuredCostModel::PricePoolSwitches(const std::vector<SearchCandidate>& candidates) {
-  std::map<std::string, const SearchCandidate*> probe;  // pool → its typical kernel
-  for (const SearchCandidate& c : candidates) {
-    const SearchCandidate*& best = probe[c.thread_pool];
-    const bool big_enough = c.cost_ms >= kPoolProbeMs;
-    if (best == nullptr) {
-      best = &c;
-    } else if (big_enough && (best->cost_ms < kPoolProbeMs || c.cost_ms < best->cost_ms)) {
-      best = &c;  // the cheapest that is big enough
-    } else if (!big_enough && best->cost_ms < kPoolProbeMs && c.cost_ms > best->cost_ms) {
-      best = &c;  // none big enough yet: the most expensive
+Status MeasuredCostModel::PriceLibrarySwitches(const std::vector<SearchCandidate>& candidates) {
+  std::map<std::string, std::vector<const SearchCandidate*>> by_backend;
+  for (const SearchCandidate& c : candidates) by_backend[c.backend].push_back(&c);
+  std::map<std::string, std::vector<const SearchCandidate*>> probes;
+  for (const auto& [backend, offered] : by_backend) probes[backend] = ProbeKernelsOf(offered, kProbeMs);
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (auto a = probes.begin(); a != probes.end(); ++a) {
+    for (auto b = std::next(a); b != probes.end(); ++b) pairs.push_back({a->first, b->first});
+  }
+  auto version_of = [&](const std::string& backend) {
+    const Backend* found = registry_.Find(backend);
+    return found != nullptr ? found->version() : std::string();
+  };
+  auto key_of = [&](const std::string& from, const std::string& to) {
+    CostKey key;
+    key.device = DeviceFingerprint();
+    key.backend = "library-switch";
+    key.backend_version = version_of(from) + " -> " + version_of(to);
+    key.signature = from + "->" + to;
+    for (const std::string& side : {from, to}) {
+      for (const SearchCandidate* probe : probes[side]) key.signature += "|" + KeyFor(*probe).signature;
     }
-  }
-  std::vector<std::pair<const SearchCandidate*, const SearchCandidate*>> pairs;
-  for (auto a = probe.begin(); a != probe.end(); ++a) {
-    for (auto b = std::next(a); b != probe.end(); ++b) pairs.push_back({a->second, b->second});
-  }
+    key.threads = threads_;
+    key.method = MeasureMethodKey(WarmSettings());
+    return key;
+  };
   int done = 0;
-  Report("pool switches", done, static_cast<int>(pairs.size()));
+  Report("library switches", done, static_cast<int>(pairs.size()));
   for (const auto& [a, b] : pairs) {
-    auto key_of = [&](const SearchCandidate& from, const SearchCandidate& to) {
-      CostKey key;
-      key.device = DeviceFingerprint();
-      key.backend = "pool-switch";
-      const Backend* from_backend = registry_.Find(from.backend);
-      const Backend* to_backend = registry_.Find(to.backend);
-      key.backend_version = (from_backend ? from_backend->version() : "") + " -> " +
-                            (to_backend ? to_backend->version() : "");
-      key.signature = from.thread_pool + "->" + to.thread_pool + "|" + KeyFor(from).signature +
-                      "|" + KeyFor(to).signature;
-      key.threads = threads_;
-      key.method = MeasureMethodKey(WarmSettings());
-      return key;
-    };
-    const CostKey a_to_b = key_of(*a, *b), b_to_a = key_of(*b, *a);
+    const CostKey a_to_b = key_of(a, b), b_to_a = key_of(b, a);
     COLLAGE_ASSIGN_OR_RETURN(std::optional<CostRecord> found_ab, database_.Find(a_to_b));
     COLLAGE_ASSIGN_OR_RETURN(std::optional<CostRecord> found_ba, database_.Find(b_to_a));
-    PoolSwitchRecords records;
+    LibrarySwitchRecords records;
     if (found_ab && found_ba) {
       cache_hits_ += 2;
       records = {*found_ab, *found_ba};
     } else {
       if (InterruptRequested()) return Interrupted();
       COLLAGE_RETURN_IF_ERROR(database_.MarkMeasuring(a_to_b));
-      const Backend* backend_a = registry_.Find(a->backend);
-      const Backend* backend_b = registry_.Find(b->backend);
-      if (backend_a == nullptr || backend_b == nullptr)
-        return NotFound("a backend of the pool probes is gone");
-      records = MeasurePoolSwitch(
-          *backend_a, CompileRequest::For(graph_, a->nodes, a->rule, threads_), *backend_b,
-          CompileRequest::For(graph_, b->nodes, b->rule, threads_), registry_, WarmSettings());
+      auto kernels = [&](const std::string& backend) {
+        std::vector<ProbeKernel> list;
+        for (const SearchCandidate* probe : probes[backend]) {
+          list.push_back({registry_.Find(backend), CompileRequest::For(graph_, probe->nodes, probe->rule, threads_)});
+        }
+        return list;
+      };
+      if (registry_.Find(a) == nullptr || registry_.Find(b) == nullptr) {
+        return NotFound("a backend of the library-switch probes is gone");
+      }
+      records = MeasureLibrarySwitch(kernels(a), kernels(b), registry_, WarmSettings());
       measured_ += 2;
       COLLAGE_RETURN_IF_ERROR(database_.Put(a_to_b, records.a_to_b));
       COLLAGE_RETURN_IF_ERROR(database_.Put(b_to_a, records.b_to_a));
     }
-    // A probe that failed prices the switch at nothing rather than forbidding either pool.
-    pool_switch_ms_[{a->thread_pool, b->thread_pool}] =
-        records.a_to_b.valid ? records.a_to_b.median_ms : 0;
-    pool_switch_ms_[{b->thread_pool, a->thread_pool}] =
-        records.b_to_a.valid ? records.b_to_a.median_ms : 0;
-    Report("pool switches", ++done, static_cast<int>(pairs.size()));
+    // A probe that failed prices the switch at nothing rather than forbidding either backend.
+    switch_ms_[{a, b}] = records.a_to_b.valid ? records.a_to_b.median_ms : 0;
+    switch_ms_[{b, a}] = records.b_to_a.valid ? records.b_to_a.median_ms : 0;
+    Report("library switches", ++done, static_cast<int>(pairs.size()));
   }
   return Status();
 }
@@ -280,9 +292,9 @@ MeasureSettings MeasuredCostModel::WarmSettings() const {
   return warm;
 }
 
-double MeasuredCostModel::PoolSwitch(const std::string& from, const std::string& to) const {
-  auto it = pool_switch_ms_.find({from, to});
-  return from == to || it == pool_switch_ms_.end() ? 0 : it->second;
+double MeasuredCostModel::LibrarySwitch(const std::string& from, const std::string& to) const {
+  auto it = switch_ms_.find({from, to});
+  return from == to || it == switch_ms_.end() ? 0 : it->second;
 }
 
 }  // namespace collage

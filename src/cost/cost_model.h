@@ -36,26 +36,26 @@ class MeasuredCostModel {
   // for a conversion that cannot be built).
   double Transition(ValueId value, const Layout& from, const Layout& to) const;
 
-  // Prices the switch between every two thread pools the valid, priced `candidates` use
-  // (SearchCandidate::thread_pool), both ways, with one typical kernel of each pool: its
-  // cheapest group that takes at least kPoolProbeMs (a smaller one may not wake every
-  // worker), else its most expensive. Measured in this process: both kernels are already
-  // known to run correctly.
-  Status PricePoolSwitches(const std::vector<SearchCandidate>& candidates);
-  // After PricePoolSwitches: the measured cost (0 for the same pool or one not priced).
-  double PoolSwitch(const std::string& from, const std::string& to) const;
-  static constexpr double kPoolProbeMs = 0.05;
+  // Prices the switch between every two backends of the valid, priced `candidates`, both
+  // ways (cost/library_switch_measure.h), with two typical kernels of each: its cheapest
+  // groups that take at least kProbeMs (a smaller one may not wake every worker), else its
+  // most expensive. Measured in this process: every probe kernel already ran correctly.
+  Status PriceLibrarySwitches(const std::vector<SearchCandidate>& candidates);
+  // After PriceLibrarySwitches: the measured cost (0 for the same backend or one not priced).
+  double LibrarySwitch(const std::string& from, const std::string& to) const;
+  static constexpr double kProbeMs = 0.05;
 
   int distinct_candidates() const { return distinct_candidates_; }
   int conversions() const { return static_cast<int>(conversion_ms_.size()); }
-  int pool_switches() const { return static_cast<int>(pool_switch_ms_.size()); }
+  int library_switches() const { return static_cast<int>(switch_ms_.size()); }
   int measured() const { return measured_; }
   int cache_hits() const { return cache_hits_; }
   int invalid() const { return invalid_; }
 
  private:
   CostKey KeyFor(const SearchCandidate& candidate) const;
-  // The settings with warm caches: pool switches are wake-up latencies, measured warm.
+  // The settings with warm caches, for the library-switch probes (they measure what another
+  // library disturbs, not what the rest of a run does).
   MeasureSettings WarmSettings() const;
   // Looks `key` up, or measures it with `measure` and stores the result. A measurement that
   // gives no record (interrupted: kCancelled) stores nothing and ends the pricing.
@@ -76,7 +76,7 @@ class MeasuredCostModel {
   int measured_ = 0;
   int cache_hits_ = 0;
   int invalid_ = 0;
-  std::map<std::pair<std::string, std::string>, double> pool_switch_ms_;  // (from, to) → ms
+  std::map<std::pair<std::string, std::string>, double> switch_ms_;  // (from, to) backends → ms
   // (type, from, to) → ms
   std::map<std::tuple<std::string, std::string, std::string>, double> conversion_ms_;
 };

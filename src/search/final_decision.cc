@@ -23,7 +23,10 @@ StatusOr<size_t> DecideFinalPlacement(const std::vector<Finalist>& finalists,
     row.name = finalist.name;
     row.estimated_ms = finalist.estimated_ms;
     const std::string key = PlacementKey(finalist.placement);
-    if (auto same = seen.find(key); same != seen.end()) {
+    if (!finalist.skipped.empty()) {
+      if (i == 0) return Internal("the {} placement cannot be a finalist: {}", finalist.name, finalist.skipped);
+      row.skipped = finalist.skipped;
+    } else if (auto same = seen.find(key); same != seen.end()) {
       row.skipped = "the same placement as " + same->second;
     } else {
       seen.emplace(key, finalist.name);
@@ -43,6 +46,7 @@ StatusOr<size_t> DecideFinalPlacement(const std::vector<Finalist>& finalists,
   DecisionOptions decision;
   decision.min_rounds = std::max(1, options.final_rounds);
   decision.max_rounds = std::max(decision.min_rounds, options.max_final_rounds);
+  decision.warmup_rounds = 0;  // each finalist just ran once, for the check: its page faults are paid
   COLLAGE_ASSIGN_OR_RETURN(DecisionResult result,
                            DecideBetweenFinalists(
                                contenders.size(),

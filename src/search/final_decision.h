@@ -19,6 +19,7 @@ struct Finalist {
   std::string name;  // "op-level", "two-level", "single-backend:<backend>"
   Placement placement;
   double estimated_ms = 0;  // the cost model's estimate (0: none)
+  std::string skipped;      // set by the caller: why it is no contender (not compiled or run)
 };
 
 // Decides between `finalists` (the first is the search's own plan, kept on a tie with a later

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "util/errors.h"
 
@@ -24,26 +25,31 @@ double Quantile(std::vector<double> values, double q) {
   return values[lo] + (pos - static_cast<double>(lo)) * (values[hi] - values[lo]);
 }
 
-// times[round][finalist]
+// times[round][finalist]; a finalist not run in a round (dropped) has NaN there.
 using Rounds = std::vector<std::vector<double>>;
+
+bool Ran(double ms) { return !std::isnan(ms); }
 
 double MedianRatio(const Rounds& times, size_t i, size_t j) {
   std::vector<double> ratios;
-  for (const auto& round : times) ratios.push_back(round[i] / round[j]);
-  return Median(ratios);
+  for (const auto& round : times) {
+    if (Ran(round[i]) && Ran(round[j])) ratios.push_back(round[i] / round[j]);
+  }
+  return ratios.empty() ? std::numeric_limits<double>::infinity() : Median(ratios);
 }
 
 // True when the rounds show finalist i slower than j beyond chance.
 bool SignificantlySlower(const Rounds& times, size_t i, size_t j) {
   int slower = 0, trials = 0;
   for (const auto& round : times) {
-    if (round[i] == round[j]) continue;
+    if (!Ran(round[i]) || !Ran(round[j]) || round[i] == round[j]) continue;
     ++trials;
     if (round[i] > round[j]) ++slower;
   }
   return trials > 0 && SignTestPValue(slower, trials) < 0.05;
 }
 
+// Finalist 0 (the search's plan) runs in every round, so ratios are taken against it.
 size_t Leader(const Rounds& times, size_t n) {
   size_t leader = 0;
   double best = 1;
@@ -79,25 +85,45 @@ StatusOr<DecisionResult> DecideBetweenFinalists(
   const int min_rounds = std::max(1, options.min_rounds);
   const int max_rounds = std::max(min_rounds, options.max_rounds);
   Rounds times;
+  std::vector<bool> active(n, true);
+  size_t leader = 0;
+  // Drops every finalist far behind the leader in each of at least two rounds (never the
+  // search's plan, against which the ratios are taken).
+  auto drop_hopeless = [&] {
+    for (size_t i = 1; i < n; ++i) {
+      if (!active[i] || i == leader) continue;
+      int behind = 0, both = 0;
+      for (const auto& round : times) {
+        if (!Ran(round[i]) || !Ran(round[leader])) continue;
+        ++both;
+        if (round[i] > options.drop_ratio * round[leader]) ++behind;
+      }
+      if (both >= 2 && behind == both) active[i] = false;
+    }
+  };
   auto run_rounds = [&](int count, bool keep) -> Status {
     for (int r = 0; r < count; ++r) {
-      std::vector<double> round(n, 0);
+      std::vector<double> round(n, std::numeric_limits<double>::quiet_NaN());
       const size_t first = times.size() % n;  // rotate who goes first
       for (size_t k = 0; k < n; ++k) {
         const size_t i = (first + k) % n;
+        if (!active[i]) continue;
         COLLAGE_ASSIGN_OR_RETURN(round[i], run_once(i));
         round[i] = std::max(round[i], 1e-9);  // a ratio needs a positive time
       }
-      if (keep) times.push_back(std::move(round));
+      if (!keep) continue;
+      times.push_back(std::move(round));
+      leader = Leader(times, n);
+      drop_hopeless();
     }
     return Status();
   };
-  COLLAGE_RETURN_IF_ERROR(run_rounds(1, /*keep=*/false));  // warm-up: first runs pay page faults
+  // Warm-up: the first runs pay page faults.
+  COLLAGE_RETURN_IF_ERROR(run_rounds(std::max(0, options.warmup_rounds), /*keep=*/false));
   COLLAGE_RETURN_IF_ERROR(run_rounds(min_rounds, /*keep=*/true));
-  size_t leader = Leader(times, n);
   auto undecided = [&] {
     for (size_t i = 0; i < n; ++i) {
-      if (i == leader) continue;
+      if (i == leader || !active[i]) continue;
       const bool tie = MedianRatio(times, i, leader) <= 1 + options.tie_tolerance;
       if (!tie && !SignificantlySlower(times, i, leader)) return true;
     }
@@ -107,7 +133,6 @@ StatusOr<DecisionResult> DecideBetweenFinalists(
     const int more = std::min(std::max(1, options.rounds_per_batch),
                               max_rounds - static_cast<int>(times.size()));
     COLLAGE_RETURN_IF_ERROR(run_rounds(more, /*keep=*/true));
-    leader = Leader(times, n);
   }
 
   DecisionResult result;
@@ -121,13 +146,21 @@ StatusOr<DecisionResult> DecideBetweenFinalists(
   }
   result.rounds = static_cast<int>(times.size());
   result.rounds_won.assign(n, 0);
+  result.rounds_run.assign(n, 0);
   for (const auto& round : times) {
-    result.rounds_won[static_cast<size_t>(std::min_element(round.begin(), round.end()) -
-                                          round.begin())] += 1;
+    size_t fastest = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (!Ran(round[i])) continue;
+      result.rounds_run[i] += 1;
+      if (round[i] < round[fastest]) fastest = i;
+    }
+    result.rounds_won[fastest] += 1;
   }
   for (size_t i = 0; i < n; ++i) {
     std::vector<double> own;
-    for (const auto& round : times) own.push_back(round[i]);
+    for (const auto& round : times) {
+      if (Ran(round[i])) own.push_back(round[i]);
+    }
     result.median_ms.push_back(Median(own));
     result.ratio_to_kept.push_back(i == result.kept ? 1.0 : MedianRatio(times, i, result.kept));
     if (i == result.kept) {

@@ -9,7 +9,8 @@
 // the leader (sign test, one-sided p < 0.05) nor within the tie tolerance of it, more
 // rounds are run, up to max_rounds. Kept: the earliest finalist that ties the leader (its
 // median ratio within the tie tolerance, the difference not significant) — so the op-level
-// plan, listed first, is kept over an equal single backend — else the leader.
+// plan, listed first, is kept over an equal single backend — else the leader. A finalist
+// far behind the leader in every round so far stops being run (drop_ratio).
 #pragma once
 
 #include <cstddef>
@@ -21,12 +22,17 @@
 namespace collage {
 
 struct DecisionOptions {
+  int warmup_rounds = 1;  // untimed rounds first (the first runs pay page faults)
   int min_rounds = 15;
   int max_rounds = 60;
   int rounds_per_batch = 5;  // rounds added at a time while undecided
   // A finalist whose median per-round ratio to the leader is at most 1 + tie_tolerance, and
   // which is not significantly slower, ties it.
   double tie_tolerance = 0.01;
+  // A finalist slower than the leader by more than this factor in every one of at least two
+  // rounds is out: it runs in no further round (a backend alone that takes seconds where the
+  // plan takes milliseconds is not timed sixty times).
+  double drop_ratio = 1.5;
 };
 
 struct DecisionResult {
@@ -36,6 +42,7 @@ struct DecisionResult {
   std::vector<double> median_ms;  // per finalist
   std::vector<double> ratio_to_kept;  // per finalist: median over rounds of t_i / t_kept
   std::vector<int> rounds_won;        // per finalist: rounds in which it was the fastest
+  std::vector<int> rounds_run;        // per finalist: rounds it ran in (fewer once dropped)
   // (p90 - p10) / median of the kept finalist's per-round times.
   double kept_spread = 0;
 };

@@ -20,13 +20,13 @@ struct LiveValue {
   uint32_t available;  // layouts it exists in (bit per layout number), home included
 };
 
-// No group has run yet: the first group switches from no pool.
-constexpr uint8_t kNoPool = 255;
+// No group has run yet: the first group switches from no library.
+constexpr uint8_t kNoLibrary = 255;
 
 struct State {
   SubGraph covered;
   std::vector<LiveValue> live;  // sorted by value
-  uint8_t pool = kNoPool;       // the thread pool of the last group run
+  uint8_t library = kNoLibrary;  // the backend of the last group run
   double cost = 0;              // cost so far
   double bound = 0;             // lower bound of the cost of the uncovered nodes
   int parent = -1;
@@ -36,11 +36,11 @@ struct State {
 class Search {
  public:
   Search(const Graph& graph, const std::vector<SearchCandidate>& candidates,
-         const TransitionCost& transition, const PoolSwitchCost& pool_switch)
+         const TransitionCost& transition, const LibrarySwitchCost& library_switch)
       : graph_(graph),
         candidates_(candidates),
         transition_(transition),
-        pool_switch_(pool_switch) {}
+        library_switch_(library_switch) {}
 
   StatusOr<OpLevelResult> Run(const OpLevelSearchOptions& options) {
     COLLAGE_RETURN_IF_ERROR(Prepare());
@@ -110,13 +110,13 @@ class Search {
     std::vector<double> node_bound(static_cast<size_t>(n), std::numeric_limits<double>::infinity());
     is_output_.assign(static_cast<size_t>(graph_.num_values()), false);
     for (ValueId out : graph_.outputs()) is_output_[static_cast<size_t>(out)] = true;
-    pools_.clear();
+    libraries_.clear();
     for (size_t c = 0; c < candidates_.size(); ++c) {
       const SearchCandidate& cand = candidates_[c];
-      auto pool = std::find(pools_.begin(), pools_.end(), cand.thread_pool);
-      if (pool == pools_.end()) pool = pools_.insert(pools_.end(), cand.thread_pool);
-      if (pools_.size() >= kNoPool) return Unsupported("more than {} thread pools", kNoPool - 1);
-      pool_of_.push_back(static_cast<uint8_t>(pool - pools_.begin()));
+      auto library = std::find(libraries_.begin(), libraries_.end(), cand.backend);
+      if (library == libraries_.end()) library = libraries_.insert(libraries_.end(), cand.backend);
+      if (libraries_.size() >= kNoLibrary) return Unsupported("more than {} backends", kNoLibrary - 1);
+      library_of_.push_back(static_cast<uint8_t>(library - libraries_.begin()));
       if (cand.input_layouts.size() != cand.inputs.size() || cand.output_layouts.size() != cand.outputs.size()) {
         return Internal("candidate {} ({} {}) has no layouts for its inputs or outputs", c, cand.backend,
                         cand.rule);
@@ -143,13 +143,13 @@ class Search {
                            graph_.value(static_cast<ValueId>(v)).name, layouts_[v].size(), kMaxLayoutsPerValue);
       }
     }
-    pool_switch_ms_.assign(pools_.size() * pools_.size(), 0.0);
-    for (size_t from = 0; from < pools_.size(); ++from) {
-      for (size_t to = 0; to < pools_.size(); ++to) {
-        if (from != to && pool_switch_) {
+    switch_ms_.assign(libraries_.size() * libraries_.size(), 0.0);
+    for (size_t from = 0; from < libraries_.size(); ++from) {
+      for (size_t to = 0; to < libraries_.size(); ++to) {
+        if (from != to && library_switch_) {
           // Never negative: the lower bound of the rest assumes no edge lowers the cost.
-          pool_switch_ms_[from * pools_.size() + to] =
-              std::max(0.0, pool_switch_(pools_[from], pools_[to]));
+          switch_ms_[from * libraries_.size() + to] =
+              std::max(0.0, library_switch_(libraries_[from], libraries_[to]));
         }
       }
     }
@@ -262,7 +262,7 @@ class Search {
     const SearchCandidate& cand = candidates_[static_cast<size_t>(c)];
     // Cost first, from the state's live values as they are: a state the beam would cut
     // anyway is never built (most of them are, in graphs of many parallel branches).
-    double cost = s.cost + cand.cost_ms + PoolSwitch(s.pool, pool_of_[static_cast<size_t>(c)]);
+    double cost = s.cost + cand.cost_ms + LibrarySwitch(s.library, library_of_[static_cast<size_t>(c)]);
     for (const Port& in : inputs_[static_cast<size_t>(c)]) {
       const LiveValue* lv = FindLive(s.live, in.value);
       if (lv == nullptr) return;  // cannot happen for a ready group
@@ -282,7 +282,7 @@ class Search {
     next.bound = bound;
     next.parent = from;
     next.candidate = c;
-    next.pool = pool_of_[static_cast<size_t>(c)];
+    next.library = library_of_[static_cast<size_t>(c)];
     for (const Port& in : inputs_[static_cast<size_t>(c)]) {
       auto it = std::lower_bound(next.live.begin(), next.live.end(), in.value,
                                  [](const LiveValue& lv, ValueId v) { return lv.value < v; });
@@ -298,9 +298,9 @@ class Search {
     Offer(std::move(next), level);
   }
 
-  double PoolSwitch(uint8_t from, uint8_t to) const {
-    if (from == kNoPool || from == to) return 0;
-    return pool_switch_ms_[from * pools_.size() + to];
+  double LibrarySwitch(uint8_t from, uint8_t to) const {
+    if (from == kNoLibrary || from == to) return 0;
+    return switch_ms_[from * libraries_.size() + to];
   }
 
   static const LiveValue* FindLive(const std::vector<LiveValue>& live, ValueId value) {
@@ -323,7 +323,7 @@ class Search {
   void Offer(State state, int32_t level) {
     std::string key(reinterpret_cast<const char*>(state.covered.bits().data()),
                     state.covered.bits().size() * sizeof(uint64_t));
-    key.push_back(static_cast<char>(state.pool));
+    key.push_back(static_cast<char>(state.library));
     for (const LiveValue& lv : state.live) {
       key.append(reinterpret_cast<const char*>(&lv.value), sizeof(lv.value));
       key.push_back(static_cast<char>(lv.home));
@@ -350,10 +350,10 @@ class Search {
   const Graph& graph_;
   const std::vector<SearchCandidate>& candidates_;
   const TransitionCost& transition_;
-  const PoolSwitchCost& pool_switch_;
-  std::vector<std::string> pools_;                  // thread pools met, numbered
-  std::vector<uint8_t> pool_of_;                    // per candidate
-  std::vector<double> pool_switch_ms_;              // pools × pools
+  const LibrarySwitchCost& library_switch_;
+  std::vector<std::string> libraries_;              // backends met, numbered
+  std::vector<uint8_t> library_of_;                 // per candidate
+  std::vector<double> switch_ms_;                   // libraries × libraries
   std::vector<std::vector<Layout>> layouts_;        // per value: the layouts it meets
   std::vector<std::vector<double>> transitions_;    // per value: k×k costs, -1 = not asked yet
   std::vector<std::vector<Port>> inputs_, outputs_;  // per candidate
@@ -377,15 +377,15 @@ StatusOr<OpLevelResult> SearchOpLevel(const Graph& graph,
                                       const std::vector<SearchCandidate>& candidates,
                                       const TransitionCost& transition,
                                       const OpLevelSearchOptions& options) {
-  return SearchOpLevel(graph, candidates, transition, PoolSwitchCost(), options);
+  return SearchOpLevel(graph, candidates, transition, LibrarySwitchCost(), options);
 }
 
 StatusOr<OpLevelResult> SearchOpLevel(const Graph& graph,
                                       const std::vector<SearchCandidate>& candidates,
                                       const TransitionCost& transition,
-                                      const PoolSwitchCost& pool_switch,
+                                      const LibrarySwitchCost& library_switch,
                                       const OpLevelSearchOptions& options) {
-  Search search(graph, candidates, transition, pool_switch);
+  Search search(graph, candidates, transition, library_switch);
   return search.Run(options);
 }
 

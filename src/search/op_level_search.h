@@ -5,8 +5,9 @@
 // A state is the set of covered nodes plus, for every live value (computed, and still
 // awaited by an uncovered node or returned by the graph), the layout its producer wrote and
 // the layouts it has already been converted to — so a conversion is paid once per value and
-// layout, as the executable runs it — and the thread pool of the last group run, so that a
-// group on another pool pays the switch (the executable runs the groups in the order found). From a
+// layout, as the executable runs it — and the backend of the last group run, so that a
+// group of another backend pays the library switch (the executable runs the groups in the
+// order found). From a
 // state the search adds candidates containing the first uncovered node n (in topological order)
 // whose inputs are computed and that overlap nothing covered; when some candidate containing n is
 // still waiting for an input, it also adds the other ready candidates, so that groups such as a
@@ -37,12 +38,12 @@ struct OpLevelResult {
 };
 
 // `candidates` are the valid ones (invalid ones left out); they must cover every node.
-// `pool_switch` prices a group that runs on another thread pool than the group before it
-// (SearchCandidate::thread_pool); without it, switching pools is free.
+// `library_switch` prices a group whose backend differs from the group's before it; without
+// it, switching libraries is free.
 StatusOr<OpLevelResult> SearchOpLevel(const Graph& graph,
                                       const std::vector<SearchCandidate>& candidates,
                                       const TransitionCost& transition,
-                                      const PoolSwitchCost& pool_switch,
+                                      const LibrarySwitchCost& library_switch,
                                       const OpLevelSearchOptions& options);
 StatusOr<OpLevelResult> SearchOpLevel(const Graph& graph,
                                       const std::vector<SearchCandidate>& candidates,

@@ -94,6 +94,21 @@ long FindCandidate(const PlacedGroup& group, const std::vector<SearchCandidate>&
   return -1;
 }
 
+// "" when every group of `placement` that is a candidate measured valid; else which one did
+// not and why.
+std::string FirstInvalidGroup(const Placement& placement, const std::vector<SearchCandidate>& candidates,
+                              const std::vector<CostRecord>& records) {
+  for (const PlacedGroup& group : placement.groups) {
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      const SearchCandidate& c = candidates[i];
+      if (!records[i].valid && c.backend == group.backend && c.rule == group.rule && c.nodes == group.nodes) {
+        return fmt::format("its {} group {} was measured invalid: {}", c.backend, c.rule, records[i].reason);
+      }
+    }
+  }
+  return "";
+}
+
 std::vector<GroupReport> ReportGroups(const Placement& placement,
                                       const std::vector<SearchCandidate>& candidates,
                                       const std::vector<CostRecord>& records) {
@@ -206,14 +221,14 @@ StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& 
     }
   }
   COLLAGE_RETURN_IF_ERROR(costs.PriceConversions(valid));
-  COLLAGE_RETURN_IF_ERROR(costs.PricePoolSwitches(valid));
+  COLLAGE_RETURN_IF_ERROR(costs.PriceLibrarySwitches(valid));
   report.measure_seconds = SecondsSince(measure_start);
   report.distinct_candidates = costs.distinct_candidates();
   report.invalid = costs.invalid();
   report.measured = costs.measured();
   report.cache_hits = costs.cache_hits();
   report.conversions = costs.conversions();
-  report.pool_switches = costs.pool_switches();
+  report.library_switches = costs.library_switches();
 
   const auto search_start = std::chrono::steady_clock::now();
   OpLevelSearchOptions search_options;
@@ -221,11 +236,11 @@ StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& 
   TransitionCost transition = [&](ValueId v, const Layout& from, const Layout& to) {
     return costs.Transition(v, from, to);
   };
-  PoolSwitchCost pool_switch = [&](const std::string& from, const std::string& to) {
-    return costs.PoolSwitch(from, to);
+  LibrarySwitchCost library_switch = [&](const std::string& from, const std::string& to) {
+    return costs.LibrarySwitch(from, to);
   };
   COLLAGE_ASSIGN_OR_RETURN(OpLevelResult found,
-                           SearchOpLevel(graph, valid, transition, pool_switch, search_options));
+                           SearchOpLevel(graph, valid, transition, library_switch, search_options));
   report.search_seconds = SecondsSince(search_start);
   if (!std::isfinite(found.cost_ms)) {
     return Internal("the op-level search found no placement whose layout conversions can all be built");
@@ -243,7 +258,7 @@ StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& 
 
   // The finalists: the op-level plan first (kept on a tie), the two-level best, every
   // backend alone.
-  std::vector<Finalist> finalists = {{"op-level", op_level, found.cost_ms}};
+  std::vector<Finalist> finalists = {{"op-level", op_level, found.cost_ms, ""}};
   PlanBench bench(graph, registry, threads, options);
   const bool decide = options.final_rounds > 0;
   if (decide || options.search == "two-level") COLLAGE_RETURN_IF_ERROR(bench.Prepare());
@@ -252,8 +267,8 @@ StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& 
                                                             backends, options, &report));
     COLLAGE_RETURN_IF_ERROR(ValidatePlacement(graph, best, registry));
     const std::optional<double> estimate =
-        EstimatePlacement(graph, best, valid, transition, pool_switch);
-    finalists.push_back({"two-level", std::move(best), estimate.value_or(0)});
+        EstimatePlacement(graph, best, valid, transition, library_switch);
+    finalists.push_back({"two-level", std::move(best), estimate.value_or(0), ""});
   }
   size_t kept = options.search == "two-level" ? 1 : 0;  // without a decision: the search's result
   if (decide) {
@@ -263,8 +278,12 @@ StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& 
       auto alone = PlaceOnSingleBackend(graph, *backend, registry, options.strict_non_finite);
       if (!alone.ok()) continue;
       const std::optional<double> estimate =
-          EstimatePlacement(graph, *alone, valid, transition, pool_switch);
-      finalists.push_back({"single-backend:" + name, std::move(*alone), estimate.value_or(0)});
+          EstimatePlacement(graph, *alone, valid, transition, library_switch);
+      Finalist finalist{"single-backend:" + name, std::move(*alone), estimate.value_or(0), ""};
+      // A group that failed its own measurement (wrong answer, crash or hang in the worker) is
+      // not run again in this process.
+      finalist.skipped = FirstInvalidGroup(finalist.placement, candidates, records);
+      finalists.push_back(std::move(finalist));
     }
     COLLAGE_ASSIGN_OR_RETURN(kept, DecideFinalPlacement(finalists, bench, options, &report));
   }

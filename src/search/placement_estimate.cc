@@ -9,7 +9,7 @@ namespace collage {
 std::optional<double> EstimatePlacement(const Graph& graph, const Placement& placement,
                                         const std::vector<SearchCandidate>& candidates,
                                         const TransitionCost& transition,
-                                        const PoolSwitchCost& pool_switch) {
+                                        const LibrarySwitchCost& library_switch) {
   std::map<std::tuple<std::string, std::string, std::string>, const SearchCandidate*> by_group;
   for (const SearchCandidate& c : candidates)
     by_group[{c.backend, c.rule, c.nodes.ToString()}] = &c;
@@ -29,16 +29,16 @@ std::optional<double> EstimatePlacement(const Graph& graph, const Placement& pla
     return transition(value, held.home, layout);
   };
   double total = 0;
-  const std::string* last_pool = nullptr;
+  const std::string* last_backend = nullptr;
   for (const PlacedGroup& group : placement.groups) {
     auto found = by_group.find({group.backend, group.rule, group.nodes.ToString()});
     if (found == by_group.end()) return std::nullopt;
     const SearchCandidate& c = *found->second;
     total += c.cost_ms;
-    if (last_pool != nullptr && *last_pool != c.thread_pool && pool_switch) {
-      total += std::max(0.0, pool_switch(*last_pool, c.thread_pool));
+    if (last_backend != nullptr && *last_backend != c.backend && library_switch) {
+      total += std::max(0.0, library_switch(*last_backend, c.backend));
     }
-    last_pool = &c.thread_pool;
+    last_backend = &c.backend;
     for (size_t i = 0; i < c.inputs.size(); ++i) total += read_in(c.inputs[i], c.input_layouts[i]);
     for (size_t i = 0; i < c.outputs.size(); ++i)
       values[c.outputs[i]] = {c.output_layouts[i], {c.output_layouts[i]}};

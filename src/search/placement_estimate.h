@@ -1,7 +1,7 @@
 // What the cost model says a whole placement costs, added up exactly as the op-level search
 // adds up the placement it finds: every group's measured cost, the layout conversions the
 // executable inserts (once per value and layout, and to plain for the graph's outputs), and a
-// thread-pool switch wherever a group runs on another pool than the one before it. Lets any
+// library switch wherever a group's backend differs from the one before it. Lets any
 // placement — a backend alone, a saved plan — be compared with its measured time.
 #pragma once
 
@@ -18,6 +18,6 @@ namespace collage {
 std::optional<double> EstimatePlacement(const Graph& graph, const Placement& placement,
                                         const std::vector<SearchCandidate>& candidates,
                                         const TransitionCost& transition,
-                                        const PoolSwitchCost& pool_switch);
+                                        const LibrarySwitchCost& library_switch);
 
 }  // namespace collage

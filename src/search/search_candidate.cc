@@ -26,7 +26,6 @@ StatusOr<std::vector<SearchCandidate>> EnumerateSearchCandidates(
       CompileRequest request = CompileRequest::For(graph, offered.nodes, offered.rule, 1);
       SearchCandidate candidate;
       candidate.backend = name;
-      candidate.thread_pool = backend->thread_pool();
       candidate.rule = std::move(offered.rule);
       candidate.nodes = std::move(offered.nodes);
       candidate.inputs = std::move(request.inputs);

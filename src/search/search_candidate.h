@@ -20,7 +20,6 @@ struct SearchCandidate {
   std::vector<Layout> input_layouts;
   std::vector<Layout> output_layouts;
   double cost_ms = 0;
-  std::string thread_pool;  // Backend::thread_pool: switching pools between groups costs
 };
 
 // Every group offered by the rules and fusions of `backends` (each registered; "native" is
@@ -34,9 +33,10 @@ StatusOr<std::vector<SearchCandidate>> EnumerateSearchCandidates(
 // The cost of converting `value` from layout `from` to `to`; 0 when they hold the same bytes.
 using TransitionCost = std::function<double(ValueId value, const Layout& from, const Layout& to)>;
 
-// The cost of running a kernel on thread pool `to` right after one on pool `from` (another
-// library's workers waking while the last one's wind down), beyond what the two kernels cost
-// alone; 0 for the same pool.
-using PoolSwitchCost = std::function<double(const std::string& from, const std::string& to)>;
+// The cost of running a kernel of backend `to` right after one of backend `from`, beyond
+// what it costs after one of its own: another library's thread pool winding down while this
+// one's workers wake (OpenMP, XNNPACK's pthreadpool), and this library's code, tables and
+// buffers evicted by the other's. 0 for the same backend.
+using LibrarySwitchCost = std::function<double(const std::string& from, const std::string& to)>;
 
 }  // namespace collage

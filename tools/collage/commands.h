@@ -55,11 +55,4 @@ std::string PlacementSummary(const Session& session);
 // Prints each of the session's warnings as "warning: ..." on stderr.
 void PrintWarnings(const Session& session);
 
-// Median latency of each session, measured side by side: after `warmup` runs of each, the
-// sessions take turns for `rounds` rounds (one run each per round), so that a change in the
-// machine's speed touches them all alike.
-StatusOr<std::vector<double>> TimeSideBySide(const std::vector<Session*>& sessions,
-                                             const std::map<std::string, Tensor>& inputs,
-                                             int warmup, int rounds);
-
 }  // namespace collage::cli

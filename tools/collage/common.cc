@@ -1,4 +1,3 @@
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -10,7 +9,6 @@
 #include "onnx/onnx_import.h"
 #include "util/errors.h"
 #include "util/interrupt.h"
-#include "util/latency_stats.h"
 #include "util/printable_text.h"
 #include "util/random_tensor.h"
 #include "util/tensor_file.h"
@@ -93,29 +91,6 @@ std::string PlacementSummary(const Session& session) {
 void PrintWarnings(const Session& session) {
   for (const std::string& warning : session.warnings())
     std::fprintf(stderr, "warning: %s\n", warning.c_str());
-}
-
-StatusOr<std::vector<double>> TimeSideBySide(const std::vector<Session*>& sessions,
-                                             const std::map<std::string, Tensor>& inputs,
-                                             int warmup, int rounds) {
-  for (Session* session : sessions) {
-    for (int i = 0; i < warmup; ++i) COLLAGE_RETURN_IF_ERROR(session->Run(inputs).status());
-  }
-  std::vector<std::vector<double>> samples(sessions.size());
-  for (int r = 0; r < std::max(1, rounds); ++r) {
-    if (InterruptRequested()) return Status(StatusCode::kCancelled, "interrupted while timing");
-    for (size_t s = 0; s < sessions.size(); ++s) {
-      const auto start = std::chrono::steady_clock::now();
-      COLLAGE_RETURN_IF_ERROR(sessions[s]->Run(inputs).status());
-      samples[s].push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-              .count());
-    }
-  }
-  std::vector<double> medians;
-  for (const std::vector<double>& list : samples)
-    medians.push_back(ComputeLatencyStats(list).p50_ms);
-  return medians;
 }
 
 const CLI::Validator& NonEmptyValue() {

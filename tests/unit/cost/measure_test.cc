@@ -6,6 +6,7 @@
 #include <random>
 
 #include "broken_backends.h"
+#include "cost/cache_scrub.h"
 #include "cost/group_signature.h"
 #include "cost/measure.h"
 #include "ir/graph_builder.h"
@@ -136,6 +137,51 @@ TEST(MeasureTest, ConversionsAreMeasuredLikeKernels) {
   EXPECT_EQ(record.output_layouts[0], Layout::ChannelsLast());
   CostRecord unknown = MeasureConversion(type, Layout::Opaque("nobody:format", 1 << 20), Layout::Plain(), registry, Quick());
   EXPECT_FALSE(unknown.valid);
+}
+
+}  // namespace
+}  // namespace collage
+
+namespace collage {
+namespace {
+
+TEST(MeasureTest, AScrubbedMeasurementReadsTheInputsBackBeforeEveryRun) {
+  MeasureSettings settings;
+  settings.warmup_runs = 1;
+  settings.min_runs = 4;
+  settings.max_runs = 4;
+  int runs = 0, prepared = 0;
+  auto run = [&] {
+    ++runs;
+    return Status();
+  };
+  auto prepare = [&] { ++prepared; };
+  CostRecord warm = TimeRepeatedly(run, settings, prepare);
+  ASSERT_TRUE(warm.valid);
+  EXPECT_EQ(prepared, 0);  // warm: nothing between the runs
+  settings.scrub_bytes = 1 << 20;
+  runs = 0;
+  CostRecord scrubbed = TimeRepeatedly(run, settings, prepare);
+  ASSERT_TRUE(scrubbed.valid);
+  EXPECT_EQ(runs, 5);
+  EXPECT_EQ(prepared, runs);  // before the warm-up run and before every timed one
+}
+
+TEST(MeasureTest, TheMethodIsPartOfTheCostKey) {
+  MeasureSettings settings;
+  EXPECT_EQ(MeasureMethodKey(settings), "warm");
+  settings.scrub_bytes = size_t{64} << 20;
+  EXPECT_EQ(MeasureMethodKey(settings), "scrub:64MiB");
+}
+
+TEST(MeasureTest, TheRunFootprintCountsEveryValueAndStopsAtTwiceTheLastLevelCache) {
+  GraphBuilder b("footprint");
+  ValueId x = b.Input("x", DType::kFloat32, {1, 1024});
+  b.Output(b.Node("Relu", {x}, {}, "relu"), "y");
+  auto small = std::move(b).Build();
+  ASSERT_TRUE(small.ok());
+  EXPECT_EQ(RunFootprintBytes(*small), 2 * 1024 * sizeof(float));
+  EXPECT_GE(LastLevelCacheBytes(), size_t{1} << 20);
 }
 
 }  // namespace

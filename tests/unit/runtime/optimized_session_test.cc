@@ -41,7 +41,8 @@ TEST(OptimizedSessionTest, OptimizeSaveAndLoadRunTheSamePlacement) {
   EXPECT_EQ((*session)->placement_source(), "single-backend:native");
   OptimizeReport report;
   ASSERT_TRUE((*session)->Optimize(QuickOptimize(dir.file("costs.sqlite")), &report).ok());
-  EXPECT_EQ((*session)->placement_source(), "op-level");
+  // The plan is the finalist the end-to-end decision kept.
+  EXPECT_EQ((*session)->placement_source(), report.kept_finalist);
   EXPECT_GT(report.groups.size(), 0u);
   EXPECT_GT(report.estimated_ms, 0);
 
@@ -57,7 +58,7 @@ TEST(OptimizedSessionTest, OptimizeSaveAndLoadRunTheSamePlacement) {
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   EXPECT_TRUE((*loaded)->warnings().empty()) << (*loaded)->warnings().front();
   EXPECT_EQ((*loaded)->DescribePlacement(), (*session)->DescribePlacement());
-  EXPECT_EQ((*loaded)->placement_source(), "op-level");
+  EXPECT_EQ((*loaded)->placement_source(), report.kept_finalist);
   auto again = (*loaded)->Run(inputs);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(NormalizedError(again->at("y"), optimized->at("y")), 0.0);

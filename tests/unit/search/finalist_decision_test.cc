@@ -84,6 +84,25 @@ TEST(FinalistDecisionTest, NeverKeepsOneThatMeasuredClearlySlower) {
   }
 }
 
+TEST(FinalistDecisionTest, AFinalistFarBehindStopsRunning) {
+  SyntheticRuns runs;
+  runs.means = {10.0, 30.0, 10.5};
+  std::vector<int> calls(3, 0);
+  auto counted = [&](size_t i) -> StatusOr<double> {
+    ++calls[i];
+    return runs(i);
+  };
+  DecisionOptions options;
+  options.warmup_rounds = 0;
+  auto result = DecideBetweenFinalists(3, counted, options);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->kept, 0u);
+  EXPECT_EQ(calls[1], 2);  // out after two rounds three times behind
+  EXPECT_EQ(result->rounds_run[1], 2);
+  EXPECT_EQ(result->rounds_run[0], result->rounds);
+  EXPECT_NEAR(result->ratio_to_kept[1], 3.0, 0.3);
+}
+
 TEST(FinalistDecisionTest, ARunErrorEndsTheDecision) {
   int calls = 0;
   auto failing = [&](size_t i) -> StatusOr<double> {

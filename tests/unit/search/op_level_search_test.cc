@@ -3,7 +3,7 @@
 // unbounded beam finds exactly the cheapest placement that an exhaustive enumeration of
 // every exact cover finds — conversions between layouts included, each paid once per value
 // and layout as the executable runs them, and, on chains with skip connections (where the
-// order of the groups is forced), thread-pool switches between consecutive groups.
+// order of the groups is forced), library switches between consecutive groups.
 #include "search/op_level_search.h"
 
 #include <gtest/gtest.h>
@@ -248,7 +248,7 @@ TEST(OpLevelSearchTest, AConversionIsPaidOncePerValueAndLayout) {
   auto single = [&](const std::string& backend, NodeId n, ValueId in, ValueId out, Layout in_layout,
                     double ms) {
     return SearchCandidate{
-        backend, "rule", SubGraph(3, {n}), {in}, {out}, {in_layout}, {Layout::Plain()}, ms, "pool"};
+        backend, "rule", SubGraph(3, {n}), {in}, {out}, {in_layout}, {Layout::Plain()}, ms};
   };
   std::vector<SearchCandidate> candidates = {single("a", 0, x, p, Layout::Plain(), 1.0),
                                              single("b", 1, p, q, kOpaque, 1.0), single("a", 1, p, q, Layout::Plain(), 4.0),
@@ -279,11 +279,11 @@ TEST(OpLevelSearchTest, FindsAGroupThatWaitsForALaterBranch) {
   g.AddOutput(s);
   const Layout plain = Layout::Plain();
   std::vector<SearchCandidate> candidates = {
-      {"a", "single", SubGraph(3, {0}), {x}, {a}, {plain}, {plain}, 3.0, "pool"},
-      {"a", "single", SubGraph(3, {1}), {x}, {b}, {plain}, {plain}, 3.0, "pool"},
-      {"a", "single", SubGraph(3, {2}), {a, b}, {s}, {plain, plain}, {plain}, 3.0, "pool"},
+      {"a", "single", SubGraph(3, {0}), {x}, {a}, {plain}, {plain}, 3.0},
+      {"a", "single", SubGraph(3, {1}), {x}, {b}, {plain}, {plain}, 3.0},
+      {"a", "single", SubGraph(3, {2}), {a, b}, {s}, {plain, plain}, {plain}, 3.0},
       // conv_a + add reads b, computed by node 1, which comes after node 0.
-      {"b", "conv_add", SubGraph(3, {0, 2}), {x, b}, {s}, {plain, plain}, {plain}, 3.5, "pool"},
+      {"b", "conv_add", SubGraph(3, {0, 2}), {x, b}, {s}, {plain, plain}, {plain}, 3.5},
   };
   TransitionCost none = [](ValueId, const Layout&, const Layout&) { return 0.0; };
   auto found = SearchOpLevel(g, candidates, none, {});
@@ -319,14 +319,14 @@ Graph RandomChainWithSkips(int num_nodes, std::mt19937& rng) {
   return g;
 }
 
-// Backend "a" runs on pool "p", "b" on pool "q": switching costs differ by direction.
-double SyntheticPoolSwitch(const std::string& from, const std::string& to) {
+// Switching from backend "a" to "b" and back costs differently by direction.
+double SyntheticLibrarySwitch(const std::string& from, const std::string& to) {
   if (from == to) return 0;
-  return from == "p" ? 0.75 : 1.25;
+  return from == "a" ? 0.75 : 1.25;
 }
 
 // The cover's cost plus a switch wherever consecutive groups (in their only order: by first
-// node) run on different pools.
+// node) are of different backends.
 double CoverCostWithSwitches(const Graph& g, const std::vector<SearchCandidate>& all,
                              std::vector<int> cover, const TransitionCost& transition) {
   std::sort(cover.begin(), cover.end(), [&](int x, int y) {
@@ -335,21 +335,20 @@ double CoverCostWithSwitches(const Graph& g, const std::vector<SearchCandidate>&
   });
   double cost = CoverCost(g, all, cover, transition);
   for (size_t i = 1; i < cover.size(); ++i) {
-    cost += SyntheticPoolSwitch(all[static_cast<size_t>(cover[i - 1])].thread_pool,
-                                all[static_cast<size_t>(cover[i])].thread_pool);
+    cost += SyntheticLibrarySwitch(all[static_cast<size_t>(cover[i - 1])].backend,
+                                   all[static_cast<size_t>(cover[i])].backend);
   }
   return cost;
 }
 
-TEST(OpLevelSearchTest, PoolSwitchesMatchBruteForceOnChainsWithSkips) {
+TEST(OpLevelSearchTest, LibrarySwitchesMatchBruteForceOnChainsWithSkips) {
   int switched = 0;
   for (unsigned seed = 0; seed < 200; ++seed) {
     std::mt19937 rng(seed);
     Graph g = RandomChainWithSkips(4 + static_cast<int>(seed % 6), rng);
     std::vector<SearchCandidate> candidates = RandomCandidates(g, rng);
-    for (SearchCandidate& c : candidates) c.thread_pool = c.backend == "a" ? "p" : "q";
     TransitionCost transition = SyntheticTransitions(g, rng);
-    auto found = SearchOpLevel(g, candidates, transition, SyntheticPoolSwitch, {});
+    auto found = SearchOpLevel(g, candidates, transition, SyntheticLibrarySwitch, {});
     ASSERT_TRUE(found.ok()) << found.status().ToString();
     double best = std::numeric_limits<double>::infinity();
     std::vector<int> cover;
@@ -376,7 +375,7 @@ TEST(OpLevelSearchTest, PoolSwitchesMatchBruteForceOnChainsWithSkips) {
       placement.groups.push_back({chosen.backend, chosen.rule, chosen.nodes});
     }
     std::optional<double> estimate =
-        EstimatePlacement(g, placement, candidates, transition, SyntheticPoolSwitch);
+        EstimatePlacement(g, placement, candidates, transition, SyntheticLibrarySwitch);
     ASSERT_TRUE(estimate.has_value());
     EXPECT_NEAR(*estimate, found->cost_ms, 1e-9) << "seed " << seed;
     // Without switch costs the same search may choose differently, never worse.
@@ -389,8 +388,8 @@ TEST(OpLevelSearchTest, PoolSwitchesMatchBruteForceOnChainsWithSkips) {
       << "the switch costs never changed a cost: the test does not exercise them";
 }
 
-// Two pools: alternating would be cheapest per kernel, but each switch costs more than it
-// saves, so the search keeps the chain on one pool.
+// Two backends: alternating would be cheapest per kernel, but each switch costs more than it
+// saves, so the search keeps the chain on one backend.
 TEST(OpLevelSearchTest, ASwitchThatCostsMoreThanItSavesIsAvoided) {
   Graph g;
   const TensorType type{DType::kFloat32, {4}};
@@ -404,7 +403,7 @@ TEST(OpLevelSearchTest, ASwitchThatCostsMoreThanItSavesIsAvoided) {
   const Layout plain = Layout::Plain();
   auto single = [&](const std::string& backend, NodeId n, ValueId in, ValueId out, double ms) {
     return SearchCandidate{backend, "rule", SubGraph(3, {n}),          {in}, {out}, {plain},
-                           {plain}, ms,     backend == "a" ? "p" : "q"};
+                           {plain}, ms};
   };
   std::vector<SearchCandidate> candidates = {single("a", 0, x, a, 1.0), single("b", 0, x, a, 2.0),
                                              single("a", 1, a, b, 2.0), single("b", 1, a, b, 1.0),
@@ -413,7 +412,7 @@ TEST(OpLevelSearchTest, ASwitchThatCostsMoreThanItSavesIsAvoided) {
   auto free_switch = SearchOpLevel(g, candidates, none, {});
   ASSERT_TRUE(free_switch.ok());
   EXPECT_DOUBLE_EQ(free_switch->cost_ms, 3.0);  // a, b, a
-  auto priced = SearchOpLevel(g, candidates, none, SyntheticPoolSwitch, {});
+  auto priced = SearchOpLevel(g, candidates, none, SyntheticLibrarySwitch, {});
   ASSERT_TRUE(priced.ok());
   EXPECT_DOUBLE_EQ(priced->cost_ms, 4.0);  // a, a, a: 1 + 2 + 1, no switch
   EXPECT_EQ(priced->groups, (std::vector<int>{0, 2, 4}));
