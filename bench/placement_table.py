@@ -1,19 +1,20 @@
 #!/usr/bin/env python3
 """The op-level and two-level placements against every backend alone, on the zoo models.
 
-For every (model, threads) it runs `collage optimize` on a fresh cost database: the first
-run measures every candidate (cold: its measuring time is the search time that counts) and
-then times the op-level plan side by side with each backend alone, interleaved over
---rounds rounds; the second run finds every cost in the database (warm: its wall time,
-import and compile included). With --two-level-budget S, a third run adds the two-level
-search for S seconds: it measures the op-level and the best two-level placement side by
-side, then the result against each backend alone. Writes markdown tables to stdout (and to
+For every (model, threads) it runs `collage optimize --json` on a fresh cost database: the
+first run measures every candidate (cold: its measuring time is the search time that counts)
+and its end-to-end decision times the op-level plan side by side with each backend alone, in
+at least --rounds interleaved rounds; the second run finds every cost in the database (warm:
+its wall time, import and compile included). With --two-level-budget S, a third run adds the
+two-level search for S seconds: its decision measures the op-level plan, the best two-level
+placement and each backend alone side by side. Writes markdown tables to stdout (and to
 --markdown FILE).
 
     bench/placement_table.py [--build build] [--models resnet50,mobilenetv2,bert_base]
                              [--threads 1,2] [--rounds 10] [--two-level-budget 120]
 """
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -21,13 +22,7 @@ import sys
 import tempfile
 import time
 
-UNIT = {"us": 1e-3, "ms": 1.0, "s": 1e3}
-ROW = re.compile(r"^(optimized|[a-z_0-9]+ alone)\s+([0-9.]+) (ms|us|s)\s+[0-9.]+x\s+\S+$", re.M)
-MEASURING = re.compile(r"measuring ([0-9.]+) s, searching ([0-9.]+) s")
-CANDIDATES = re.compile(r"candidates: (\d+) offered, (\d+) distinct")
-PLACEMENT = re.compile(r"^placement \((?:op|two)-level\): (.*)$", re.M)
-TWO_LEVEL = re.compile(r"two-level search: (\d+) generations, (\d+) placements measured end to end.*?, ([0-9.]+) s$", re.M)
-SIDE = re.compile(r"measured side by side: op-level ([0-9.]+) (ms|us|s), best two-level ([0-9.]+) (ms|us|s)(?:, \S+ alone [0-9.]+ (?:ms|us|s))?: (.*)$", re.M)
+PLACEMENT = re.compile(r"^placement \(([^)]*)\): (.*)$", re.M)
 
 
 def run(cmd):
@@ -38,41 +33,59 @@ def run(cmd):
     return result.stdout, time.monotonic() - start
 
 
-def optimize(collage, model, threads, db, rounds):
-    out, _ = run([collage, "optimize", model, "--threads", str(threads), "--cost-db", db,
-                  "--rounds", str(rounds)])
-    latencies = {name: float(value) * UNIT[unit] for name, value, unit in ROW.findall(out)}
-    measuring = MEASURING.search(out)
-    candidates = CANDIDATES.search(out)
-    warm_out, warm_wall = run([collage, "optimize", model, "--threads", str(threads), "--cost-db", db,
-                               "--no-compare"])
-    if " 0 measured now" not in warm_out:
-        raise RuntimeError(f"the warm run measured something:\n{warm_out}")
+def summary(collage, args, json_path):
+    """Runs `collage optimize ... --json` and returns (its summary, its stdout)."""
+    out, _ = run([collage, "optimize", *args, "--json", json_path])
+    with open(json_path) as f:
+        return json.load(f), out
+
+
+def medians(result):
+    """{"op-level": ms, "two-level": ms, "<backend>": ms} from the end-to-end decision."""
+    found = {}
+    for f in result["finalists"]:
+        if f["skipped"]:
+            continue
+        name = f["name"][len("single-backend:"):] if f["name"].startswith("single-backend:") else f["name"]
+        found[name] = f["median_ms"]
+    return found
+
+
+def optimize(collage, model, threads, db, rounds, tmp):
+    result, out = summary(collage, [model, "--threads", str(threads), "--cost-db", db, "--rounds", str(rounds)],
+                          os.path.join(tmp, "cold.json"))
+    warm_start = time.monotonic()
+    warm, _ = summary(collage, [model, "--threads", str(threads), "--cost-db", db, "--no-compare"],
+                      os.path.join(tmp, "warm.json"))
+    warm_wall = time.monotonic() - warm_start
+    if warm["measurements"]["measured"] != 0:
+        raise RuntimeError(f"the warm run measured something: {warm['measurements']}")
+    m = result["measurements"]
     return {
-        "latencies": latencies,
-        "cold_measure_s": float(measuring.group(1)),
-        "search_s": float(measuring.group(2)),
-        "candidates": f"{candidates.group(1)} / {candidates.group(2)}",
-        "placement": PLACEMENT.search(out).group(1),
+        "latencies": medians(result),
+        "kept": result["kept_finalist"],
+        "cold_measure_s": m["measure_seconds"],
+        "search_s": m["search_seconds"],
+        "candidates": f"{m['candidates_offered']} / {m['candidates_distinct']}",
+        "placement": PLACEMENT.search(out).group(2),
         "warm_wall_s": warm_wall,
     }
 
 
-def two_level(collage, model, threads, db, rounds, budget):
-    out, _ = run([collage, "optimize", model, "--threads", str(threads), "--cost-db", db,
-                  "--rounds", str(rounds), "--search", "two-level", "--budget", f"{budget}s"])
-    latencies = {name: float(value) * UNIT[unit] for name, value, unit in ROW.findall(out)}
-    side = SIDE.search(out)
-    search = TWO_LEVEL.search(out)
+def two_level(collage, model, threads, db, rounds, budget, tmp):
+    result, out = summary(collage, [model, "--threads", str(threads), "--cost-db", db, "--rounds", str(rounds),
+                                    "--search", "two-level", "--budget", f"{budget}s"],
+                          os.path.join(tmp, "two.json"))
+    lat = medians(result)
     return {
-        "latencies": latencies,
-        "op_level": float(side.group(1)) * UNIT[side.group(2)],
-        "two_level": float(side.group(3)) * UNIT[side.group(4)],
-        "kept": "graph-level placement is kept" in side.group(5),
-        "generations": int(search.group(1)),
-        "evaluations": int(search.group(2)),
-        "seconds": float(search.group(3)),
-        "placement": PLACEMENT.search(out).group(1),
+        "latencies": lat,
+        "op_level": lat.get("op-level", 0),
+        "two_level": lat.get("two-level", lat.get("op-level", 0)),
+        "kept": result["kept_finalist"] == "two-level",
+        "generations": result["two_level"]["generations"],
+        "evaluations": result["two_level"]["evaluations"],
+        "seconds": result["two_level"]["seconds"],
+        "placement": PLACEMENT.search(out).group(2),
     }
 
 
@@ -101,20 +114,20 @@ def main():
             run([collage, "zoo", "export", name, "-o", model])
             for threads in [int(t) for t in args.threads.split(",")]:
                 db = os.path.join(tmp, f"{name}-{threads}.sqlite")
-                r = optimize(collage, model, threads, db, args.rounds)
+                r = optimize(collage, model, threads, db, args.rounds, tmp)
                 lat = r["latencies"]
-                singles = {k[:-len(" alone")]: v for k, v in lat.items() if k.endswith(" alone")}
+                singles = {k: v for k, v in lat.items() if k not in ("op-level", "two-level")}
                 best = min(singles, key=singles.get)
-                ratio = singles[best] / lat["optimized"]
+                ratio = singles[best] / lat["op-level"]
                 others = ", ".join(f"{k} {v:.1f}" for k, v in singles.items())
-                lines.append(f"| {name} | {threads} | **{lat['optimized']:.2f} ms** | {best} {singles[best]:.2f} ms | "
+                lines.append(f"| {name} | {threads} | **{lat['op-level']:.2f} ms** | {best} {singles[best]:.2f} ms | "
                              f"{ratio:.2f}x | {others} | {r['candidates']} | {r['cold_measure_s']:.0f} s | "
                              f"{r['warm_wall_s']:.1f} s |")
                 placements.append(f"- {name}, {threads} thread(s): {r['placement']}")
                 print(lines[-1], file=sys.stderr, flush=True)
                 if args.two_level_budget > 0:
-                    t = two_level(collage, model, threads, db, args.rounds, args.two_level_budget)
-                    singles2 = {k[:-len(" alone")]: v for k, v in t["latencies"].items() if k.endswith(" alone")}
+                    t = two_level(collage, model, threads, db, args.rounds, args.two_level_budget, tmp)
+                    singles2 = {k: v for k, v in t["latencies"].items() if k not in ("op-level", "two-level")}
                     best2 = min(singles2, key=singles2.get)
                     gain = t["op_level"] / t["two_level"] - 1
                     two_lines.append(f"| {name} | {threads} | {best2} {singles2[best2]:.2f} ms | {t['op_level']:.2f} ms | "

@@ -93,6 +93,7 @@ struct FinalistReport {
   int rounds_won = 0;  // rounds in which it was the fastest
   bool kept = false;
   std::string skipped;  // why it was not a contender (does not compile, wrong outputs)
+  int rounds_run = 0;  // rounds it ran in (fewer when it fell far behind and stopped)
 };
 
 // Another backend's offer for the nodes of a chosen group.

@@ -64,6 +64,7 @@ StatusOr<size_t> DecideFinalPlacement(const std::vector<Finalist>& finalists,
     row.median_ms = result.median_ms[c];
     row.ratio_to_kept = result.ratio_to_kept[c];
     row.rounds_won = result.rounds_won[c];
+    row.rounds_run = result.rounds_run[c];
     row.kept = c == result.kept;
   }
   const size_t kept = contender_of[result.kept];

@@ -27,6 +27,7 @@ std::string OptimizeSummaryJson(const OptimizeJsonContext& context, const Optimi
                               {"median_ms", f.median_ms},
                               {"ratio_to_kept", f.ratio_to_kept},
                               {"rounds_won", f.rounds_won},
+                              {"rounds_run", f.rounds_run},
                               {"kept", f.kept},
                               {"skipped", f.skipped}});
   }
@@ -42,7 +43,18 @@ std::string OptimizeSummaryJson(const OptimizeJsonContext& context, const Optimi
   j["conversions_in_run_ms"] = ConversionsMs(in_run);
   j["measurements"] = {{"measured", report.measured},
                        {"cache_hits", report.cache_hits},
-                       {"invalid", report.invalid}};
+                       {"invalid", report.invalid},
+                       {"candidates_offered", report.candidates},
+                       {"candidates_distinct", report.distinct_candidates},
+                       {"conversions", report.conversions},
+                       {"library_switches", report.library_switches},
+                       {"measure_seconds", report.measure_seconds},
+                       {"search_seconds", report.search_seconds}};
+  if (report.search == "two-level") {
+    j["two_level"] = {{"generations", report.generations},
+                      {"evaluations", report.evaluations},
+                      {"seconds", report.evolve_seconds}};
+  }
   j["plan"] = context.plan_path.empty() ? json(nullptr) : json(context.plan_path);
   // Replaced, not thrown on: a model path or a skip reason need not be valid UTF-8.
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
