@@ -87,8 +87,8 @@ StatusOr<DecisionResult> DecideBetweenFinalists(
   Rounds times;
   std::vector<bool> active(n, true);
   size_t leader = 0;
-  // Drops every finalist far behind the leader in each of at least two rounds (never the
-  // search's plan, against which the ratios are taken).
+  // Drops every finalist far behind the leader in each of at least drop_after rounds (never
+  // the search's plan, against which the ratios are taken).
   auto drop_hopeless = [&] {
     for (size_t i = 1; i < n; ++i) {
       if (!active[i] || i == leader) continue;
@@ -98,7 +98,7 @@ StatusOr<DecisionResult> DecideBetweenFinalists(
         ++both;
         if (round[i] > options.drop_ratio * round[leader]) ++behind;
       }
-      if (both >= 2 && behind == both) active[i] = false;
+      if (both >= std::max(1, options.drop_after) && behind == both) active[i] = false;
     }
   };
   auto run_rounds = [&](int count, bool keep) -> Status {

@@ -29,10 +29,13 @@ struct DecisionOptions {
   // A finalist whose median per-round ratio to the leader is at most 1 + tie_tolerance, and
   // which is not significantly slower, ties it.
   double tie_tolerance = 0.01;
-  // A finalist slower than the leader by more than this factor in every one of at least two
-  // rounds is out: it runs in no further round (a backend alone that takes seconds where the
-  // plan takes milliseconds is not timed sixty times).
-  double drop_ratio = 1.5;
+  // A finalist slower than the leader by more than drop_ratio in every one of at least
+  // drop_after rounds is out: it runs in no further round (a backend alone that takes
+  // seconds where the plan takes milliseconds is not timed sixty times). Two rounds were too
+  // few on these machines: with an 80% round-to-round spread, XNNPACK alone lost two rounds
+  // by 1.9x and was dropped, then measured within 25% of the winner.
+  double drop_ratio = 2.0;
+  int drop_after = 3;
 };
 
 struct DecisionResult {

@@ -81,17 +81,20 @@ GroupReport CandidateReport(size_t index, const std::vector<SearchCandidate>& ca
   return group;
 }
 
+// Index of the candidate that is `group` (valid or not), or -1.
+long CandidateIndex(const PlacedGroup& group, const std::vector<SearchCandidate>& candidates) {
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const SearchCandidate& c = candidates[i];
+    if (c.backend == group.backend && c.rule == group.rule && c.nodes == group.nodes) return static_cast<long>(i);
+  }
+  return -1;
+}
+
 // Index of the valid candidate that is `group`, or -1.
 long FindCandidate(const PlacedGroup& group, const std::vector<SearchCandidate>& candidates,
                    const std::vector<CostRecord>& records) {
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    const SearchCandidate& c = candidates[i];
-    if (records[i].valid && c.backend == group.backend && c.rule == group.rule &&
-        c.nodes == group.nodes) {
-      return static_cast<long>(i);
-    }
-  }
-  return -1;
+  const long index = CandidateIndex(group, candidates);
+  return index >= 0 && records[static_cast<size_t>(index)].valid ? index : -1;
 }
 
 // "" when every group of `placement` that is a candidate measured valid; else which one did
@@ -99,12 +102,10 @@ long FindCandidate(const PlacedGroup& group, const std::vector<SearchCandidate>&
 std::string FirstInvalidGroup(const Placement& placement, const std::vector<SearchCandidate>& candidates,
                               const std::vector<CostRecord>& records) {
   for (const PlacedGroup& group : placement.groups) {
-    for (size_t i = 0; i < candidates.size(); ++i) {
-      const SearchCandidate& c = candidates[i];
-      if (!records[i].valid && c.backend == group.backend && c.rule == group.rule && c.nodes == group.nodes) {
-        return fmt::format("its {} group {} was measured invalid: {}", c.backend, c.rule, records[i].reason);
-      }
-    }
+    const long index = CandidateIndex(group, candidates);
+    if (index < 0 || records[static_cast<size_t>(index)].valid) continue;
+    return fmt::format("its {} group {} was measured invalid: {}", group.backend, group.rule,
+                       records[static_cast<size_t>(index)].reason);
   }
   return "";
 }

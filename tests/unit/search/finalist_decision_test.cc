@@ -97,8 +97,8 @@ TEST(FinalistDecisionTest, AFinalistFarBehindStopsRunning) {
   auto result = DecideBetweenFinalists(3, counted, options);
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(result->kept, 0u);
-  EXPECT_EQ(calls[1], 2);  // out after two rounds three times behind
-  EXPECT_EQ(result->rounds_run[1], 2);
+  EXPECT_EQ(calls[1], 3);  // out after three rounds three times behind
+  EXPECT_EQ(result->rounds_run[1], 3);
   EXPECT_EQ(result->rounds_run[0], result->rounds);
   EXPECT_NEAR(result->ratio_to_kept[1], 3.0, 0.3);
 }
