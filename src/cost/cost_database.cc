@@ -75,25 +75,10 @@ CREATE TABLE IF NOT EXISTS costs(
   PRIMARY KEY(device, backend, backend_version, signature, threads, method));
 )sql";
 
-// Schema 1 → 2 inside the caller's transaction: the rows are kept, keyed as measured warm.
-constexpr const char* kUpgradeFromSchemaOne = R"sql(
-ALTER TABLE costs RENAME TO costs_schema_1;
-CREATE TABLE costs(
-  device TEXT NOT NULL,
-  backend TEXT NOT NULL,
-  backend_version TEXT NOT NULL,
-  signature TEXT NOT NULL,
-  threads INTEGER NOT NULL,
-  method TEXT NOT NULL,
-  state TEXT NOT NULL CHECK(state IN ('valid', 'invalid', 'measuring')),
-  median_ms REAL NOT NULL DEFAULT 0,
-  p90_ms REAL NOT NULL DEFAULT 0,
-  samples INTEGER NOT NULL DEFAULT 0,
-  layouts TEXT NOT NULL DEFAULT '{}',
-  reason TEXT NOT NULL DEFAULT '',
-  pid INTEGER NOT NULL DEFAULT 0,
-  measured_at INTEGER NOT NULL DEFAULT 0,
-  PRIMARY KEY(device, backend, backend_version, signature, threads, method));
+// Schema 1 → 2 inside the caller's transaction, around kCreateSchema: the old table is
+// renamed, the new one created, the rows copied keyed as measured warm.
+constexpr const char* kSetSchemaOneAside = "ALTER TABLE costs RENAME TO costs_schema_1;";
+constexpr const char* kCopySchemaOne = R"sql(
 INSERT INTO costs SELECT device, backend, backend_version, signature, threads, 'warm', state,
   median_ms, p90_ms, samples, layouts, reason, pid, measured_at FROM costs_schema_1
   WHERE state != 'measuring';
@@ -400,8 +385,9 @@ StatusOr<std::unique_ptr<CostDatabase>> CostDatabase::Open(const std::string& pa
                   ? sqlite3_column_int(current.get(), 0)
                   : 0;
   }
-  if (version == 1) created = database->Exec(kUpgradeFromSchemaOne);
+  if (version == 1) created = database->Exec(kSetSchemaOneAside);
   if (created.ok()) created = database->Exec(kCreateSchema);
+  if (created.ok() && version == 1) created = database->Exec(kCopySchemaOne);
   if (created.ok())
     created = database->Exec(fmt::format("PRAGMA user_version={}", kSchemaVersion).c_str());
   COLLAGE_RETURN_IF_ERROR(database->Exec(created.ok() ? "COMMIT" : "ROLLBACK"));

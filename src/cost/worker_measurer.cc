@@ -175,7 +175,10 @@ Status WorkerMeasurer::EnsureWorker() {
         fmt::format("speaks protocol version {}, this collage {} (another build of collage?)",
                     hello->version, kWorkerProtocolVersion));
   }
-  for (const auto& [name, version] : options_.backends) {
+  for (const auto& wanted : options_.backends) {
+    // Not a structured binding: clang 14 cannot capture one in a lambda.
+    const std::string& name = wanted.first;
+    const std::string& version = wanted.second;
     auto it = std::find_if(hello->backends.begin(), hello->backends.end(),
                            [&](const auto& b) { return b.first == name; });
     if (it == hello->backends.end()) {

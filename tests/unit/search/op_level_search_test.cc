@@ -164,13 +164,15 @@ double CoverCost(const Graph& g, const std::vector<SearchCandidate>& all, const 
   return cost;
 }
 
-// Every exact cover of the nodes by candidates, whatever the order.
-double BruteForce(const Graph& g, const std::vector<SearchCandidate>& all, const TransitionCost& transition) {
+// The cheapest of every exact cover of the nodes by candidates, whatever the order, each
+// priced by `cover_cost`.
+double BruteForce(const Graph& g, const std::vector<SearchCandidate>& all,
+                  const std::function<double(const std::vector<int>&)>& cover_cost) {
   double best = std::numeric_limits<double>::infinity();
   std::vector<int> cover;
   std::function<void(const SubGraph&)> recurse = [&](const SubGraph& covered) {
     if (covered.size() == g.num_nodes()) {
-      best = std::min(best, CoverCost(g, all, cover, transition));
+      best = std::min(best, cover_cost(cover));
       return;
     }
     NodeId first = 0;
@@ -196,7 +198,8 @@ TEST(OpLevelSearchTest, MatchesBruteForceOnRandomDags) {
     auto found = SearchOpLevel(g, candidates, transition, {});
     ASSERT_TRUE(found.ok()) << found.status().ToString();
     EXPECT_EQ(found->states_cut, 0);
-    const double expected = BruteForce(g, candidates, transition);
+    const double expected =
+        BruteForce(g, candidates, [&](const std::vector<int>& cover) { return CoverCost(g, candidates, cover, transition); });
     ASSERT_NEAR(found->cost_ms, expected, 1e-9) << "seed " << seed;
     // The groups it returns cost what it says, in an order the executable can run.
     EXPECT_NEAR(CoverCost(g, candidates, found->groups, transition), found->cost_ms, 1e-9) << "seed " << seed;
@@ -350,23 +353,9 @@ TEST(OpLevelSearchTest, LibrarySwitchesMatchBruteForceOnChainsWithSkips) {
     TransitionCost transition = SyntheticTransitions(g, rng);
     auto found = SearchOpLevel(g, candidates, transition, SyntheticLibrarySwitch, {});
     ASSERT_TRUE(found.ok()) << found.status().ToString();
-    double best = std::numeric_limits<double>::infinity();
-    std::vector<int> cover;
-    std::function<void(const SubGraph&)> recurse = [&](const SubGraph& covered) {
-      if (covered.size() == g.num_nodes()) {
-        best = std::min(best, CoverCostWithSwitches(g, candidates, cover, transition));
-        return;
-      }
-      NodeId first = 0;
-      while (covered.Contains(first)) ++first;
-      for (size_t c = 0; c < candidates.size(); ++c) {
-        if (!candidates[c].nodes.Contains(first) || candidates[c].nodes.Overlaps(covered)) continue;
-        cover.push_back(static_cast<int>(c));
-        recurse(covered.Union(candidates[c].nodes));
-        cover.pop_back();
-      }
-    };
-    recurse(SubGraph(g.num_nodes()));
+    const double best = BruteForce(g, candidates, [&](const std::vector<int>& cover) {
+      return CoverCostWithSwitches(g, candidates, cover, transition);
+    });
     ASSERT_NEAR(found->cost_ms, best, 1e-9) << "seed " << seed;
     // The placement it returns is priced the same by EstimatePlacement.
     Placement placement;
