@@ -131,6 +131,7 @@ struct OptimizeReport {
   int invalid = 0;               // distinct candidates recorded invalid
   int conversions = 0;           // distinct layout conversions priced
   int library_switches = 0;      // switches between backends priced (each direction of each pair)
+  int steps_priced = 0;          // backends whose extra time per step in a run was priced
   std::vector<std::string> invalid_examples;  // a few "backend rule: reason" lines
   int64_t search_states = 0;
   int64_t search_states_cut = 0;  // dropped by the beam: 0 means the search was exact

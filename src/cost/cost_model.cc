@@ -286,6 +286,47 @@ Status MeasuredCostModel::PriceLibrarySwitches(const std::vector<SearchCandidate
   return Status();
 }
 
+Status MeasuredCostModel::PriceStepsInRun(const std::vector<SearchCandidate>& candidates) {
+  std::map<std::string, std::vector<const SearchCandidate*>> by_backend;
+  for (const SearchCandidate& c : candidates) by_backend[c.backend].push_back(&c);
+  std::map<std::string, double> extra;
+  int done = 0;
+  Report("steps in a run", done, static_cast<int>(by_backend.size()));
+  for (const auto& [backend, offered] : by_backend) {
+    const std::vector<const SearchCandidate*> probes = ProbeKernelsOf(offered, kProbeMs);
+    Report("steps in a run", ++done, static_cast<int>(by_backend.size()));
+    if (probes[0] == probes[1] || registry_.Find(backend) == nullptr) continue;
+    CostKey key;
+    key.device = DeviceFingerprint();
+    key.backend = "step-in-run";
+    key.backend_version = registry_.Find(backend)->version();
+    key.signature = backend + "|" + KeyFor(*probes[0]).signature + "|" + KeyFor(*probes[1]).signature;
+    key.threads = threads_;
+    key.method = MeasureMethodKey(WarmSettings());
+    COLLAGE_ASSIGN_OR_RETURN(CostRecord record, Resolve(key, [&]() -> StatusOr<CostRecord> {
+      // Each kernel as its own "library": the probe times it after the other kernel and after
+      // itself.
+      const Backend* found = registry_.Find(backend);
+      const ProbeKernel first{found, CompileRequest::For(graph_, probes[0]->nodes, probes[0]->rule, threads_)};
+      const ProbeKernel second{found, CompileRequest::For(graph_, probes[1]->nodes, probes[1]->rule, threads_)};
+      const LibrarySwitchRecords turns = MeasureLibrarySwitch({first, first}, {second, second}, registry_, WarmSettings());
+      if (!turns.a_to_b.valid) return turns.a_to_b;
+      CostRecord mean = turns.a_to_b;
+      mean.median_ms = 0.5 * (turns.a_to_b.median_ms + turns.b_to_a.median_ms);
+      mean.p90_ms = mean.median_ms;
+      return mean;
+    }));
+    // A probe that failed adds nothing rather than penalising the backend.
+    step_ms_[backend] = record.valid ? record.median_ms : 0;
+  }
+  return Status();
+}
+
+double MeasuredCostModel::StepInRun(const std::string& backend) const {
+  auto it = step_ms_.find(backend);
+  return it == step_ms_.end() ? 0 : it->second;
+}
+
 MeasureSettings MeasuredCostModel::WarmSettings() const {
   MeasureSettings warm = settings_;
   warm.scrub_bytes = 0;

@@ -45,6 +45,16 @@ class MeasuredCostModel {
   double LibrarySwitch(const std::string& from, const std::string& to) const;
   static constexpr double kProbeMs = 0.05;
 
+  // Prices what a step costs in a run beyond its kernel timed alone in a tight loop, per
+  // backend: its two probe kernels run in turns (each after the other, and each after
+  // itself): the median extra time of a kernel following a different one of the same
+  // library (the library's entry, its code and tables no longer warm), which the caller adds
+  // to every candidate of that backend. A backend with one candidate only gets nothing.
+  Status PriceStepsInRun(const std::vector<SearchCandidate>& candidates);
+  // After PriceStepsInRun: the extra time per step of `backend` (0 when not priced).
+  double StepInRun(const std::string& backend) const;
+  int steps_priced() const { return static_cast<int>(step_ms_.size()); }
+
   int distinct_candidates() const { return distinct_candidates_; }
   int conversions() const { return static_cast<int>(conversion_ms_.size()); }
   int library_switches() const { return static_cast<int>(switch_ms_.size()); }
@@ -77,6 +87,7 @@ class MeasuredCostModel {
   int cache_hits_ = 0;
   int invalid_ = 0;
   std::map<std::pair<std::string, std::string>, double> switch_ms_;  // (from, to) backends → ms
+  std::map<std::string, double> step_ms_;  // backend → extra time per step in a run
   // (type, from, to) → ms
   std::map<std::tuple<std::string, std::string, std::string>, double> conversion_ms_;
 };

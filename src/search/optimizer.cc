@@ -33,7 +33,7 @@ GroupAlternative AlternativeOf(const SearchCandidate& candidate, const CostRecor
   alternative.num_nodes = candidate.nodes.size();
   alternative.same_nodes = same_nodes;
   alternative.valid = record.valid;
-  alternative.cost_ms = record.median_ms;
+  alternative.cost_ms = record.valid ? candidate.cost_ms : 0;  // with its step in a run
   alternative.reason = record.reason;
   return alternative;
 }
@@ -222,6 +222,11 @@ StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& 
     }
   }
   COLLAGE_RETURN_IF_ERROR(costs.PriceConversions(valid));
+  COLLAGE_RETURN_IF_ERROR(costs.PriceStepsInRun(valid));
+  // Every group pays its backend's step in a run, in the search and in the report alike.
+  for (std::vector<SearchCandidate>* list : {&valid, &candidates}) {
+    for (SearchCandidate& c : *list) c.cost_ms += costs.StepInRun(c.backend);
+  }
   COLLAGE_RETURN_IF_ERROR(costs.PriceLibrarySwitches(valid));
   report.measure_seconds = SecondsSince(measure_start);
   report.distinct_candidates = costs.distinct_candidates();
@@ -230,6 +235,7 @@ StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& 
   report.cache_hits = costs.cache_hits();
   report.conversions = costs.conversions();
   report.library_switches = costs.library_switches();
+  report.steps_priced = costs.steps_priced();
 
   const auto search_start = std::chrono::steady_clock::now();
   OpLevelSearchOptions search_options;

@@ -152,7 +152,7 @@ TEST_P(OptimizeThroughWorkerTest, SucceedsWithTheBrokenCandidateRecordedInvalid)
   const OptimizeReport& report = result->report;
   EXPECT_TRUE(report.warnings.empty()) << ::testing::PrintToString(report.warnings);
   EXPECT_EQ(report.invalid, 1);  // the one distinct Relu; every other candidate measured after it
-  EXPECT_EQ(report.measured, report.distinct_candidates + report.conversions);
+  EXPECT_EQ(report.measured, report.distinct_candidates + report.conversions + report.steps_priced);
   ASSERT_EQ(report.invalid_examples.size(), 1u);
   const std::string prefix = GetParam().backend + " relu: ";
   const std::string& example = report.invalid_examples[0];
