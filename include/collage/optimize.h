@@ -43,12 +43,13 @@ struct OptimizeOptions {
   int max_runs = 100;
   double max_seconds = 0.25;
   // The caches each timed run of a candidate or conversion meets (docs/architecture.md,
-  // "How costs are measured"): "warm" — nothing in between, the kernel's data stays cached
-  // (on these machines the closest to whole runs of a backend alone); "run" — before every
-  // timed run as many bytes as one run of the model touches (capped at twice the last-level
-  // cache) are scrubbed through the caches and the inputs read back; "cold" — always twice
-  // the last-level cache. Part of every cost's key.
-  std::string caches = "warm";
+  // "How costs are measured"): "run" — before every timed run as many bytes as one run of
+  // the model touches (its constants and its peak of live values, capped at twice the
+  // last-level cache) are scrubbed through the caches and the inputs read back, as the rest
+  // of a run leaves them (the closest to whole runs where it was measured, at 2-3x the
+  // measuring time); "warm" — nothing in between, the kernel's data stays cached; "cold" —
+  // always twice the last-level cache. Part of every cost's key.
+  std::string caches = "run";
   // Where candidates are measured: the path of collage_measure_worker, a process of its own
   // that a library crashing, aborting or hanging takes down instead of the optimize (the
   // candidate is then recorded invalid, and a new worker measures the next); empty = look

@@ -43,9 +43,35 @@ size_t LastLevelCacheBytes() {
 }
 
 size_t RunFootprintBytes(const Graph& graph) {
-  size_t total = 0;
-  for (ValueId v = 0; v < graph.num_values(); ++v) total += graph.value(v).type.nbytes();
-  return std::min(total, 2 * LastLevelCacheBytes());
+  // Constants are all read once per run; computed values share the executable's arena, so
+  // they touch no more than the most bytes live at once (nodes in topological order, a value
+  // live from its producer to its last consumer, graph outputs to the end).
+  size_t constants = 0;
+  std::vector<NodeId> last_use(static_cast<size_t>(graph.num_values()), -1);
+  for (ValueId v = 0; v < graph.num_values(); ++v) {
+    const Value& value = graph.value(v);
+    if (value.is_constant()) {
+      constants += value.type.nbytes();
+      continue;
+    }
+    for (NodeId consumer : value.consumers) last_use[static_cast<size_t>(v)] = std::max(last_use[static_cast<size_t>(v)], consumer);
+  }
+  for (ValueId out : graph.outputs()) last_use[static_cast<size_t>(out)] = graph.num_nodes();
+  size_t live = 0, peak = 0;
+  for (ValueId in : graph.inputs()) live += graph.value(in).type.nbytes();
+  std::vector<std::vector<ValueId>> ending(static_cast<size_t>(graph.num_nodes()) + 1);
+  for (ValueId v = 0; v < graph.num_values(); ++v) {
+    if (last_use[static_cast<size_t>(v)] >= 0) ending[static_cast<size_t>(last_use[static_cast<size_t>(v)])].push_back(v);
+  }
+  for (NodeId n = 0; n < graph.num_nodes(); ++n) {
+    for (ValueId out : graph.node(n).outputs) {
+      if (out != kNoValue) live += graph.value(out).type.nbytes();
+    }
+    peak = std::max(peak, live);
+    for (ValueId v : ending[static_cast<size_t>(n)]) live -= std::min(live, graph.value(v).type.nbytes());
+  }
+  peak = std::max(peak, live);
+  return std::min(constants + peak, 2 * LastLevelCacheBytes());
 }
 
 void ScrubCaches(size_t bytes) {

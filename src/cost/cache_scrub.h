@@ -17,8 +17,9 @@ namespace collage {
 // The size of the largest cache (sysfs), or 32 MiB when the system does not say.
 size_t LastLevelCacheBytes();
 
-// What one run of `graph` touches: every constant's bytes and every computed value's,
-// capped at twice the last-level cache (beyond that, everything is cold anyway).
+// What one run of `graph` touches: every constant's bytes and the most bytes of computed
+// values live at once (they share the executable's arena), capped at twice the last-level
+// cache (beyond that, everything is cold anyway).
 size_t RunFootprintBytes(const Graph& graph);
 
 // Reads and writes `bytes` of a buffer of its own, one cache line at a time, on every

@@ -292,8 +292,9 @@ Status MeasuredCostModel::PriceStepsInRun(const std::vector<SearchCandidate>& ca
   std::map<std::string, double> extra;
   int done = 0;
   Report("steps in a run", done, static_cast<int>(by_backend.size()));
-  for (const auto& [backend, offered] : by_backend) {
-    const std::vector<const SearchCandidate*> probes = ProbeKernelsOf(offered, kProbeMs);
+  for (const auto& entry : by_backend) {
+    const std::string& backend = entry.first;  // not a structured binding: a lambda uses it
+    const std::vector<const SearchCandidate*> probes = ProbeKernelsOf(entry.second, kProbeMs);
     Report("steps in a run", ++done, static_cast<int>(by_backend.size()));
     if (probes[0] == probes[1] || registry_.Find(backend) == nullptr) continue;
     CostKey key;

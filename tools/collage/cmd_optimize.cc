@@ -22,7 +22,7 @@ namespace collage::cli {
 namespace {
 
 struct OptimizeFlags {
-  std::string caches = "warm";
+  std::string caches = "run";
   std::string model;
   std::vector<std::string> shapes;
   std::string backends;

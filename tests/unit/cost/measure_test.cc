@@ -174,13 +174,17 @@ TEST(MeasureTest, TheMethodIsPartOfTheCostKey) {
   EXPECT_EQ(MeasureMethodKey(settings), "scrub:64MiB");
 }
 
-TEST(MeasureTest, TheRunFootprintCountsEveryValueAndStopsAtTwiceTheLastLevelCache) {
+TEST(MeasureTest, TheRunFootprintIsTheConstantsAndThePeakOfLiveValues) {
+  // x -> relu -> relu -> relu -> y, 4 KiB each: at most two are live at once (a node's input
+  // and output), so the run touches 8 KiB, however long the chain.
   GraphBuilder b("footprint");
-  ValueId x = b.Input("x", DType::kFloat32, {1, 1024});
-  b.Output(b.Node("Relu", {x}, {}, "relu"), "y");
-  auto small = std::move(b).Build();
-  ASSERT_TRUE(small.ok());
-  EXPECT_EQ(RunFootprintBytes(*small), 2 * 1024 * sizeof(float));
+  ValueId v = b.Input("x", DType::kFloat32, {1, 1024});
+  for (int i = 0; i < 3; ++i) v = b.Node("Relu", {v}, {}, "relu" + std::to_string(i));
+  b.Output(v, "y");
+  auto chain = std::move(b).Build();
+  ASSERT_TRUE(chain.ok());
+  EXPECT_EQ(RunFootprintBytes(*chain), 2 * 1024 * sizeof(float));
+  EXPECT_EQ(RunFootprintBytes(ConvRelu()), 16 * 16 * 3 * 3 * sizeof(float) + 2 * 16 * 14 * 14 * sizeof(float));
   EXPECT_GE(LastLevelCacheBytes(), size_t{1} << 20);
 }
 
