@@ -238,7 +238,10 @@ def main():
     with open(os.path.join(args.out, "cost_fidelity.md"), "w") as f:
         f.write(text)
     with open(os.path.join(args.out, "cost_fidelity.json"), "w") as f:
-        json.dump({"machine": cpu_model(), "flags": cpu_flags(), "args": vars(args), "results": results}, f, indent=1)
+        # The settings that shape the figures; where the build and the output lay is this
+        # machine's business.
+        settings = {k: v for k, v in vars(args).items() if k not in ("build", "out")}
+        json.dump({"machine": cpu_model(), "flags": cpu_flags(), "args": settings, "results": results}, f, indent=1)
 
 
 if __name__ == "__main__":
