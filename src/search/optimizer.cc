@@ -222,12 +222,13 @@ StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& 
     }
   }
   COLLAGE_RETURN_IF_ERROR(costs.PriceConversions(valid));
+  // Both probes choose their kernels by the costs measured alone, so the step cost is added
+  // after both: every group then pays its backend's step, in the search and the report alike.
   COLLAGE_RETURN_IF_ERROR(costs.PriceStepsInRun(valid));
-  // Every group pays its backend's step in a run, in the search and in the report alike.
+  COLLAGE_RETURN_IF_ERROR(costs.PriceLibrarySwitches(valid));
   for (std::vector<SearchCandidate>* list : {&valid, &candidates}) {
     for (SearchCandidate& c : *list) c.cost_ms += costs.StepInRun(c.backend);
   }
-  COLLAGE_RETURN_IF_ERROR(costs.PriceLibrarySwitches(valid));
   report.measure_seconds = SecondsSince(measure_start);
   report.distinct_candidates = costs.distinct_candidates();
   report.invalid = costs.invalid();
