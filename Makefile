@@ -30,9 +30,11 @@ test: test-deps build
 
 deps:
 	./scripts/install_deps.sh
+	./scripts/install_engines.sh $(BUILD_DIR)
 
 test-deps:
 	./scripts/install_deps.sh --test
+	./scripts/install_engines.sh $(BUILD_DIR)
 
 build: deps
 	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null

@@ -29,7 +29,6 @@ import report
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = "resnet50,resnext50,mobilenetv2,nasnet_a,resnet3d50,dcgan,nasrnn,bert_base,gpt2"
-BACKENDS = ["native", "onednn", "xnnpack", "xnnpack_graph", "openblas", "eigen"]
 PEERS = ["onnxruntime", "openvino", "tvm", "pytorch"]
 TOLERANCE = 1e-3  # normalized: max|a - b| / max(1, max|reference|), as collage's tests
 ROUND_SECONDS = 1.0  # the iterations of one round take about this long
@@ -215,6 +214,12 @@ def measure(contenders, rounds):
             for label, v in per_round.items()}
 
 
+def registered_backends(collage):
+    """The backends of this build, as `collage backends` lists them (not those it did not build)."""
+    lines = run([collage, "backends"]).splitlines()[1:]
+    return [line.split()[0] for line in lines if line.strip() and "not built:" not in line]
+
+
 def compare_workload(args, collage, name, folder, db):
     workload = Workload(collage, name, folder)
     log(f"{name}:")
@@ -232,7 +237,7 @@ def compare_workload(args, collage, name, folder, db):
         contenders = [CollageContender("collage two-level", collage, workload, threads, ["--plan", plans["two-level"]]),
                       CollageContender("collage op-level", collage, workload, threads, ["--plan", plans["op-level"]])]
         contenders += [CollageContender(f"collage {b}", collage, workload, threads, ["--backend", b])
-                       for b in BACKENDS]
+                       for b in registered_backends(collage)]
         peers = [PeerContender(p, args.python, workload, threads, folder) for p in args.peers]
         for peer in peers:
             try:

@@ -7,9 +7,9 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "cost/group_model.h"
 #include "cost/group_signature.h"
 #include "cost/worker_protocol.h"
+#include "onnx/group_model.h"
 #include "util/errors.h"
 #include "util/printable_text.h"
 

@@ -1,6 +1,7 @@
 #include "pattern/rule.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "ops/op_registry.h"
@@ -59,6 +60,10 @@ Fusion& Fusion::MaxOps(int max_ops) {
 }
 Fusion& Fusion::MinOps(int min_ops) {
   min_ops_ = min_ops;
+  return *this;
+}
+Fusion& Fusion::LargestOnly() {
+  largest_only_ = true;
   return *this;
 }
 Fusion& Fusion::Where(NodePredicate predicate) {
@@ -129,16 +134,24 @@ std::vector<SubGraph> Fusion::Generate(const Graph& graph) const {
   };
   std::vector<SubGraph> groups;
   std::set<std::vector<NodeId>> seen;
+  SubGraph emitted(sink);  // every node of a group emitted so far (seeds of LargestOnly)
   auto emit = [&](const SubGraph& group) {
-    if (group.size() < min_ops_ || !group.IsConvex(graph)) return;
+    if (group.size() < min_ops_ || !group.IsConvex(graph)) return false;
     if (seen.insert(group.Nodes()).second) groups.push_back(group);
+    return true;
   };
   for (NodeId seed = 0; seed < sink; ++seed) {
     const Node& seed_node = graph.node(seed);
     if (!HasKind(seed_kinds_, seed_node) || !passes(seed_node)) continue;
+    if (largest_only_ && emitted.Contains(seed)) continue;
     SubGraph group(sink, {seed});
     if (group.size() > max_ops_) continue;
-    emit(group);
+    std::optional<SubGraph> largest;  // the largest convex group of at least MinOps so far
+    if (largest_only_) {
+      if (group.size() >= min_ops_) largest = group;
+    } else {
+      emit(group);
+    }
     for (NodeId tip = ipdom[static_cast<size_t>(seed)]; tip != sink;
          tip = ipdom[static_cast<size_t>(tip)]) {
       std::vector<NodeId> added = NodesBetween(graph, group, tip);
@@ -148,8 +161,13 @@ std::vector<SubGraph> Fusion::Generate(const Graph& graph) const {
       });
       if (!allowed) break;
       for (NodeId n : added) group.Add(n);
-      emit(group);
+      if (!largest_only_) {
+        emit(group);
+      } else if (group.size() >= min_ops_ && group.IsConvex(graph)) {
+        largest = group;
+      }
     }
+    if (largest && emit(*largest)) emitted = emitted.Union(*largest);
   }
   return groups;
 }

@@ -63,6 +63,10 @@ class Fusion {
   Fusion& Grow(std::vector<OpKind> kinds);  // kinds it may grow through
   Fusion& MaxOps(int max_ops);              // largest group emitted (default 8)
   Fusion& MinOps(int min_ops);              // smallest group emitted (default 2)
+  // Emits only the largest group grown from each seed, and seeds only from nodes that no
+  // group emitted so far contains: a few maximal regions instead of one candidate per size,
+  // for engines that compile whole regions (a fully supported chain becomes one candidate).
+  Fusion& LargestOnly();
   // Every node in a group must pass (e.g. the backend supports this op and dtype).
   Fusion& Where(NodePredicate predicate);
   // As Rule::PropagatesNonFinite: every group generated meets the NaN/Inf contract.
@@ -70,6 +74,7 @@ class Fusion {
 
   const std::string& name() const { return name_; }
   int max_ops() const { return max_ops_; }
+  bool largest_only() const { return largest_only_; }
   bool meets_non_finite_contract() const { return meets_non_finite_contract_; }
   // e.g. "fusion: seed {elementwise} grow {elementwise, broadcast}, 2..8 ops"
   std::string Describe() const;
@@ -83,6 +88,7 @@ class Fusion {
   std::vector<OpKind> grow_kinds_;
   int max_ops_ = 8;
   int min_ops_ = 2;
+  bool largest_only_ = false;
   std::vector<NodePredicate> predicates_;
   bool meets_non_finite_contract_ = false;
 };

@@ -3,6 +3,7 @@
 // contract (the ones --strict-nan uses).
 #include <cstdio>
 
+#include "backend/skipped_backends.h"
 #include "collage/backend.h"
 #include "commands.h"
 
@@ -33,6 +34,9 @@ int RunBackends(const BackendsFlags& flags) {
       std::printf("    %-22s %s%s\n", fusion.name().c_str(), fusion.Describe().c_str(),
                   strict(fusion.meets_non_finite_contract()));
     }
+  }
+  for (const SkippedBackend& skipped : SkippedBuiltinBackends()) {
+    std::printf("%-14s not built: %s\n", skipped.name.c_str(), skipped.reason.c_str());
   }
   return 0;
 }

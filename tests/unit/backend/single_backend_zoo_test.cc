@@ -65,8 +65,8 @@ TEST_P(SingleBackendZooTest, OutputsMatchTheReferenceKernels) {
 
 INSTANTIATE_TEST_SUITE_P(
     Zoo, SingleBackendZooTest,
-    ::testing::Combine(::testing::Values("native", "onednn", "xnnpack", "xnnpack_graph",
-                                         "openblas", "eigen"),
+    ::testing::Combine(::testing::Values("native", "onednn", "xnnpack", "xnnpack_graph", "openblas",
+                                         "eigen", "onnxruntime", "openvino"),
                        ::testing::Values("resnet50", "mobilenetv2", "bert_base", "resnext50",
                                          "dcgan", "nasrnn", "nasnet_a", "resnet3d50", "gpt2")),
     [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "cli_test_util.h"
+#include "backend/skipped_backends.h"
 #include "collage/backend.h"
 #include "collage/session.h"
 #include "ir/graph.h"
@@ -172,9 +173,15 @@ TEST_F(CliTest, BackendsListsEveryBackendAndItsRules) {
   CommandResult r = RunCli("backends");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   // Every built-in backend of this build (a build may leave some out: COLLAGE_SKIP_BACKENDS).
-  for (const char* name : {"native", "onednn", "xnnpack", "xnnpack_graph", "openblas", "eigen"}) {
+  for (const char* name : {"native", "onednn", "xnnpack", "xnnpack_graph", "openblas", "eigen",
+                           "onnxruntime", "openvino"}) {
     if (BackendRegistry::Global().Find(name) == nullptr) continue;
     EXPECT_NE(r.output.find(std::string("\n") + name + " "), std::string::npos) << name << "\n" << r.output;
+  }
+  // A backend folder this build left out is named, with the reason.
+  for (const SkippedBackend& skipped : SkippedBuiltinBackends()) {
+    EXPECT_NE(r.output.find(skipped.name + " "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("not built: " + skipped.reason), std::string::npos) << r.output;
   }
   EXPECT_NE(r.output.find("oneDNN 2."), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("plugin_example"), std::string::npos);

@@ -5,10 +5,10 @@
 
 #include <gtest/gtest.h>
 
-#include "cost/group_model.h"
 #include "cost/group_signature.h"
 #include "cost/worker_service.h"
 #include "ir/graph_builder.h"
+#include "onnx/group_model.h"
 #include "quick_settings.h"
 
 namespace collage {

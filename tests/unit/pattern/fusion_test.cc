@@ -96,6 +96,22 @@ TEST(FusionTest, ChainsRespectMinAndMaxOps) {
   EXPECT_EQ(wide.Generate(g).back().Nodes(), (std::vector<NodeId>{0, 1, 2, 3, 4, 5}));
 }
 
+TEST(FusionTest, LargestOnlyEmitsOneMaximalGroupPerUncoveredSeed) {
+  Graph g = Diamond();
+  const std::vector<OpKind> all = {OpKind::kElementwise, OpKind::kBroadcast};
+  Fusion fusion = Fusion("whole").Seed(all).Grow(all).MaxOps(100).LargestOnly();
+  // From `a` the group reaches the output; every other seed lies inside it.
+  EXPECT_EQ(NodeLists(fusion.Generate(g)), (std::vector<std::vector<NodeId>>{{0, 1, 2, 3, 4}}));
+  // A node the predicate refuses splits the graph: `a` alone is below MinOps, `b` grows to
+  // the end, and `c` is refused.
+  fusion.Where([](const Graph&, const Node& n) { return n.op_type != "Tanh"; });
+  EXPECT_EQ(NodeLists(fusion.Generate(g)), (std::vector<std::vector<NodeId>>{{1, 3, 4}}));
+  // MaxOps still bounds the group: from `a` nothing fits, from `b` {b, d} is the largest.
+  Fusion bounded = Fusion("whole").Seed(all).Grow(all).MaxOps(2).LargestOnly();
+  EXPECT_EQ(NodeLists(bounded.Generate(g)), (std::vector<std::vector<NodeId>>{{1, 3}, {2, 3}}));
+  EXPECT_NE(bounded.Describe().find("largest"), std::string::npos) << bounded.Describe();
+}
+
 TEST(FusionTest, UnknownOpsAreNeverFused) {
   Graph g = ConvChain();
   g.mutable_node(2).op_type = "NoSuchOp";

@@ -1,4 +1,4 @@
-#include "cost/group_model.h"
+#include "onnx/group_model.h"
 
 #include "onnx/onnx_export.h"
 #include "util/errors.h"

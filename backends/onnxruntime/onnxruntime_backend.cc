@@ -1,0 +1,51 @@
+// The `onnxruntime` backend (graph-level): ONNX Runtime's CPU execution provider (its MLAS
+// kernels and graph optimizer) runs any node, or any region, that collage hands it. The
+// library is the PyPI wheel's, loaded through its versioned C API (onnxruntime_kernel.cc).
+#include "backend/region_engine_rules.h"
+#include "onnxruntime_kernel.h"
+#include "util/errors.h"
+
+namespace collage {
+namespace onnxruntime {
+namespace {
+
+// Every numeric ONNX tensor type the CPU execution provider has kernels for; which op takes
+// which type is its business: a node it has no kernel for fails to compile, and the
+// measurement records that candidate invalid with ONNX Runtime's message.
+bool Supported(const Graph& graph, const Node& node) {
+  static const std::vector<DType> kDTypes = {
+      DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16, DType::kInt8,
+      DType::kUInt8,   DType::kInt16,   DType::kUInt16,  DType::kInt32,    DType::kUInt32,
+      DType::kInt64,   DType::kUInt64,  DType::kBool};
+  return IsOnnxNodeOverDTypes(graph, node, kDTypes);
+}
+
+class OnnxruntimeBackend final : public Backend {
+ public:
+  OnnxruntimeBackend() : rules_(MakeRegionEngineRules(Supported)), version_(LibraryVersion()) {}
+
+  std::string name() const override { return "onnxruntime"; }
+  std::string version() const override { return version_; }
+  bool graph_level() const override { return true; }
+  const RuleSet& rules() const override { return rules_; }
+
+  StatusOr<std::unique_ptr<Kernel>> Compile(const CompileRequest& request) const override {
+    return CompileRegion(request);
+  }
+
+ private:
+  RuleSet rules_;
+  std::string version_;
+};
+
+}  // namespace
+}  // namespace onnxruntime
+
+Status RegisterOnnxruntimeBackend(BackendRegistry& registry) {
+  // A library too old for these headers is not registered: the backend is then simply
+  // absent, as when it is not installed (`collage backends` lists what is there).
+  if (!onnxruntime::LibraryProblem().empty()) return Status();
+  return registry.Register(std::make_unique<onnxruntime::OnnxruntimeBackend>());
+}
+
+}  // namespace collage

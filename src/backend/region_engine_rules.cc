@@ -1,0 +1,36 @@
+#include "backend/region_engine_rules.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace collage {
+
+RuleSet MakeRegionEngineRules(const NodePredicate& supported) {
+  const std::vector<OpKind> all = {OpKind::kElementwise,     OpKind::kBroadcast,
+                                   OpKind::kInjective,       OpKind::kReduction,
+                                   OpKind::kOutEWiseFusable, OpKind::kOpaque};
+  RuleSet rules;
+  rules.Add(Fusion("single").Seed(all).Grow(all).MinOps(1).MaxOps(1).Where(supported));
+  rules.Add(Fusion("whole")
+                .Seed(all)
+                .Grow(all)
+                .MinOps(2)
+                .MaxOps(std::numeric_limits<int>::max())
+                .LargestOnly()
+                .Where(supported));
+  return rules;
+}
+
+bool IsOnnxNodeOverDTypes(const Graph& graph, const Node& node, const std::vector<DType>& dtypes) {
+  if (!node.domain.empty() && node.domain != "ai.onnx") return false;
+  auto fits = [&](ValueId id) {
+    if (id == kNoValue) return true;
+    const TensorType& type = graph.value(id).type;
+    return std::find(dtypes.begin(), dtypes.end(), type.dtype) != dtypes.end() &&
+           type.num_elements() > 0;
+  };
+  return std::all_of(node.inputs.begin(), node.inputs.end(), fits) &&
+         std::all_of(node.outputs.begin(), node.outputs.end(), fits);
+}
+
+}  // namespace collage
