@@ -7,75 +7,13 @@
 #include <climits>
 #include <cstring>
 
+#include "backend/im2col.h"
 #include "backend/operand.h"
 #include "blas_threads.h"
-#include "im2col.h"
 #include "util/errors.h"
 
 namespace collage::openblas {
 namespace {
-
-// Reads the geometry of a Conv node whose X is [N, C, H, W] and W is [M, C/group, KH, KW].
-StatusOr<Conv2dGeometry> ResolveConv2d(const Node& node, const Shape& x, const Shape& w) {
-  if (x.size() != 4 || w.size() != 4) {
-    return Unsupported("Conv with X {} and W {}: only 2-D convolution is supported",
-                       ShapeToString(x), ShapeToString(w));
-  }
-  const Attributes& attrs = node.attributes;
-  Conv2dGeometry g;
-  g.batch = x[0];
-  g.in_channels = x[1];
-  g.in_h = x[2];
-  g.in_w = x[3];
-  g.out_channels = w[0];
-  g.kernel_h = w[2];
-  g.kernel_w = w[3];
-  g.group = attrs.GetInt("group", 1);
-  if (g.group < 1 || w[1] * g.group != g.in_channels || g.out_channels % g.group != 0) {
-    return InvalidArgument("Conv group {} does not fit X {} and W {}", g.group, ShapeToString(x),
-                           ShapeToString(w));
-  }
-  const std::vector<int64_t> strides = attrs.GetInts("strides", {1, 1});
-  const std::vector<int64_t> dilations = attrs.GetInts("dilations", {1, 1});
-  const std::vector<int64_t> pads = attrs.GetInts("pads", {0, 0, 0, 0});
-  if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4) {
-    return InvalidArgument("Conv strides/dilations/pads have the wrong length");
-  }
-  g.stride_h = strides[0];
-  g.stride_w = strides[1];
-  g.dilation_h = dilations[0];
-  g.dilation_w = dilations[1];
-  const std::string auto_pad = attrs.GetString("auto_pad", "NOTSET");
-  const int64_t in[2] = {g.in_h, g.in_w};
-  const int64_t kernel[2] = {g.kernel_h, g.kernel_w};
-  int64_t begin[2] = {pads[0], pads[1]};
-  int64_t end[2] = {pads[2], pads[3]};
-  int64_t out[2] = {0, 0};
-  for (int d = 0; d < 2; ++d) {
-    const int64_t s = strides[static_cast<size_t>(d)];
-    const int64_t extent = (kernel[d] - 1) * dilations[static_cast<size_t>(d)] + 1;
-    if (s < 1 || dilations[static_cast<size_t>(d)] < 1) return InvalidArgument("Conv stride/dilation < 1");
-    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      // ONNX: output = ceil(in / stride); the odd pad goes at the end for SAME_UPPER.
-      const int64_t o = (in[d] + s - 1) / s;
-      const int64_t total = std::max<int64_t>(0, (o - 1) * s + extent - in[d]);
-      begin[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      end[d] = total - begin[d];
-    } else if (auto_pad == "VALID") {
-      begin[d] = end[d] = 0;
-    } else if (auto_pad != "NOTSET") {
-      return Unsupported("Conv auto_pad '{}'", auto_pad);
-    }
-    const int64_t span = in[d] + begin[d] + end[d] - extent;
-    if (span < 0) return InvalidArgument("Conv kernel is larger than the padded input");
-    out[d] = span / s + 1;
-  }
-  g.pad_top = begin[0];
-  g.pad_left = begin[1];
-  g.out_h = out[0];
-  g.out_w = out[1];
-  return g;
-}
 
 class ConvKernel final : public Kernel {
  public:
@@ -162,7 +100,7 @@ StatusOr<std::unique_ptr<Kernel>> CompileConv(const CompileRequest& request) {
   if (conv == nullptr) return InvalidArgument("the group has no Conv node");
   const Shape& x = graph.value(conv->inputs[0]).type.shape;
   const Shape& w = graph.value(conv->inputs[1]).type.shape;
-  COLLAGE_ASSIGN_OR_RETURN(Conv2dGeometry g, ResolveConv2d(*conv, x, w));
+  COLLAGE_ASSIGN_OR_RETURN(Conv2dGeometry g, ReadConv2dGeometry(*conv, x, w));
   const int64_t limit = INT_MAX;
   if (g.group_out() > limit || g.out_pixels() > limit || g.patch() > limit) {
     return Unsupported("Conv X {} W {} exceeds BLAS's int dims", ShapeToString(x), ShapeToString(w));

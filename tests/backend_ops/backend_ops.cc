@@ -45,8 +45,8 @@ namespace collage::backend_ops {
 namespace {
 
 // The built-in backends a full build has; the summary names those this build lacks.
-const std::vector<std::string> kBuiltinBackends{"native", "onednn",      "xnnpack", "openblas",
-                                                "eigen",  "onnxruntime", "openvino"};
+const std::vector<std::string> kBuiltinBackends{"native", "onednn",      "xnnpack",  "openblas",
+                                                "eigen",  "onnxruntime", "openvino", "mkl"};
 
 struct Options {
   std::vector<std::string> plugin_dirs;

@@ -174,7 +174,7 @@ TEST_F(CliTest, BackendsListsEveryBackendAndItsRules) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   // Every built-in backend of this build (a build may leave some out: COLLAGE_SKIP_BACKENDS).
   for (const char* name : {"native", "onednn", "xnnpack", "xnnpack_graph", "openblas", "eigen",
-                           "onnxruntime", "openvino"}) {
+                           "onnxruntime", "openvino", "mkl"}) {
     if (BackendRegistry::Global().Find(name) == nullptr) continue;
     EXPECT_NE(r.output.find(std::string("\n") + name + " "), std::string::npos) << name << "\n" << r.output;
   }

@@ -1,11 +1,15 @@
 // im2col for 2-D convolution: lays the receptive fields of one image and one group out as a
 // [channels * kh * kw] x [oh * ow] row-major matrix, so that the convolution is one GEMM of
-// the group's weights [out channels x channels * kh * kw] by it.
+// the group's weights [out channels x channels * kh * kw] by it. Shared by the BLAS backends
+// (openblas, mkl), which differ only in the GEMM they run on it.
 #pragma once
 
 #include <cstdint>
 
-namespace collage::openblas {
+#include "collage/status.h"
+#include "ir/graph.h"
+
+namespace collage {
 
 struct Conv2dGeometry {
   int64_t batch = 0, in_channels = 0, out_channels = 0, group = 1;
@@ -24,9 +28,14 @@ struct Conv2dGeometry {
   }
 };
 
+// The geometry of a Conv node whose X is [N, C, H, W] and W is [M, C/group, KH, KW]: group,
+// strides, dilations, explicit pads or auto_pad (SAME_UPPER, SAME_LOWER, VALID) as the ONNX
+// spec defines them. Unsupported for other ranks.
+StatusOr<Conv2dGeometry> ReadConv2dGeometry(const Node& node, const Shape& x, const Shape& w);
+
 // col[patch() x out_pixels()] from x, the group_in() channels of one image and group
 // (channel-major, in_h x in_w each). Zero where a tap falls in the padding. Parallel over
 // the rows on the OpenMP team when outside a parallel region and big enough.
 void Im2Col(const Conv2dGeometry& g, const float* x, float* col);
 
-}  // namespace collage::openblas
+}  // namespace collage

@@ -1,0 +1,13 @@
+// What the MKL backend offers to run: float32 GEMM-shaped ops, the set the OpenBLAS backend
+// offers (backends/openblas/openblas_rules.h), so that measurement compares the two BLAS
+// libraries group by group.
+#pragma once
+
+#include "pattern/rule.h"
+
+namespace collage::mkl {
+
+// "matmul", "matmul_bias", "gemm", "conv", "conv_relu".
+RuleSet BuildRules();
+
+}  // namespace collage::mkl
