@@ -16,7 +16,7 @@ RuleSet MakeRegionEngineRules(const NodePredicate& supported) {
                 .Grow(all)
                 .MinOps(2)
                 .MaxOps(std::numeric_limits<int>::max())
-                .LargestOnly()
+                .MaximalRegions()
                 .Where(supported));
   return rules;
 }

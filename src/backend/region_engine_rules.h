@@ -1,8 +1,8 @@
 // The rules of an engine backend: a whole inference runtime (ONNX Runtime, OpenVINO) that
 // compiles any region of ONNX nodes it is handed, as an in-memory ONNX model. Such a backend
 // offers every node it supports alone ("single": what its kernels do for one op) and the
-// largest regions of supported nodes ("whole": what its graph optimizer does across ops; a
-// fully supported model is one candidate). The graph-level search merges adjacent groups moved
+// maximal convex regions of supported nodes ("whole": what its graph optimizer does across
+// ops; a fully supported model is one candidate). The graph-level search merges adjacent groups moved
 // to it into regions of any size between the two, compiled under the "whole" rule.
 #pragma once
 

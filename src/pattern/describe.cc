@@ -54,8 +54,9 @@ std::string Fusion::Describe() const {
     for (OpKind kind : list) text += (text.empty() ? "" : ", ") + std::string(OpKindName(kind));
     return "{" + text + "}";
   };
-  const std::string sizes = largest_only_ ? fmt::format("the largest group of {}+ ops", min_ops_)
-                                          : fmt::format("{}..{} ops", min_ops_, max_ops_);
+  const std::string sizes = maximal_regions_
+                                ? fmt::format("maximal convex regions of {}+ ops", min_ops_)
+                                : fmt::format("{}..{} ops", min_ops_, max_ops_);
   return fmt::format("fusion: seed {} grow {}, {}{}", kinds(seed_kinds_), kinds(grow_kinds_), sizes,
                      predicates_.empty() ? "" : " [if]");
 }

@@ -1,7 +1,6 @@
 #include "pattern/rule.h"
 
 #include <algorithm>
-#include <optional>
 #include <set>
 
 #include "ops/op_registry.h"
@@ -62,8 +61,8 @@ Fusion& Fusion::MinOps(int min_ops) {
   min_ops_ = min_ops;
   return *this;
 }
-Fusion& Fusion::LargestOnly() {
-  largest_only_ = true;
+Fusion& Fusion::MaximalRegions() {
+  maximal_regions_ = true;
   return *this;
 }
 Fusion& Fusion::Where(NodePredicate predicate) {
@@ -125,7 +124,51 @@ std::vector<NodeId> NodesBetween(const Graph& graph, const SubGraph& group, Node
 
 }  // namespace
 
+// Maximal convex regions (Fusion::MaximalRegions), in one pass per region over the nodes in
+// their (topological) order: a node outside the region that a path from the region reaches
+// bars every node after it on that path, so each decision stays right when later nodes join.
+std::vector<SubGraph> Fusion::GenerateMaximalRegions(const Graph& graph) const {
+  const NodeId sink = graph.num_nodes();
+  auto joins = [&](const Node& node) {
+    return HasKind(seed_kinds_, node) || HasKind(grow_kinds_, node);
+  };
+  auto passes = [&](const Node& node) {
+    return std::all_of(predicates_.begin(), predicates_.end(),
+                       [&](const NodePredicate& p) { return p(graph, node); });
+  };
+  std::vector<SubGraph> groups;
+  SubGraph held(sink);  // nodes some region holds
+  for (NodeId seed = 0; seed < sink; ++seed) {
+    const Node& seed_node = graph.node(seed);
+    if (held.Contains(seed) || !HasKind(seed_kinds_, seed_node) || !passes(seed_node)) continue;
+    SubGraph region(sink, {seed});
+    std::vector<bool> reached(static_cast<size_t>(sink), false);  // outside, reached from it
+    for (NodeId n = seed + 1; n < sink; ++n) {
+      bool from_region = false, barred = false;
+      for (ValueId in : graph.node(n).inputs) {
+        if (in == kNoValue) continue;
+        const NodeId p = graph.value(in).producer;
+        if (p < 0) continue;
+        from_region = from_region || region.Contains(p);
+        barred = barred || reached[static_cast<size_t>(p)];
+      }
+      const Node& node = graph.node(n);
+      if (!barred && !held.Contains(n) && region.size() < max_ops_ && joins(node) &&
+          passes(node)) {
+        region.Add(n);
+      } else {
+        reached[static_cast<size_t>(n)] = from_region || barred;
+      }
+    }
+    if (region.size() < min_ops_) continue;
+    held = held.Union(region);
+    groups.push_back(std::move(region));
+  }
+  return groups;
+}
+
 std::vector<SubGraph> Fusion::Generate(const Graph& graph) const {
+  if (maximal_regions_) return GenerateMaximalRegions(graph);
   const NodeId sink = graph.num_nodes();
   const std::vector<NodeId> ipdom = ImmediatePostDominators(graph);
   auto passes = [&](const Node& node) {
@@ -134,24 +177,16 @@ std::vector<SubGraph> Fusion::Generate(const Graph& graph) const {
   };
   std::vector<SubGraph> groups;
   std::set<std::vector<NodeId>> seen;
-  SubGraph emitted(sink);  // every node of a group emitted so far (seeds of LargestOnly)
   auto emit = [&](const SubGraph& group) {
-    if (group.size() < min_ops_ || !group.IsConvex(graph)) return false;
+    if (group.size() < min_ops_ || !group.IsConvex(graph)) return;
     if (seen.insert(group.Nodes()).second) groups.push_back(group);
-    return true;
   };
   for (NodeId seed = 0; seed < sink; ++seed) {
     const Node& seed_node = graph.node(seed);
     if (!HasKind(seed_kinds_, seed_node) || !passes(seed_node)) continue;
-    if (largest_only_ && emitted.Contains(seed)) continue;
     SubGraph group(sink, {seed});
     if (group.size() > max_ops_) continue;
-    std::optional<SubGraph> largest;  // the largest convex group of at least MinOps so far
-    if (largest_only_) {
-      if (group.size() >= min_ops_) largest = group;
-    } else {
-      emit(group);
-    }
+    emit(group);
     for (NodeId tip = ipdom[static_cast<size_t>(seed)]; tip != sink;
          tip = ipdom[static_cast<size_t>(tip)]) {
       std::vector<NodeId> added = NodesBetween(graph, group, tip);
@@ -161,13 +196,8 @@ std::vector<SubGraph> Fusion::Generate(const Graph& graph) const {
       });
       if (!allowed) break;
       for (NodeId n : added) group.Add(n);
-      if (!largest_only_) {
-        emit(group);
-      } else if (group.size() >= min_ops_ && group.IsConvex(graph)) {
-        largest = group;
-      }
+      emit(group);
     }
-    if (largest && emit(*largest)) emitted = emitted.Union(*largest);
   }
   return groups;
 }

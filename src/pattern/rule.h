@@ -63,10 +63,12 @@ class Fusion {
   Fusion& Grow(std::vector<OpKind> kinds);  // kinds it may grow through
   Fusion& MaxOps(int max_ops);              // largest group emitted (default 8)
   Fusion& MinOps(int min_ops);              // smallest group emitted (default 2)
-  // Emits only the largest group grown from each seed, and seeds only from nodes that no
-  // group emitted so far contains: a few maximal regions instead of one candidate per size,
-  // for engines that compile whole regions (a fully supported chain becomes one candidate).
-  Fusion& LargestOnly();
+  // Emits maximal regions instead of post-dominator chains, for engines that compile whole
+  // regions: from the first node that passes and that no region holds yet, every later node
+  // that passes joins (in node order, up to MaxOps) unless a path from the region reaches it
+  // through a node outside, which would make the region non-convex. A fully supported graph
+  // is one candidate; an unsupported node splits what depends on it into the next region.
+  Fusion& MaximalRegions();
   // Every node in a group must pass (e.g. the backend supports this op and dtype).
   Fusion& Where(NodePredicate predicate);
   // As Rule::PropagatesNonFinite: every group generated meets the NaN/Inf contract.
@@ -74,7 +76,7 @@ class Fusion {
 
   const std::string& name() const { return name_; }
   int max_ops() const { return max_ops_; }
-  bool largest_only() const { return largest_only_; }
+  bool maximal_regions() const { return maximal_regions_; }
   bool meets_non_finite_contract() const { return meets_non_finite_contract_; }
   // e.g. "fusion: seed {elementwise} grow {elementwise, broadcast}, 2..8 ops"
   std::string Describe() const;
@@ -83,12 +85,14 @@ class Fusion {
   std::vector<SubGraph> Generate(const Graph& graph) const;
 
  private:
+  std::vector<SubGraph> GenerateMaximalRegions(const Graph& graph) const;
+
   std::string name_;
   std::vector<OpKind> seed_kinds_;
   std::vector<OpKind> grow_kinds_;
   int max_ops_ = 8;
   int min_ops_ = 2;
-  bool largest_only_ = false;
+  bool maximal_regions_ = false;
   std::vector<NodePredicate> predicates_;
   bool meets_non_finite_contract_ = false;
 };

@@ -96,20 +96,37 @@ TEST(FusionTest, ChainsRespectMinAndMaxOps) {
   EXPECT_EQ(wide.Generate(g).back().Nodes(), (std::vector<NodeId>{0, 1, 2, 3, 4, 5}));
 }
 
-TEST(FusionTest, LargestOnlyEmitsOneMaximalGroupPerUncoveredSeed) {
+TEST(FusionTest, MaximalRegionsCoverWhatPassesInConvexRegions) {
   Graph g = Diamond();
   const std::vector<OpKind> all = {OpKind::kElementwise, OpKind::kBroadcast};
-  Fusion fusion = Fusion("whole").Seed(all).Grow(all).MaxOps(100).LargestOnly();
-  // From `a` the group reaches the output; every other seed lies inside it.
+  Fusion fusion = Fusion("whole").Seed(all).Grow(all).MaxOps(100).MaximalRegions();
   EXPECT_EQ(NodeLists(fusion.Generate(g)), (std::vector<std::vector<NodeId>>{{0, 1, 2, 3, 4}}));
-  // A node the predicate refuses splits the graph: `a` alone is below MinOps, `b` grows to
-  // the end, and `c` is refused.
+  // Refusing `c` splits the diamond: `d` depends on the region through `c`, so it starts the
+  // next region instead of making the first one non-convex.
   fusion.Where([](const Graph&, const Node& n) { return n.op_type != "Tanh"; });
-  EXPECT_EQ(NodeLists(fusion.Generate(g)), (std::vector<std::vector<NodeId>>{{1, 3, 4}}));
-  // MaxOps still bounds the group: from `a` nothing fits, from `b` {b, d} is the largest.
-  Fusion bounded = Fusion("whole").Seed(all).Grow(all).MaxOps(2).LargestOnly();
-  EXPECT_EQ(NodeLists(bounded.Generate(g)), (std::vector<std::vector<NodeId>>{{1, 3}, {2, 3}}));
-  EXPECT_NE(bounded.Describe().find("largest"), std::string::npos) << bounded.Describe();
+  EXPECT_EQ(NodeLists(fusion.Generate(g)), (std::vector<std::vector<NodeId>>{{0, 1}, {3, 4}}));
+  // MaxOps bounds a region; a node left alone (below MinOps) is no region.
+  Fusion bounded = Fusion("whole").Seed(all).Grow(all).MaxOps(2).MaximalRegions();
+  EXPECT_EQ(NodeLists(bounded.Generate(g)), (std::vector<std::vector<NodeId>>{{0, 1}, {2, 3}}));
+  EXPECT_NE(bounded.Describe().find("maximal"), std::string::npos) << bounded.Describe();
+}
+
+TEST(FusionTest, MaximalRegionsSpanBranchesThatPostDominatorsCannot) {
+  // Two graph outputs and an independent second input: no node post-dominates another, so
+  // post-dominator chains stay single nodes, but the whole graph is one convex region.
+  GraphBuilder builder("outputs");
+  ValueId x = builder.Input("x", DType::kFloat32, {2, 3});
+  ValueId y = builder.Input("y", DType::kFloat32, {2, 3});
+  ValueId a = builder.Node("Relu", {x}, {}, "a");
+  builder.Output(a);
+  builder.Output(builder.Node("Sigmoid", {a}, {}, "b"));
+  builder.Output(builder.Node("Neg", {y}, {}, "c"));
+  StatusOr<Graph> g = std::move(builder).Build();
+  ASSERT_TRUE(g.ok());
+  const std::vector<OpKind> all = {OpKind::kElementwise};
+  EXPECT_TRUE(Fusion("chain").Seed(all).Grow(all).Generate(*g).empty());
+  EXPECT_EQ(NodeLists(Fusion("whole").Seed(all).Grow(all).MaximalRegions().Generate(*g)),
+            (std::vector<std::vector<NodeId>>{{0, 1, 2}}));
 }
 
 TEST(FusionTest, UnknownOpsAreNeverFused) {
