@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "backend/find_node.h"
 #include "backend/im2col.h"
 #include "backend/operand.h"
 #include "mkl_threads.h"
@@ -98,13 +99,8 @@ class ConvKernel final : public Kernel {
 
 StatusOr<std::unique_ptr<Kernel>> CompileConv(const CompileRequest& request) {
   const Graph& graph = *request.graph;
-  const Node* conv = nullptr;
-  bool relu = false;
-  for (NodeId id : request.node_ids()) {
-    const Node& node = graph.node(id);
-    if (node.op_type == "Conv") conv = &node;
-    if (node.op_type == "Relu") relu = true;
-  }
+  const Node* conv = FindNode(request, "Conv");
+  const bool relu = FindNode(request, "Relu") != nullptr;
   if (conv == nullptr) return InvalidArgument("the group has no Conv node");
   const Shape& x = graph.value(conv->inputs[0]).type.shape;
   const Shape& w = graph.value(conv->inputs[1]).type.shape;

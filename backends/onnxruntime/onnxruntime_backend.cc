@@ -1,7 +1,7 @@
 // The `onnxruntime` backend (graph-level): ONNX Runtime's CPU execution provider (its MLAS
 // kernels and graph optimizer) runs any node, or any region, that collage hands it. The
 // library is the PyPI wheel's, loaded through its versioned C API (onnxruntime_kernel.cc).
-#include "backend/region_engine_rules.h"
+#include "backend/region_engine_backend.h"
 #include "onnxruntime_kernel.h"
 #include "util/errors.h"
 
@@ -20,24 +20,6 @@ bool Supported(const Graph& graph, const Node& node) {
   return IsOnnxNodeOverDTypes(graph, node, kDTypes);
 }
 
-class OnnxruntimeBackend final : public Backend {
- public:
-  OnnxruntimeBackend() : rules_(MakeRegionEngineRules(Supported)), version_(LibraryVersion()) {}
-
-  std::string name() const override { return "onnxruntime"; }
-  std::string version() const override { return version_; }
-  bool graph_level() const override { return true; }
-  const RuleSet& rules() const override { return rules_; }
-
-  StatusOr<std::unique_ptr<Kernel>> Compile(const CompileRequest& request) const override {
-    return CompileRegion(request);
-  }
-
- private:
-  RuleSet rules_;
-  std::string version_;
-};
-
 }  // namespace
 }  // namespace onnxruntime
 
@@ -45,7 +27,9 @@ Status RegisterOnnxruntimeBackend(BackendRegistry& registry) {
   // A library too old for these headers is not registered: the backend is then simply
   // absent, as when it is not installed (`collage backends` lists what is there).
   if (!onnxruntime::LibraryProblem().empty()) return Status();
-  return registry.Register(std::make_unique<onnxruntime::OnnxruntimeBackend>());
+  return registry.Register(std::make_unique<RegionEngineBackend>(
+      "onnxruntime", onnxruntime::LibraryVersion(), onnxruntime::Supported,
+      onnxruntime::CompileRegion));
 }
 
 }  // namespace collage

@@ -1,38 +1,14 @@
 #include "openblas_rules.h"
 
-#include <algorithm>
+#include "backend/float32_rule_checks.h"
 
 namespace collage::openblas {
 namespace {
 
-bool IsFloat32(const TensorType& type) { return type.dtype == DType::kFloat32 && type.is_static(); }
-
-bool AllFloat32(const Match& m) {
-  for (size_t i = 0; i < m.captures.size(); ++i) {
-    if (m.has_capture(i) && !IsFloat32(m.capture_type(i))) return false;
-  }
-  return IsFloat32(m.output_type());
-}
-
-// Before opset 7, Add and Gemm broadcast only with a `broadcast` attribute; those semantics
-// are not implemented.
-bool ModernOpset(const Match& m) { return m.graph->opset() >= 7; }
-
-// A bias the MatMul kernel adds row by row: one value, or n values along the last dim only
-// ([n], [1, n], [1, 1, n], ...), not extending the MatMul's output.
-bool IsRowBias(const TensorType& bias, const Shape& out) {
-  if (bias.shape.size() > out.size()) return false;
-  const int64_t n = out.empty() ? 1 : out.back();
-  const int64_t count = bias.num_elements();
-  if (count == 1) return true;
-  if (count != n || bias.shape.empty() || bias.shape.back() != n) return false;
-  return std::all_of(bias.shape.begin(), bias.shape.end() - 1, [](int64_t d) { return d == 1; });
-}
-
 // The Conv's captures start at `first`: X, W, optional B.
 MatchConstraint ConvSupported(size_t first) {
   return [first](const Match& m) {
-    return AllFloat32(m) && m.capture_type(first).shape.size() == 4 &&
+    return AllStaticFloat32(m) && m.capture_type(first).shape.size() == 4 &&
            m.capture_type(first + 1).shape.size() == 4;
   };
 }
@@ -44,11 +20,11 @@ RuleSet BuildRules() {
   // Every rule meets the NaN/Inf contract (measured by backend_ops --nan-contract, seeds 1
   // and 2): BLAS arithmetic propagates NaN and the Relu epilogue keeps it.
   // MatMul of any float32 operands (constants are packed, others are kernel inputs).
-  rules.Add(Rule("matmul", Op("MatMul")(Any(), Any())).Where(AllFloat32).PropagatesNonFinite());
+  rules.Add(Rule("matmul", Op("MatMul")(Any(), Any())).Where(AllStaticFloat32).PropagatesNonFinite());
   // MatMul by a constant weight, then Add of a constant bias row (a Linear layer).
   rules.Add(Rule("matmul_bias", Op("Add")(Op("MatMul")(Any(), Const()), Const()))
-                .Where(AllFloat32)
-                .Where(ModernOpset)
+                .Where(AllStaticFloat32)
+                .Where(BroadcastsAsOpset7)
                 .Where([](const Match& m) {
                   // A 1-D weight is a column whose dim the product drops: no bias row then.
                   if (m.capture_type(1).shape.size() < 2) return false;
@@ -57,8 +33,8 @@ RuleSet BuildRules() {
                 })
                 .PropagatesNonFinite());
   rules.Add(Rule("gemm", Op("Gemm")(Any(), Any(), Optional(Any())))
-                .Where(AllFloat32)
-                .Where(ModernOpset)
+                .Where(AllStaticFloat32)
+                .Where(BroadcastsAsOpset7)
                 .PropagatesNonFinite());
   rules.Add(Rule("conv", Op("Conv")(Any(), Const(), Optional(Const())))
                 .Where(ConvSupported(0))

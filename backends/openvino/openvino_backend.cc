@@ -16,7 +16,7 @@
 #include <set>
 #include <string>
 
-#include "backend/region_engine_rules.h"
+#include "backend/region_engine_backend.h"
 #include "openvino_kernel.h"
 #include "util/errors.h"
 
@@ -144,30 +144,13 @@ bool Supports(const Graph& graph, const Node& node) {
   return IsOnnxNodeOverDTypes(graph, node, kDTypes) && WhyRefused(graph, node) == nullptr;
 }
 
-class OpenvinoBackend final : public Backend {
- public:
-  OpenvinoBackend() : rules_(MakeRegionEngineRules(Supports)), version_(LibraryVersion()) {}
-
-  std::string name() const override { return "openvino"; }
-  std::string version() const override { return version_; }
-  bool graph_level() const override { return true; }
-  const RuleSet& rules() const override { return rules_; }
-
-  StatusOr<std::unique_ptr<Kernel>> Compile(const CompileRequest& request) const override {
-    return CompileRegion(request);
-  }
-
- private:
-  RuleSet rules_;
-  std::string version_;
-};
-
 }  // namespace
 
 }  // namespace openvino
 
 Status RegisterOpenvinoBackend(BackendRegistry& registry) {
-  return registry.Register(std::make_unique<openvino::OpenvinoBackend>());
+  return registry.Register(std::make_unique<RegionEngineBackend>(
+      "openvino", openvino::LibraryVersion(), openvino::Supports, openvino::CompileRegion));
 }
 
 }  // namespace collage

@@ -50,13 +50,22 @@ bool SignificantlySlower(const Rounds& times, size_t i, size_t j) {
 }
 
 // Finalist 0 (the search's plan) runs in every round, so ratios are taken against it.
+// The finalist that the others beat least in their paired rounds: the largest, over i, of the
+// smallest median ratio another finalist has against i (1 or more: no one measured faster
+// side by side). Ranking by the ratio against one reference finalist alone could keep one
+// that another beats head to head, since medians of ratios are not transitive. Ties go to
+// the earlier finalist.
 size_t Leader(const Rounds& times, size_t n) {
   size_t leader = 0;
-  double best = 1;
-  for (size_t i = 1; i < n; ++i) {
-    const double ratio = MedianRatio(times, i, 0);
-    if (ratio < best) {
-      best = ratio;
+  double best = -1;
+  for (size_t i = 0; i < n; ++i) {
+    if (times.empty() || !Ran(times.back()[i])) continue;  // not running any more
+    double worst = std::numeric_limits<double>::infinity();
+    for (size_t j = 0; j < n; ++j) {
+      if (j != i) worst = std::min(worst, MedianRatio(times, j, i));
+    }
+    if (worst > best) {
+      best = worst;
       leader = i;
     }
   }
@@ -138,8 +147,18 @@ StatusOr<DecisionResult> DecideBetweenFinalists(
   DecisionResult result;
   result.leader = leader;
   result.kept = leader;
+  // An earlier finalist within the tie tolerance is kept instead, provided no finalist beats
+  // it by more than the tolerance either.
+  auto beaten_by_at_most = [&](size_t i) {
+    double worst = std::numeric_limits<double>::infinity();
+    for (size_t j = 0; j < n; ++j) {
+      if (j != i) worst = std::min(worst, MedianRatio(times, j, i));
+    }
+    return worst;
+  };
   for (size_t i = 0; i < leader; ++i) {
-    if (MedianRatio(times, i, leader) <= 1 + options.tie_tolerance) {
+    if (MedianRatio(times, i, leader) <= 1 + options.tie_tolerance &&
+        beaten_by_at_most(i) >= 1 - options.tie_tolerance) {
       result.kept = i;
       break;
     }
