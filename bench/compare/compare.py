@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import platform
+import random
 import statistics
 import subprocess
 import sys
@@ -34,6 +35,8 @@ TOLERANCE = 1e-3  # normalized: max|a - b| / max(1, max|reference|), as collage'
 ROUND_SECONDS = 1.0  # the iterations of one round take about this long
 SLOW_RUN_SECONDS = 5.0  # a contender this slow (and 10x the fastest) is timed once, not every round
 PEER_SETUP_TIMEOUT = 900
+SETTLE_SECONDS = 0.3  # idle pause before each contender's round (see measure)
+DECISION_ROUNDS = 5  # least interleaved rounds of the two-level optimize's end-to-end decision
 
 
 def log(*args):
@@ -179,14 +182,18 @@ def optimize(collage, workload, threads, db, folder, budget):
     for search in ["op-level", "two-level"]:
         plan = os.path.join(folder, f"{workload.name}.{threads}.{search}.plan.json")
         cmd = [collage, "optimize", workload.path, "--threads", str(threads), "--cost-db", db,
-               "--search", search, "--save-plan", plan, "--no-compare"]
+               "--search", search, "--save-plan", plan]
         if search == "two-level":
-            cmd += ["--budget", f"{budget}s"]
+            # What a user of `optimize --search two-level` gets: the search, then the end-to-end
+            # decision between its best, the op-level plan and every backend alone.
+            cmd += ["--budget", f"{budget}s", "--rounds", str(DECISION_ROUNDS)]
+        else:
+            cmd += ["--no-compare"]  # the op-level search's own plan
         start = time.monotonic()
         out = run(cmd)
         notes[search] = {"seconds": round(time.monotonic() - start, 1),
-                         "placement": next((line.split(": ", 1)[1] for line in out.splitlines()
-                                            if line.startswith(f"placement ({search})")), "")}
+                         "placement": next((line.split(" ", 1)[1] for line in out.splitlines()
+                                            if line.startswith("placement (")), "")}
         plans[search] = plan
     return plans, notes
 
@@ -196,6 +203,7 @@ def measure(contenders, rounds):
     per_round = {c.label: [] for c in contenders}
     iterations = {}
     for c in contenders:  # the first round: 2 runs each, which set how many fill a round
+        time.sleep(SETTLE_SECONDS)
         per_round[c.label].append(c.time(2, warmup=1))
         iterations[c.label] = max(1, min(20, int(ROUND_SECONDS / max(per_round[c.label][0], 1e-3) * 1e3)))
     fastest = min(v[0] for v in per_round.values())
@@ -205,8 +213,13 @@ def measure(contenders, rounds):
     rounded = [c for c in contenders if c.label not in slow]
     log("    round 1/{}: ".format(rounds) + ", ".join(f"{label} {v[0]:.2f}" for label, v in per_round.items()))
     for r in range(1, rounds):
-        order = rounded[r % len(rounded):] + rounded[:r % len(rounded)]
+        # A new order every round, so that no contender always follows the same one, and a
+        # pause before each: a runtime's workers may go on spinning for a while after its
+        # last run (ONNX Runtime's do by default), taking the cores from whoever runs next.
+        order = list(rounded)
+        random.Random(r).shuffle(order)
         for c in order:
+            time.sleep(SETTLE_SECONDS)
             per_round[c.label].append(c.time(iterations[c.label], warmup=0))
         log(f"    round {r + 1}/{rounds}: " +
             ", ".join(f"{c.label} {per_round[c.label][-1]:.2f}" for c in rounded))
