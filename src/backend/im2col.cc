@@ -120,4 +120,21 @@ void Im2Col(const Conv2dGeometry& g, const float* x, float* col) {
   }
 }
 
+void AddBiasRelu(const Conv2dGeometry& g, float* image_out, std::span<const float> bias, bool relu,
+                 int num_threads) {
+  if (bias.empty() && !relu) return;
+  const int64_t pixels = g.out_pixels();
+  const bool parallel = !omp_in_parallel() && g.out_channels * pixels >= (int64_t{1} << 15);
+#pragma omp parallel for schedule(static) num_threads(std::max(1, num_threads)) if (parallel)
+  for (int64_t c = 0; c < g.out_channels; ++c) {
+    float* plane = image_out + c * pixels;
+    const float b = bias.empty() ? 0.0f : bias[static_cast<size_t>(c)];
+    if (relu) {
+      for (int64_t p = 0; p < pixels; ++p) plane[p] = std::max(plane[p] + b, 0.0f);
+    } else {
+      for (int64_t p = 0; p < pixels; ++p) plane[p] += b;
+    }
+  }
+}
+
 }  // namespace collage

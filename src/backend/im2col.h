@@ -4,7 +4,9 @@
 // (openblas, mkl), which differ only in the GEMM they run on it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <span>
 
 #include "collage/status.h"
 #include "ir/graph.h"
@@ -37,5 +39,42 @@ StatusOr<Conv2dGeometry> ReadConv2dGeometry(const Node& node, const Shape& x, co
 // (channel-major, in_h x in_w each). Zero where a tap falls in the padding. Parallel over
 // the rows on the OpenMP team when outside a parallel region and big enough.
 void Im2Col(const Conv2dGeometry& g, const float* x, float* col);
+
+// The whole convolution over plain NCHW x and y: for every image and group, im2col into `col`
+// (patch() x out_pixels() floats; unused when pointwise) and `gemm(group, patches, out)`,
+// which must compute out[group_out() x out_pixels()] = W_group[group_out() x patch()] *
+// patches[patch() x out_pixels()]; then `epilogue(image_out)` once per image. A group with no
+// input channels gets zeros without a GEMM.
+template <typename Gemm, typename Epilogue>
+void RunIm2colConv(const Conv2dGeometry& g, const float* x, float* y, float* col, Gemm&& gemm,
+                   Epilogue&& epilogue) {
+  const int64_t in_image = g.in_channels * g.in_h * g.in_w;
+  const int64_t in_group = g.group_in() * g.in_h * g.in_w;
+  const int64_t pixels = g.out_pixels();
+  const int64_t out_image = g.out_channels * pixels;
+  if (out_image == 0) return;
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t grp = 0; grp < g.group; ++grp) {
+      float* out = y + n * out_image + grp * g.group_out() * pixels;
+      if (g.patch() == 0) {
+        std::fill(out, out + g.group_out() * pixels, 0.0f);
+        continue;
+      }
+      const float* patches = x + n * in_image + grp * in_group;
+      if (!g.pointwise()) {
+        Im2Col(g, patches, col);
+        patches = col;
+      }
+      gemm(grp, patches, out);
+    }
+    epilogue(y + n * out_image);
+  }
+}
+
+// Adds the per-channel bias (empty: none) and applies Relu (std::max(v, 0) keeps NaN, as
+// ONNX's Relu does) over one image's output, a channel plane at a time, on `num_threads`
+// OpenMP threads when outside a parallel region and big enough.
+void AddBiasRelu(const Conv2dGeometry& g, float* image_out, std::span<const float> bias, bool relu,
+                 int num_threads);
 
 }  // namespace collage

@@ -171,6 +171,37 @@ inline const std::vector<GemmCase>& GemmCases() {
   return cases;
 }
 
+// x [2, 7, 13] · constant w [13, 5], then Add of a constant of shape `bias` (a Linear layer
+// when `bias` is a row): for the matmul_bias rules.
+inline Graph MatMulAddGraph(const Shape& bias) {
+  GraphBuilder b("linear");
+  ValueId x = b.Input("x", DType::kFloat32, {2, 7, 13});
+  ValueId y = b.Node("MatMul", {x, b.RandomNormal("w", {13, 5}, 1.0f)});
+  b.Output(b.Node("Add", {y, b.RandomNormal("bias", bias, 1.0f)}));
+  return BuildOrFail(std::move(b));
+}
+
+// A 2-D Conv (optionally without bias, optionally followed by Relu), for the im2col
+// convolutions of the BLAS backends.
+struct Conv2dCase {
+  const char* name;
+  Shape x;
+  Shape w;
+  NamedAttributes attrs;
+  bool bias = true;
+};
+
+inline Graph Conv2dGraph(const Conv2dCase& c, bool relu) {
+  GraphBuilder b("conv");
+  ValueId x = b.Input("x", DType::kFloat32, c.x);
+  std::vector<ValueId> inputs = {x, b.RandomNormal("w", c.w, 0.3f)};
+  if (c.bias) inputs.push_back(b.RandomNormal("b", {c.w[0]}, 1.0f));
+  ValueId y = b.Node("Conv", inputs, c.attrs);
+  if (relu) y = b.Node("Relu", {y});
+  b.Output(y);
+  return BuildOrFail(std::move(b));
+}
+
 inline Graph GemmGraph(const GemmCase& c) {
   GraphBuilder b("gemm");
   const int64_t m = 6, n = 5, k = 9;

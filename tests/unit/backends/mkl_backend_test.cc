@@ -122,11 +122,7 @@ TEST_F(MklTest, MatMulShapes) {
 TEST_F(MklTest, MatMulFusesBiasRow) {
   for (const Shape& bias : {Shape{5}, Shape{1, 5}, Shape{1}, Shape{}}) {
     SCOPED_TRACE("bias " + ShapeToString(bias));
-    GraphBuilder b("linear");
-    ValueId x = b.Input("x", DType::kFloat32, {2, 7, 13});
-    ValueId y = b.Node("MatMul", {x, b.RandomNormal("w", {13, 5}, 1.0f)});
-    b.Output(b.Node("Add", {y, b.RandomNormal("bias", bias, 1.0f)}));
-    Graph graph = BuildOrFail(std::move(b));
+    Graph graph = MatMulAddGraph(bias);
     ExpectRuleMatches(graph, "matmul_bias");
     ExpectRuleMatches(graph, "matmul");  // the MatMul alone is offered too
   }
@@ -134,11 +130,7 @@ TEST_F(MklTest, MatMulFusesBiasRow) {
 
 TEST_F(MklTest, BiasThatIsNotARowIsNotFused) {
   for (const Shape& bias : {Shape{7, 1}, Shape{2, 7, 5}}) {
-    GraphBuilder b("not_a_bias");
-    ValueId x = b.Input("x", DType::kFloat32, {2, 7, 13});
-    ValueId y = b.Node("MatMul", {x, b.RandomNormal("w", {13, 5}, 1.0f)});
-    b.Output(b.Node("Add", {y, b.RandomNormal("bias", bias, 1.0f)}));
-    EXPECT_FALSE(RuleOffers(BuildOrFail(std::move(b)), "mkl", "matmul_bias"))
+    EXPECT_FALSE(RuleOffers(MatMulAddGraph(bias), "mkl", "matmul_bias"))
         << ShapeToString(bias);
   }
 }
@@ -174,27 +166,8 @@ TEST_F(MklTest, GemmOfTwoInputsAndOfAConstantA) {
   }
 }
 
-struct ConvCase {
-  const char* name;
-  Shape x;
-  Shape w;
-  NamedAttributes attrs;
-  bool bias = true;
-};
-
-Graph ConvGraph(const ConvCase& c, bool relu) {
-  GraphBuilder b("conv");
-  ValueId x = b.Input("x", DType::kFloat32, c.x);
-  std::vector<ValueId> inputs = {x, b.RandomNormal("w", c.w, 0.3f)};
-  if (c.bias) inputs.push_back(b.RandomNormal("b", {c.w[0]}, 1.0f));
-  ValueId y = b.Node("Conv", inputs, c.attrs);
-  if (relu) y = b.Node("Relu", {y});
-  b.Output(y);
-  return BuildOrFail(std::move(b));
-}
-
-const std::vector<ConvCase>& ConvCases() {
-  static const std::vector<ConvCase> cases = {
+const std::vector<Conv2dCase>& Conv2dCases() {
+  static const std::vector<Conv2dCase> cases = {
       {"3x3 pad 1", {1, 8, 10, 10}, {16, 8, 3, 3}, {{"pads", {1, 1, 1, 1}}}},
       {"3x3 no bias, batch 2", {2, 8, 10, 10}, {16, 8, 3, 3}, {{"pads", {1, 1, 1, 1}}}, false},
       {"stride 2, odd pads",
@@ -229,25 +202,25 @@ const std::vector<ConvCase>& ConvCases() {
 }
 
 TEST_F(MklTest, ConvVariants) {
-  for (const ConvCase& c : ConvCases()) {
+  for (const Conv2dCase& c : Conv2dCases()) {
     SCOPED_TRACE(c.name);
-    ExpectRuleMatches(ConvGraph(c, false), "conv");
+    ExpectRuleMatches(Conv2dGraph(c, false), "conv");
   }
 }
 
 TEST_F(MklTest, ConvReluEpilogue) {
-  for (const ConvCase& c : ConvCases()) {
+  for (const Conv2dCase& c : Conv2dCases()) {
     SCOPED_TRACE(c.name);
-    Graph graph = ConvGraph(c, true);
+    Graph graph = Conv2dGraph(c, true);
     ExpectRuleMatches(graph, "conv_relu");
     ExpectRuleMatches(graph, "conv");
   }
 }
 
 TEST_F(MklTest, ConvOnlyTwoDimensionalConstantWeights) {
-  EXPECT_FALSE(RuleOffers(ConvGraph({"1-D", {1, 4, 16}, {4, 4, 3}, {}}, false), "mkl", "conv"));
+  EXPECT_FALSE(RuleOffers(Conv2dGraph({"1-D", {1, 4, 16}, {4, 4, 3}, {}}, false), "mkl", "conv"));
   EXPECT_FALSE(
-      RuleOffers(ConvGraph({"3-D", {1, 2, 6, 6, 6}, {2, 2, 3, 3, 3}, {}}, false), "mkl", "conv"));
+      RuleOffers(Conv2dGraph({"3-D", {1, 2, 6, 6, 6}, {2, 2, 3, 3, 3}, {}}, false), "mkl", "conv"));
   GraphBuilder b("weight_input");
   ValueId x = b.Input("x", DType::kFloat32, {1, 4, 8, 8});
   ValueId w = b.Input("w", DType::kFloat32, {4, 4, 3, 3});

@@ -14,27 +14,8 @@ void ExpectRuleMatches(const Graph& graph, const std::string& rule) {
   collage::testing::ExpectRuleMatches(graph, "openblas", rule, kAnyNodes, 1e-4, 5, /*threads=*/2);
 }
 
-struct ConvCase {
-  const char* name;
-  Shape x;
-  Shape w;
-  NamedAttributes attrs;
-  bool bias = true;
-};
-
-Graph ConvGraph(const ConvCase& c, bool relu) {
-  GraphBuilder b("conv");
-  ValueId x = b.Input("x", DType::kFloat32, c.x);
-  std::vector<ValueId> inputs = {x, b.RandomNormal("w", c.w, 0.3f)};
-  if (c.bias) inputs.push_back(b.RandomNormal("b", {c.w[0]}, 1.0f));
-  ValueId y = b.Node("Conv", inputs, c.attrs);
-  if (relu) y = b.Node("Relu", {y});
-  b.Output(y);
-  return BuildOrFail(std::move(b));
-}
-
-const std::vector<ConvCase>& Cases() {
-  static const std::vector<ConvCase> cases = {
+const std::vector<Conv2dCase>& Cases() {
+  static const std::vector<Conv2dCase> cases = {
       {"3x3 pad 1", {1, 8, 10, 10}, {16, 8, 3, 3}, {{"pads", {1, 1, 1, 1}}}},
       {"3x3 no bias", {1, 8, 10, 10}, {16, 8, 3, 3}, {{"pads", {1, 1, 1, 1}}}, false},
       {"stride 2, odd pads", {2, 4, 11, 9}, {6, 4, 3, 3},
@@ -54,16 +35,16 @@ const std::vector<ConvCase>& Cases() {
 }
 
 TEST(OpenblasConvTest, Variants) {
-  for (const ConvCase& c : Cases()) {
+  for (const Conv2dCase& c : Cases()) {
     SCOPED_TRACE(c.name);
-    ExpectRuleMatches(ConvGraph(c, false), "conv");
+    ExpectRuleMatches(Conv2dGraph(c, false), "conv");
   }
 }
 
 TEST(OpenblasConvTest, ReluEpilogue) {
-  for (const ConvCase& c : Cases()) {
+  for (const Conv2dCase& c : Cases()) {
     SCOPED_TRACE(c.name);
-    Graph graph = ConvGraph(c, true);
+    Graph graph = Conv2dGraph(c, true);
     ExpectRuleMatches(graph, "conv_relu");
     ExpectRuleMatches(graph, "conv");
   }
@@ -72,8 +53,8 @@ TEST(OpenblasConvTest, ReluEpilogue) {
 TEST(OpenblasConvTest, OnlyTwoDimensionalConstantWeights) {
   // 1-D and 3-D convolutions are not offered.
   EXPECT_FALSE(
-      RuleOffers(ConvGraph({"1-D", {1, 4, 16}, {4, 4, 3}, {}}, false), "openblas", "conv"));
-  EXPECT_FALSE(RuleOffers(ConvGraph({"3-D", {1, 2, 6, 6, 6}, {2, 2, 3, 3, 3}, {}}, false),
+      RuleOffers(Conv2dGraph({"1-D", {1, 4, 16}, {4, 4, 3}, {}}, false), "openblas", "conv"));
+  EXPECT_FALSE(RuleOffers(Conv2dGraph({"3-D", {1, 2, 6, 6, 6}, {2, 2, 3, 3, 3}, {}}, false),
                           "openblas", "conv"));
   // Weights that are an input (not packable at Compile) are not offered.
   GraphBuilder b("weight_input");

@@ -59,11 +59,7 @@ TEST(OpenblasMatMulTest, Shapes) {
 TEST(OpenblasMatMulTest, FusesBiasRow) {
   for (const Shape& bias : {Shape{5}, Shape{1, 5}, Shape{1}, Shape{}}) {
     SCOPED_TRACE("bias " + ShapeToString(bias));
-    GraphBuilder b("linear");
-    ValueId x = b.Input("x", DType::kFloat32, {2, 7, 13});
-    ValueId y = b.Node("MatMul", {x, b.RandomNormal("w", {13, 5}, 1.0f)});
-    b.Output(b.Node("Add", {y, b.RandomNormal("bias", bias, 1.0f)}));
-    Graph graph = BuildOrFail(std::move(b));
+    Graph graph = MatMulAddGraph(bias);
     ExpectRuleMatches(graph, "matmul_bias");
     ExpectRuleMatches(graph, "matmul");  // the MatMul alone is offered too
   }
@@ -72,11 +68,7 @@ TEST(OpenblasMatMulTest, FusesBiasRow) {
 TEST(OpenblasMatMulTest, BiasThatIsNotARowIsNotFused) {
   // [7, 1] broadcasts along the columns, [2, 7, 5] is a full tensor: not a bias row.
   for (const Shape& bias : {Shape{7, 1}, Shape{2, 7, 5}}) {
-    GraphBuilder b("not_a_bias");
-    ValueId x = b.Input("x", DType::kFloat32, {2, 7, 13});
-    ValueId y = b.Node("MatMul", {x, b.RandomNormal("w", {13, 5}, 1.0f)});
-    b.Output(b.Node("Add", {y, b.RandomNormal("bias", bias, 1.0f)}));
-    EXPECT_FALSE(RuleOffers(BuildOrFail(std::move(b)), "openblas", "matmul_bias"))
+    EXPECT_FALSE(RuleOffers(MatMulAddGraph(bias), "openblas", "matmul_bias"))
         << ShapeToString(bias);
   }
   // A non-constant bias is not fused either.
