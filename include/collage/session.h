@@ -16,9 +16,14 @@ namespace collage {
 class Graph;
 
 struct SessionOptions {
-  // Fixes dims of graph inputs (dynamic ones must be fixed): name → shape.
+  // Fixes the dynamic dims of graph inputs (every dynamic dim must be fixed): name → the
+  // whole shape. A shape that contradicts a static dim of the model is refused.
   std::map<std::string, Shape> input_shapes;
-  // Threads used by the kernels of every backend; 0 = one per core.
+  // Where an input_shapes entry came from, as errors should name it (for example
+  // "--input x=x.npy"); an entry without one is named "--shape NAME=DIMS".
+  std::map<std::string, std::string> input_shape_origins;
+  // Threads used by the kernels of every backend; 0 = the thread count a plan (plan_path)
+  // was measured with, else one per core.
   int num_threads = 0;
   // Runs every node on this backend where one of its rules matches, and on "native"
   // elsewhere (`collage backends` lists them).
@@ -58,6 +63,14 @@ struct PlacementEstimate {
   std::vector<double> group_ms;
 };
 
+// How long loading took: reading and importing the ONNX file (parsing, checks, shape
+// inference, constant folding), then making the placement runnable (simplifying the graph,
+// placing or reading the plan, compiling every group on its backend).
+struct LoadTimes {
+  double import_ms = 0;   // 0 for a session made from a graph
+  double compile_ms = 0;
+};
+
 struct TensorInfo {
   std::string name;
   DType dtype = DType::kUndefined;
@@ -78,6 +91,9 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   const std::vector<TensorInfo>& inputs() const;
+  // The thread count the current placement runs with (resolved: never 0).
+  int num_threads() const;
+  const LoadTimes& load_times() const;
   const std::vector<TensorInfo>& outputs() const;
   const Graph& graph() const;
   // How the nodes are grouped and which backend runs each group, with the layout

@@ -222,7 +222,10 @@ class Importer {
       if (std::find(input_names.begin(), input_names.end(), name) != input_names.end()) continue;
       const std::string what =
           initializers.count(name) ? "a weight (initializer), not an input" : "not a graph input";
-      return InvalidArgument("--shape names '{}', which is {} (inputs: {})", name, what,
+      auto origin = options_.input_shape_origins.find(name);
+      return InvalidArgument("{} names '{}', which is {} (inputs: {})",
+                             origin == options_.input_shape_origins.end() ? "--shape" : origin->second,
+                             name, what,
                              input_names.empty() ? std::string("none")
                                                  : fmt::format("{}", fmt::join(input_names, ", ")));
     }
@@ -252,22 +255,19 @@ class Importer {
       auto override_it = options_.input_shapes.find(name);
       if (override_it != options_.input_shapes.end()) {
         const Shape& given = override_it->second;
-        if (has_shape && static_cast<int>(given.size()) != declared.dim_size()) {
-          return InvalidArgument("--shape {}={} has rank {}, but input '{}' has rank {} ({})", name,
-                                 ShapeToString(given), given.size(), name, declared.dim_size(),
-                                 OnnxShapeToString(declared));
-        }
-        if (!is_dynamic && given != shape) shapes_overridden_ = true;
+        if (has_shape) COLLAGE_RETURN_IF_ERROR(CheckFixedShape(name, given, declared));
         shape = given;
       } else if (is_dynamic) {
         if (!has_shape) {
-          dynamic.push_back(
-              fmt::format("input '{}' has no shape; fix it with --shape {}=DIMS", name, name));
+          dynamic.push_back(fmt::format(
+              "input '{}' has no shape; give its data with --input {}=FILE or fix it with --shape "
+              "{}=DIMS",
+              name, name, name));
         } else {
-          dynamic.push_back(
-              fmt::format("input '{}' has dynamic dims ({}); fix them with --shape "
-                          "{}={}",
-                          name, OnnxShapeToString(declared), name, ShapeToString(shape)));
+          dynamic.push_back(fmt::format(
+              "input '{}' has dynamic dims ({}); give its data with --input {}=FILE (its shape "
+              "fixes them) or fix them with --shape {}={}",
+              name, OnnxShapeToString(declared), name, name, DimsTemplate(declared)));
         }
         continue;
       }
@@ -280,6 +280,52 @@ class Importer {
     }
     if (!dynamic.empty()) return InvalidArgument("{}", fmt::join(dynamic, "; "));
     return Status::Ok();
+  }
+
+  // How errors name where a fixed shape came from.
+  std::string ShapeOrigin(const std::string& name, const Shape& given) const {
+    auto it = options_.input_shape_origins.find(name);
+    if (it != options_.input_shape_origins.end()) {
+      return fmt::format("{} (shape {})", it->second, ShapeToString(given));
+    }
+    return fmt::format("--shape {}={}", name, ShapeToString(given));
+  }
+
+  // A fixed shape keeps the input's rank and every static dim: only dynamic dims are fixed.
+  Status CheckFixedShape(const std::string& name, const Shape& given,
+                         const onnx::TensorShapeProto& declared) const {
+    if (static_cast<int>(given.size()) != declared.dim_size()) {
+      return InvalidArgument("{} has rank {}, but input '{}' has rank {} ({})",
+                             ShapeOrigin(name, given), given.size(), name, declared.dim_size(),
+                             OnnxShapeToString(declared));
+    }
+    for (int i = 0; i < declared.dim_size(); ++i) {
+      const auto& dim = declared.dim(i);
+      if (dim.has_dim_value() && dim.dim_value() >= 0 &&
+          dim.dim_value() != given[static_cast<size_t>(i)]) {
+        return InvalidArgument(
+            "{} contradicts input '{}' ({}): its dim {} is {} in the model; only dynamic dims can "
+            "be fixed",
+            ShapeOrigin(name, given), name, OnnxShapeToString(declared), i, dim.dim_value());
+      }
+    }
+    return Status::Ok();
+  }
+
+  // "<batch>x3x<height>x<width>": the static dims, and the dynamic ones by name (or "<?>"),
+  // so that the hint proposes no value for a dim only the user knows (a sequence length).
+  static std::string DimsTemplate(const onnx::TensorShapeProto& declared) {
+    std::string text;
+    for (int i = 0; i < declared.dim_size(); ++i) {
+      const auto& dim = declared.dim(i);
+      if (i) text += 'x';
+      if (dim.has_dim_value() && dim.dim_value() >= 0) {
+        text += std::to_string(dim.dim_value());
+      } else {
+        text += "<" + (dim.has_dim_param() && !dim.dim_param().empty() ? dim.dim_param() : "?") + ">";
+      }
+    }
+    return text;
   }
 
   Status AddInitializers() {
@@ -477,8 +523,8 @@ class Importer {
     return Status::Ok();
   }
 
-  // A static declaration must match what the graph computes. Declared shapes are not
-  // compared once --shape changed a static input dim: they describe the original shapes.
+  // A static declaration must match what the graph computes. (Fixing an input's dynamic dims
+  // may fix an output's: its declared dims are compared where they are static.)
   Status CheckDeclaredOutput(const onnx::ValueInfoProto& output, const TensorType& computed) const {
     const onnx::TypeProto& type = output.type();
     if (type.value_case() == onnx::TypeProto::VALUE_NOT_SET) return Status::Ok();
@@ -491,7 +537,7 @@ class Importer {
       return InvalidModel("graph output '{}' is declared {}, but the graph computes {}",
                           output.name(), OnnxElemTypeName(elem_type), computed.ToString());
     }
-    if (!type.tensor_type().has_shape() || shapes_overridden_) return Status::Ok();
+    if (!type.tensor_type().has_shape()) return Status::Ok();
     const onnx::TensorShapeProto& shape = type.tensor_type().shape();
     bool matches = shape.dim_size() == static_cast<int>(computed.shape.size());
     for (int i = 0; matches && i < shape.dim_size(); ++i) {
@@ -519,7 +565,6 @@ class Importer {
   std::set<std::string> imported_domains_;
   std::vector<std::string> node_names_;
   std::unordered_map<std::string, ValueId> ids_;  // ONNX value name → IR value
-  bool shapes_overridden_ = false;
   std::map<std::string, std::string> producers_;  // node output → "<op> node '<name>'"
   // Outputs whose libonnx type cannot be trusted: libonnx 1.12 counts Range's elements as
   // (limit - start) / delta in int64, which overflows for bounds near the int64 limits (its

@@ -17,8 +17,12 @@ class ModelProto;
 namespace collage {
 
 struct ImportOptions {
-  // Fixes the dims of graph inputs: name → full shape (replaces dynamic and static dims).
+  // Fixes the dynamic dims of graph inputs: name → full shape. A shape that contradicts a
+  // static dim is refused.
   std::map<std::string, Shape> input_shapes;
+  // Where an input_shapes entry came from, as errors name it ("--input x=x.npy"); an entry
+  // without one is named "--shape NAME=DIMS".
+  std::map<std::string, std::string> input_shape_origins;
   // Evaluate nodes whose inputs are all constant at import time.
   bool fold_constants = true;
 };

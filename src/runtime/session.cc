@@ -1,5 +1,6 @@
 #include "collage/session.h"
 
+#include <chrono>
 #include <mutex>
 #include <new>
 
@@ -16,8 +17,12 @@
 namespace collage {
 
 struct Session::Impl {
+  // The thread count the next placement is compiled for. Changed only by LoadPlan, when the
+  // count was left to the plan (SessionOptions::num_threads 0).
   int num_threads = 1;
+  bool threads_from_plan = false;
   bool strict_non_finite = false;  // SessionOptions::strict_non_finite
+  LoadTimes load_times;
   Graph graph;
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
@@ -27,11 +32,16 @@ struct Session::Impl {
   // Optimize / LoadPlan can swap them while runs are in flight.
   mutable std::mutex mutex;
   std::shared_ptr<const Executable> executable;
+  int executable_threads = 1;  // what `executable` was compiled for
   Plan plan;
 
   std::shared_ptr<const Executable> current() const {
     std::lock_guard<std::mutex> lock(mutex);
     return executable;
+  }
+  std::pair<std::shared_ptr<const Executable>, int> current_with_threads() const {
+    std::lock_guard<std::mutex> lock(mutex);
+    return {executable, executable_threads};
   }
   // Compiles `placement` and makes it (and `plan`) current.
   Status Install(const Placement& placement, Plan new_plan) {
@@ -46,6 +56,7 @@ struct Session::Impl {
                              Executable::Create(graph, placement, BackendRegistry::Global(), num_threads));
     std::lock_guard<std::mutex> lock(mutex);
     executable = std::move(compiled);
+    executable_threads = num_threads;
     plan = std::move(new_plan);
     return Status();
   }
@@ -99,26 +110,39 @@ auto GuardExceptions(F&& f) -> decltype(f()) {
 ImportOptions ToImportOptions(const SessionOptions& options) {
   ImportOptions import;
   import.input_shapes = options.input_shapes;
+  import.input_shape_origins = options.input_shape_origins;
   return import;
 }
 
 TensorInfo InfoOf(const Value& value) { return TensorInfo{value.name, value.type.dtype, value.type.shape}; }
+
+double MillisecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
 
 }  // namespace
 
 StatusOr<std::unique_ptr<Session>> Session::LoadFile(const std::string& path,
                                                      const SessionOptions& options) {
   return GuardExceptions([&]() -> StatusOr<std::unique_ptr<Session>> {
+    const auto start = std::chrono::steady_clock::now();
     COLLAGE_ASSIGN_OR_RETURN(Graph graph, ImportOnnxFile(path, ToImportOptions(options)));
-    return FromGraph(std::move(graph), options);
+    const double import_ms = MillisecondsSince(start);
+    COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, FromGraph(std::move(graph), options));
+    session->impl_->load_times.import_ms = import_ms;
+    return session;
   });
 }
 
 StatusOr<std::unique_ptr<Session>> Session::LoadBytes(const std::string& onnx_bytes,
                                                       const SessionOptions& options) {
   return GuardExceptions([&]() -> StatusOr<std::unique_ptr<Session>> {
+    const auto start = std::chrono::steady_clock::now();
     COLLAGE_ASSIGN_OR_RETURN(Graph graph, ImportOnnxBytes(onnx_bytes, ToImportOptions(options)));
-    return FromGraph(std::move(graph), options);
+    const double import_ms = MillisecondsSince(start);
+    COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, FromGraph(std::move(graph), options));
+    session->impl_->load_times.import_ms = import_ms;
+    return session;
   });
 }
 
@@ -134,8 +158,10 @@ StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph, const Session
     for (const Backend* b : registry.backends()) names += (names.empty() ? "" : ", ") + b->name();
     return NotFound("no backend named '{}' (registered: {})", options.backend, names);
   }
+  const auto start = std::chrono::steady_clock::now();
   auto impl = std::make_unique<Impl>();
   impl->num_threads = ResolveThreadCount(options.num_threads);
+  impl->threads_from_plan = options.num_threads == 0;
   impl->strict_non_finite = options.strict_non_finite;
   // Simplified before anything looks at it: placements, costs and plans all see (and hash)
   // the graph that runs.
@@ -146,6 +172,7 @@ StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph, const Session
   std::unique_ptr<Session> session(new Session(std::move(impl)));
   if (!options.plan_path.empty()) {
     COLLAGE_RETURN_IF_ERROR(session->LoadPlan(options.plan_path));
+    session->impl_->load_times.compile_ms = MillisecondsSince(start);
     return session;
   }
   // Backends may pick their algorithms for the thread count at compile time.
@@ -157,6 +184,7 @@ StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph, const Session
                        session->impl_->num_threads);
   plan.strict_non_finite = options.strict_non_finite;
   COLLAGE_RETURN_IF_ERROR(session->impl_->Install(placement, std::move(plan)));
+  session->impl_->load_times.compile_ms = MillisecondsSince(start);
   return session;
 }
 
@@ -186,6 +214,14 @@ Status Session::Optimize(const OptimizeOptions& options, OptimizeReport* report)
 Status Session::LoadPlan(const std::string& path) {
   return GuardExceptions([&]() -> Status {
     COLLAGE_ASSIGN_OR_RETURN(Plan plan, ReadPlanFile(path));
+    if (impl_->threads_from_plan) {
+      // The plan runs as it was measured unless the session asked for a count.
+      if (plan.threads < 1 || plan.threads > kMaxThreads) {
+        return InvalidArgument("plan {}: its thread count {} is not 1 to {}", path, plan.threads,
+                               kMaxThreads);
+      }
+      impl_->num_threads = plan.threads;
+    }
     std::vector<std::string> warnings;
     auto placement = PlacementFromPlan(plan, impl_->graph, BackendRegistry::Global(), impl_->num_threads,
                                        &warnings);
@@ -237,6 +273,8 @@ PlacementEstimate Session::placement_estimate() const {
 const std::vector<std::string>& Session::warnings() const { return impl_->warnings; }
 
 const std::vector<TensorInfo>& Session::inputs() const { return impl_->inputs; }
+int Session::num_threads() const { return impl_->current_with_threads().second; }
+const LoadTimes& Session::load_times() const { return impl_->load_times; }
 const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs; }
 const Graph& Session::graph() const { return impl_->graph; }
 std::string Session::DescribePlacement() const {
@@ -286,8 +324,8 @@ StatusOr<std::map<std::string, Tensor>> Session::RunUnguarded(
   // The OpenMP team size is a per-thread setting: apply it on the thread that runs. Only that:
   // nothing here may resize or destroy a pool that another session's run is using (XNNPACK's
   // kernels hold the pool of the count they were compiled for).
-  ApplyThreadPolicy(impl_->num_threads);
-  std::shared_ptr<const Executable> executable = impl_->current();
+  const auto [executable, threads] = impl_->current_with_threads();
+  ApplyThreadPolicy(threads);
   COLLAGE_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, executable->Run(ordered, profile));
   std::map<std::string, Tensor> named;
   for (size_t i = 0; i < outputs.size(); ++i) named[impl_->outputs[i].name] = std::move(outputs[i]);

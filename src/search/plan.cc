@@ -76,6 +76,50 @@ Status Get(const json& object, const char* field, const std::string& where, T* o
   return Status();
 }
 
+// "input_shapes": {"x": [1, 3, 224, 224], ...}: every dim a non-negative integer.
+Status ReadInputShapes(const json& field, const std::string& source,
+                       std::map<std::string, Shape>& shapes) {
+  if (!field.is_object()) return InvalidArgument("{}: field 'input_shapes' must be an object", source);
+  for (const auto& [name, dims] : field.items()) {
+    if (!dims.is_array()) {
+      return InvalidArgument("{}: input_shapes.{} must be an array of dims", source, name);
+    }
+    Shape shape;
+    for (const json& dim : dims) {
+      if (!dim.is_number_integer() || dim.get<int64_t>() < 0) {
+        return InvalidArgument("{}: input_shapes.{} holds a dim that is not an integer >= 0", source,
+                               name);
+      }
+      shape.push_back(dim.get<int64_t>());
+    }
+    shapes[name] = std::move(shape);
+  }
+  return Status();
+}
+
+// "x=1x3x224x224, y=1x10"
+std::string ShapesText(const std::map<std::string, Shape>& shapes) {
+  std::string text;
+  for (const auto& [name, shape] : shapes) {
+    text += (text.empty() ? "" : ", ") + name + "=" + ShapeToString(shape);
+  }
+  return text;
+}
+
+// Input shapes differ from the plan's: the plan is refused with what to run instead.
+Status CheckInputShapes(const Plan& plan, const Graph& graph) {
+  if (plan.input_shapes.empty()) return Status();  // a plan older than the field
+  std::map<std::string, Shape> here;
+  for (ValueId in : graph.inputs()) here[graph.value(in).name] = graph.value(in).type.shape;
+  if (here == plan.input_shapes) return Status();
+  std::string shape_flags;
+  for (const auto& [name, shape] : here) shape_flags += " --shape " + name + "=" + ShapeToString(shape);
+  return InvalidArgument(
+      "the plan was made for input shapes {}, these inputs are {}: make a plan for them with "
+      "`collage optimize MODEL{} --save-plan NEW.plan`",
+      ShapesText(plan.input_shapes), ShapesText(here), shape_flags);
+}
+
 }  // namespace
 
 std::string ModelHash(const Graph& graph) {
@@ -103,6 +147,7 @@ Plan MakePlan(const Graph& graph, const Placement& placement, const BackendRegis
   plan.device = DeviceFingerprint();
   plan.search = std::move(search);
   plan.threads = threads;
+  for (ValueId in : graph.inputs()) plan.input_shapes[graph.value(in).name] = graph.value(in).type.shape;
   for (const PlacedGroup& placed : placement.groups) {
     PlanGroup group;
     group.backend = placed.backend;
@@ -126,6 +171,7 @@ std::string PlanToJson(const Plan& plan) {
   j["device"] = plan.device;
   j["search"] = plan.search;
   j["threads"] = plan.threads;
+  j["input_shapes"] = plan.input_shapes;
   j["backend_versions"] = plan.backend_versions;
   j["estimated_ms"] = plan.estimated_ms;
   j["measured_ms"] = plan.measured_ms;
@@ -176,6 +222,9 @@ StatusOr<Plan> PlanFromJson(const std::string& text, const std::string& source) 
   }
   if (j.contains("strict_non_finite")) {
     COLLAGE_RETURN_IF_ERROR(Get(j, "strict_non_finite", source, &plan.strict_non_finite));
+  }
+  if (j.contains("input_shapes")) {
+    COLLAGE_RETURN_IF_ERROR(ReadInputShapes(j["input_shapes"], source, plan.input_shapes));
   }
   if (!j.contains("backend_versions") || !j["backend_versions"].is_object()) {
     return InvalidArgument("{}: field 'backend_versions' must be an object", source);
@@ -239,6 +288,7 @@ StatusOr<Placement> PlacementFromPlan(const Plan& plan, const Graph& graph,
   auto warn = [&](std::string text) {
     if (warnings != nullptr) warnings->push_back(std::move(text));
   };
+  COLLAGE_RETURN_IF_ERROR(CheckInputShapes(plan, graph));
   const std::string hash = ModelHash(graph);
   if (plan.model_hash != hash) {
     return InvalidArgument(

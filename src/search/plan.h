@@ -29,6 +29,10 @@ struct Plan {
   std::string device;
   std::string search;  // "op-level", or "single-backend:<name>"
   int threads = 1;
+  // The shapes of the model's inputs the plan was made for (a model with dynamic dims is
+  // placed for one shape; another shape needs its own plan). Empty in plans written before
+  // the field existed.
+  std::map<std::string, Shape> input_shapes;
   std::map<std::string, std::string> backend_versions;  // every backend the groups use
   std::vector<PlanGroup> groups;                        // in execution order
   double estimated_ms = 0;  // what the search added up: groups plus conversions
@@ -58,8 +62,9 @@ StatusOr<Plan> PlanFromJson(const std::string& text, const std::string& source);
 Status WritePlanFile(const Plan& plan, const std::string& path);
 StatusOr<Plan> ReadPlanFile(const std::string& path);
 
-// The placement a plan describes, checked against this graph and registry: another model, a
-// missing backend, or groups that do not form a valid placement are refused; another device,
+// The placement a plan describes, checked against this graph and registry: other input
+// shapes (with the optimize command that makes a plan for them), another model, a missing
+// backend, or groups that do not form a valid placement are refused; another device,
 // other backend versions or another thread count add a warning.
 StatusOr<Placement> PlacementFromPlan(const Plan& plan, const Graph& graph,
                                       const BackendRegistry& registry, int threads,

@@ -9,7 +9,12 @@
 
 namespace collage {
 
-double NormalizedError(const Tensor& actual, const Tensor& reference, std::string* problem) {
+namespace {
+
+// max|actual - reference| / max(scale_floor, max|reference|), with NormalizedError's NaN and
+// infinity rules.
+double ErrorOverScale(const Tensor& actual, const Tensor& reference, double scale_floor,
+                      std::string* problem) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   if (actual.dtype() != reference.dtype() || actual.shape() != reference.shape()) {
     if (problem != nullptr) {
@@ -36,7 +41,17 @@ double NormalizedError(const Tensor& actual, const Tensor& reference, std::strin
     max_diff = std::max(max_diff, std::fabs(a[i] - b[i]));
     max_ref = std::max(max_ref, std::fabs(b[i]));
   }
-  return max_diff / std::max(1.0, max_ref);
+  return max_diff / std::max(scale_floor, max_ref);
+}
+
+}  // namespace
+
+double NormalizedError(const Tensor& actual, const Tensor& reference, std::string* problem) {
+  return ErrorOverScale(actual, reference, 1.0, problem);
+}
+
+double MagnitudeRelativeError(const Tensor& actual, const Tensor& reference, std::string* problem) {
+  return ErrorOverScale(actual, reference, kMagnitudeFloor, problem);
 }
 
 }  // namespace collage

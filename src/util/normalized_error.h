@@ -1,6 +1,7 @@
-// The one measure by which outputs are compared with the reference kernels (tests, the
-// differential harness, `collage run --check`): an error relative to the output's scale, so
-// that large-magnitude outputs and near-zero elements are judged alike.
+// How outputs are compared with the reference kernels: NormalizedError (tests, the
+// differential harness), an error relative to the output's scale with a floor of 1, so that
+// large-magnitude outputs and near-zero elements are judged alike; MagnitudeRelativeError
+// (`collage run --check`), relative to the output's own magnitude however small.
 #pragma once
 
 #include <string>
@@ -17,5 +18,16 @@ namespace collage {
 // When the error is infinite and `problem` is not null, it says why (the first mismatch).
 double NormalizedError(const Tensor& actual, const Tensor& reference,
                        std::string* problem = nullptr);
+
+// The scale below which MagnitudeRelativeError stops shrinking: an output whose every element
+// is smaller than this in magnitude (all zeros, say) is judged by its absolute error over it.
+inline constexpr double kMagnitudeFloor = 1e-12;
+
+// max|actual - reference| / max(kMagnitudeFloor, max|reference|): relative to the output's own
+// magnitude, however small, so that an output of magnitude 1e-9 must be right to its own
+// digits (NormalizedError's floor of 1 would pass it whatever it is). `collage run --check`
+// uses it. NaN and infinities as NormalizedError.
+double MagnitudeRelativeError(const Tensor& actual, const Tensor& reference,
+                              std::string* problem = nullptr);
 
 }  // namespace collage

@@ -1,5 +1,5 @@
-// `collage run MODEL --input NAME=FILE ... --output-dir DIR`: one inference, outputs saved as
-// .npy and .pb, with a one-line summary of each.
+// `collage run MODEL --input NAME=FILE ...`: one inference, a one-line summary of each output;
+// with --output-dir DIR the outputs are also saved as .npy and .pb.
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
@@ -55,7 +55,11 @@ void PrintSummary(const std::string& name, const Tensor& t) {
   std::printf("\n");
 }
 
-// Runs the model again on the reference kernels (the native backend alone) and compares.
+// --check on the native backend alone would compare the reference kernels with themselves.
+bool ChecksNothing(const RunFlags& flags) { return flags.check && flags.plan.empty() && flags.backend == "native"; }
+
+// Runs the model again on the reference kernels (the native backend alone) and compares each
+// output relative to its own magnitude.
 int CheckAgainstReference(const RunFlags& flags, const SessionOptions& options,
                           const std::map<std::string, Tensor>& inputs,
                           const std::map<std::string, Tensor>& outputs) {
@@ -67,13 +71,17 @@ int CheckAgainstReference(const RunFlags& flags, const SessionOptions& options,
   auto expected = (*reference)->Run(inputs);
   if (!expected.ok()) return ReportError(expected.status());
   bool ok = true;
-  std::printf("check against the reference kernels (tolerance %.1e, normalized error):\n",
-              flags.tolerance);
+  std::printf(
+      "check against the reference kernels (tolerance %.1e, error relative to each output's "
+      "magnitude):\n",
+      flags.tolerance);
   for (const auto& [name, tensor] : *expected) {
-    double error = NormalizedError(outputs.at(name), tensor);
+    std::string problem;
+    double error = MagnitudeRelativeError(outputs.at(name), tensor, &problem);
     bool pass = error <= flags.tolerance;
     ok = ok && pass;
-    std::printf("  %-24s %s  error %.3g\n", name.c_str(), pass ? "ok  " : "FAIL", error);
+    std::printf("  %-24s %s  error %.3g%s\n", name.c_str(), pass ? "ok  " : "FAIL", error,
+                problem.empty() ? "" : (" (" + problem + ")").c_str());
   }
   if (!ok) {
     return ReportError(Status(StatusCode::kInternal,
@@ -85,6 +93,11 @@ int CheckAgainstReference(const RunFlags& flags, const SessionOptions& options,
 }
 
 int RunRun(const RunFlags& flags) {
+  if (ChecksNothing(flags)) {
+    return ReportError(InvalidArgument(
+        "--check compares a placement with the reference kernels (the native backend alone), and "
+        "this run is on native alone: give --backend NAME or --plan PLAN to check it"));
+  }
   if (Status s = LoadPlugins(flags.plugin_dirs); !s.ok()) return ReportError(s);
   SessionOptions options;
   options.num_threads = flags.threads;
@@ -92,10 +105,13 @@ int RunRun(const RunFlags& flags) {
   options.plan_path = flags.plan;
   options.strict_non_finite = flags.strict_nan;
   if (Status s = ParseShapeFlags(flags.shapes, options); !s.ok()) return ReportError(s);
+  auto files = ReadInputFiles(flags.inputs);
+  if (!files.ok()) return ReportError(files.status());
+  FixShapesFromInputFiles(*files, options);
   auto session = Session::LoadFile(flags.model, options);
   if (!session.ok()) return ReportError(session.status());
   PrintWarnings(**session);
-  auto inputs = LoadInputs(**session, flags.inputs, flags.random_inputs, flags.seed);
+  auto inputs = LoadInputs(**session, std::move(*files), flags.random_inputs, flags.seed);
   if (!inputs.ok()) return ReportError(inputs.status());
   auto outputs = (*session)->Run(*inputs);
   if (!outputs.ok()) return ReportError(outputs.status());
@@ -105,7 +121,7 @@ int RunRun(const RunFlags& flags) {
     std::filesystem::create_directories(flags.output_dir, ec);
     if (ec) return ReportError(IoError("cannot create {}: {}", flags.output_dir, ec.message()));
   }
-  std::printf("%s\n", PlacementSummary(**session).c_str());
+  std::printf("threads: %d\n%s\n", (*session)->num_threads(), PlacementSummary(**session).c_str());
   std::printf("outputs:\n");
   for (const auto& [name, tensor] : *outputs) {
     PrintSummary(name, tensor);
@@ -113,7 +129,11 @@ int RunRun(const RunFlags& flags) {
     std::string stem = (std::filesystem::path(flags.output_dir) / FileStem(name)).string();
     if (Status s = WriteTensorFiles(tensor, name, stem); !s.ok()) return ReportError(s);
   }
-  if (!flags.output_dir.empty()) std::printf("written to %s (.npy and .pb)\n", flags.output_dir.c_str());
+  if (flags.output_dir.empty()) {
+    std::printf("not saved (--output-dir DIR saves every output as .npy and .pb)\n");
+  } else {
+    std::printf("written to %s (.npy and .pb)\n", flags.output_dir.c_str());
+  }
   if (flags.check) return CheckAgainstReference(flags, options, *inputs, *outputs);
   return 0;
 }
@@ -122,14 +142,18 @@ int RunRun(const RunFlags& flags) {
 
 void AddRunCommand(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<RunFlags>();
-  CLI::App* cmd = app.add_subcommand("run", "Run a model once and save its outputs");
+  CLI::App* cmd = app.add_subcommand(
+      "run", "Run a model once and print a summary of its outputs (saved with --output-dir)");
   cmd->add_option("model", flags->model, "ONNX model file")->required();
-  cmd->add_option("--input", flags->inputs, "Input tensor: NAME=FILE.npy or NAME=FILE.pb (repeatable)");
+  cmd->add_option("--input", flags->inputs,
+                  "Input tensor: NAME=FILE.npy or NAME=FILE.pb (repeatable; its shape fixes the "
+                  "input's dynamic dims)");
   cmd->add_flag("--random-inputs", flags->random_inputs, "Random data (seeded) for inputs not given");
   cmd->add_option("--seed", flags->seed, "Seed for --random-inputs");
   cmd->add_option("--shape", flags->shapes, "Fix an input's shape: NAME=1x3x224x224 (repeatable)");
   cmd->add_option("--output-dir", flags->output_dir, "Write every output as NAME.npy and NAME.pb here");
-  cmd->add_option("--threads", flags->threads, "Threads (0 = one per core)")
+  cmd->add_option("--threads", flags->threads,
+                  "Threads (0 = the count --plan was measured with, else one per core)")
       ->check(NonEmptyValue());
   cmd->add_option("--backend", flags->backend,
                   "Run every node this backend has a rule for on it, the rest on native")
@@ -139,9 +163,11 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
   AddStrictNanOption(cmd, flags->strict_nan);
   AddPluginOption(cmd, flags->plugin_dirs);
   cmd->add_flag("--check", flags->check,
-                "Also run on the reference kernels and compare the outputs (exit 1 if they differ)");
+                "Also run on the reference kernels (native alone) and compare the outputs (exit 1 "
+                "if they differ); needs --backend or --plan");
   AddToleranceOption(cmd, flags->tolerance,
-                     "Largest normalized error --check accepts: max|a-b| / max(1, max|reference|)");
+                     "Largest error --check accepts, relative to each output's magnitude: "
+                     "max|a-b| / max(max|reference|, 1e-12)");
   cmd->callback([flags, &exit_code] { exit_code = RunRun(*flags); });
 }
 

@@ -21,6 +21,10 @@ void AddDemoCommand(CLI::App& app, int& exit_code);
 void AddBackendsCommand(CLI::App& app, int& exit_code);
 void AddOptimizeCommand(CLI::App& app, int& exit_code);
 
+// `collage --version`: collage's version, then every built-in backend's library version (and
+// the backends this build left out, with the reason).
+std::string VersionText();
+
 // Refuses an empty value (or one of only commas): `--threads ''` is not 0.
 const CLI::Validator& NonEmptyValue();
 
@@ -40,14 +44,28 @@ int ReportError(const Status& status);
 // Turns repeated "--shape name=1x3x224x224" flags into SessionOptions::input_shapes.
 Status ParseShapeFlags(const std::vector<std::string>& flags, SessionOptions& options);
 
-// Inputs for a session: files given as "name=path" (.npy/.pb), random (seeded) for the rest
-// when `random_rest`, else an error naming the missing ones.
-StatusOr<std::map<std::string, Tensor>> LoadInputs(const Session& session,
-                                                    const std::vector<std::string>& input_flags,
+// The tensors of "--input NAME=FILE" flags (.npy/.pb), read before the model is loaded so
+// that their shapes can fix its dynamic dims.
+struct InputFiles {
+  std::map<std::string, Tensor> tensors;
+  std::map<std::string, std::string> flags;  // name → "--input NAME=FILE", for messages
+};
+StatusOr<InputFiles> ReadInputFiles(const std::vector<std::string>& input_flags);
+// Every input given as a file and not fixed by --shape takes the file's shape: its dynamic
+// dims are fixed by the data (a static dim the data contradicts is refused at load).
+void FixShapesFromInputFiles(const InputFiles& files, SessionOptions& options);
+
+// Inputs for a session: the files read, random (seeded) for the rest when `random_rest`, else
+// an error naming the missing ones.
+StatusOr<std::map<std::string, Tensor>> LoadInputs(const Session& session, InputFiles files,
                                                     bool random_rest, unsigned seed);
 
-// "1.23 ms", "456 us"
+// "1.23 ms", "456 us", "0.42 us": never "0 us" for a time that is not zero.
 std::string FormatMillis(double ms);
+
+// A positive time such as "120s", "120" (seconds), "2m", "1.5m" or "500ms" → seconds; the
+// error names `flag`.
+StatusOr<double> ParseSeconds(const std::string& text, const std::string& flag);
 
 // "placement (op-level): <nodes and groups per backend>; N layout conversions"
 std::string PlacementSummary(const Session& session);

@@ -28,30 +28,47 @@ Status ParseShapeFlags(const std::vector<std::string>& flags, SessionOptions& op
   return Status::Ok();
 }
 
-StatusOr<std::map<std::string, Tensor>> LoadInputs(const Session& session,
-                                                   const std::vector<std::string>& input_flags,
-                                                   bool random_rest, unsigned seed) {
-  std::map<std::string, Tensor> inputs;
+StatusOr<InputFiles> ReadInputFiles(const std::vector<std::string>& input_flags) {
+  InputFiles files;
   for (const std::string& flag : input_flags) {
     size_t eq = flag.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == flag.size()) {
       return InvalidArgument("--input '{}': expected NAME=FILE", flag);
     }
     std::string name = flag.substr(0, eq);
+    if (files.tensors.count(name) != 0) {
+      return InvalidArgument("--input {}: input '{}' is given twice", flag, name);
+    }
+    COLLAGE_ASSIGN_OR_RETURN(Tensor t, ReadTensorFile(flag.substr(eq + 1)));
+    files.tensors[name] = std::move(t);
+    files.flags[name] = "--input " + flag;
+  }
+  return files;
+}
+
+void FixShapesFromInputFiles(const InputFiles& files, SessionOptions& options) {
+  for (const auto& [name, tensor] : files.tensors) {
+    if (options.input_shapes.count(name) != 0) continue;  // --shape says
+    options.input_shapes[name] = tensor.shape();
+    options.input_shape_origins[name] = files.flags.at(name);
+  }
+}
+
+StatusOr<std::map<std::string, Tensor>> LoadInputs(const Session& session, InputFiles files,
+                                                   bool random_rest, unsigned seed) {
+  std::map<std::string, Tensor> inputs;
+  for (auto& [name, tensor] : files.tensors) {
     bool known = false;
     std::string names;
     for (const TensorInfo& info : session.inputs()) {
       known = known || info.name == name;
       names += (names.empty() ? "" : ", ") + info.name;
     }
-    if (!known)
-      return InvalidArgument("--input {}: the model has no input '{}' (its inputs: {})", flag, name,
-                             names);
-    if (inputs.count(name) != 0) {
-      return InvalidArgument("--input {}: input '{}' is given twice", flag, name);
+    if (!known) {
+      return InvalidArgument("{}: the model has no input '{}' (its inputs: {})", files.flags[name],
+                             name, names);
     }
-    COLLAGE_ASSIGN_OR_RETURN(Tensor t, ReadTensorFile(flag.substr(eq + 1)));
-    inputs[name] = std::move(t);
+    inputs[name] = std::move(tensor);
   }
   std::mt19937 rng(seed);
   std::string missing;
@@ -79,8 +96,27 @@ StatusOr<std::map<std::string, Tensor>> LoadInputs(const Session& session,
 }
 
 std::string FormatMillis(double ms) {
-  if (ms < 1.0) return fmt::format("{:.0f} us", ms * 1000.0);
-  return fmt::format("{:.2f} ms", ms);
+  if (ms >= 1.0) return fmt::format("{:.2f} ms", ms);
+  if (ms >= 0.01) return fmt::format("{:.0f} us", ms * 1000.0);
+  return fmt::format("{:.2f} us", ms * 1000.0);
+}
+
+StatusOr<double> ParseSeconds(const std::string& text, const std::string& flag) {
+  double scale = 1;
+  std::string number = text;
+  if (number.size() > 2 && number.compare(number.size() - 2, 2, "ms") == 0) {
+    scale = 1e-3;
+    number.resize(number.size() - 2);
+  } else if (!number.empty() && (number.back() == 's' || number.back() == 'm')) {
+    scale = number.back() == 'm' ? 60 : 1;
+    number.pop_back();
+  }
+  char* end = nullptr;
+  const double value = std::strtod(number.c_str(), &end);
+  if (number.empty() || end != number.c_str() + number.size() || !(value > 0) || value > 1e7) {
+    return InvalidArgument("{} '{}': expected a positive time such as 120s, 2m or 500ms", flag, text);
+  }
+  return value * scale;
 }
 
 std::string PlacementSummary(const Session& session) {

@@ -245,8 +245,8 @@ TEST(OnnxImport, DynamicDimsNeedShape) {
   ASSERT_FALSE(g.ok());
   EXPECT_EQ(g.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(g.status().message(),
-            "dyn.onnx: input 'x' has dynamic dims (batch x 3 x 4 x 4); fix them with --shape "
-            "x=1x3x4x4");
+            "dyn.onnx: input 'x' has dynamic dims (batch x 3 x 4 x 4); give its data with "
+            "--input x=FILE (its shape fixes them) or fix them with --shape x=<batch>x3x4x4");
 
   // A dim with neither value nor name, and an input with no shape at all (which the ONNX
   // checker refuses up to opset 17).
@@ -266,7 +266,9 @@ TEST(OnnxImport, DynamicDimsNeedShape) {
   EXPECT_EQ(g.status().code(), StatusCode::kInvalidArgument);
   // Both problems in one error.
   EXPECT_TRUE(
-      Contains(g.status().message(), "input 'a' has dynamic dims (?); fix them with --shape a=1"))
+      Contains(g.status().message(),
+               "input 'a' has dynamic dims (?); give its data with --input a=FILE (its shape "
+               "fixes them) or fix them with --shape a=<?>"))
       << g.status().message();
   EXPECT_TRUE(Contains(g.status().message(), "input 'b' has no shape")) << g.status().message();
 }
@@ -279,12 +281,29 @@ TEST(OnnxImport, ShapeOverride) {
   EXPECT_EQ(g->value(g->inputs()[0]).type.shape, (Shape{2, 3, 4, 4}));
   EXPECT_EQ(g->value(g->outputs()[0]).type.shape, (Shape{2, 3, 4, 4}));
 
-  // Static dims can be replaced too; the declared output shape is then not held against us.
+  // A static dim cannot be changed: the model was made for it.
   ImportOptions batch8;
   batch8.input_shapes["x"] = {8, 3};
-  g = ImportOnnxBytes(ReluModel().Bytes(), batch8);
+  EXPECT_ERROR(ImportOnnxBytes(ReluModel().Bytes(), batch8), StatusCode::kInvalidArgument,
+               "--shape x=8x3 contradicts input 'x' (2 x 3): its dim 0 is 2 in the model");
+  // Where the shape came from is named as the caller says (a data file, say).
+  batch8.input_shape_origins["x"] = "--input x=x.npy";
+  EXPECT_ERROR(ImportOnnxBytes(ReluModel().Bytes(), batch8), StatusCode::kInvalidArgument,
+               "--input x=x.npy (shape 8x3) contradicts input 'x'");
+  // The same static dims are no change.
+  ImportOptions same;
+  same.input_shapes["x"] = {2, 3};
+  g = ImportOnnxBytes(ReluModel().Bytes(), same);
   ASSERT_TRUE(g.ok()) << g.status().ToString();
-  EXPECT_EQ(g->value(g->outputs()[0]).type.shape, (Shape{8, 3}));
+  EXPECT_EQ(g->value(g->outputs()[0]).type.shape, (Shape{2, 3}));
+
+  // A named dynamic dim is proposed by its name, never as a number the user did not give.
+  ModelBuilder sequence(13);
+  sequence.Input("ids", onnx::TensorProto::FLOAT, {int64_t{1}, std::string("sequence")})
+      .Output("y", onnx::TensorProto::FLOAT, {int64_t{1}, std::string("sequence")});
+  sequence.Node("Relu", {"ids"}, {"y"}, "relu");
+  EXPECT_ERROR(ImportOnnxBytes(sequence.Bytes()), StatusCode::kInvalidArgument,
+               "fix them with --shape ids=1x<sequence>");
 
   ImportOptions wrong_name;
   wrong_name.input_shapes["input"] = {1, 3, 4, 4};
