@@ -21,7 +21,11 @@ LatencyStats ComputeLatencyStats(std::vector<double> samples_ms) {
   s.mean_ms = std::accumulate(samples_ms.begin(), samples_ms.end(), 0.0) / static_cast<double>(n);
   s.p50_ms = rank(0.50);
   s.p90_ms = rank(0.90);
+  s.p95_ms = rank(0.95);
   s.p99_ms = rank(0.99);
+  double squares = 0;
+  for (double x : samples_ms) squares += (x - s.mean_ms) * (x - s.mean_ms);
+  s.stddev_ms = n > 1 ? std::sqrt(squares / static_cast<double>(n - 1)) : 0.0;
   return s;
 }
 

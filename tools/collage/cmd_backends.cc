@@ -3,8 +3,11 @@
 // contract (the ones --strict-nan uses).
 #include <cstdio>
 
+#include <fmt/format.h>
+
 #include "backend/skipped_backends.h"
 #include "collage/backend.h"
+#include "collage/version.h"
 #include "commands.h"
 
 namespace collage::cli {
@@ -16,6 +19,44 @@ struct BackendsFlags {
   std::vector<std::string> plugin_dirs;
 };
 
+constexpr size_t kLineWidth = 100;
+constexpr size_t kRuleIndent = 4 + 22 + 1;          // "    " + the rule's name column + a space
+constexpr size_t kVersionIndent = 15 + 7 + 7 + 12;  // the columns before the version
+
+// `text` cut at spaces into lines of at most kLineWidth - indent characters, every line
+// after the first indented by `indent`; a word longer than a line is cut.
+std::string Wrap(const std::string& text, size_t indent) {
+  const size_t width = kLineWidth - indent;
+  std::string out, line;
+  auto flush = [&] {
+    if (!out.empty()) out += "\n" + std::string(indent, ' ');
+    out += line;
+    line.clear();
+  };
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    std::string word = text.substr(start, end - start);
+    start = end + 1;
+    while (word.size() > width) {  // a word that fits no line
+      if (!line.empty()) flush();
+      line = word.substr(0, width);
+      word = word.substr(width);
+      flush();
+    }
+    if (!line.empty() && line.size() + 1 + word.size() > width) flush();
+    line += (line.empty() ? "" : " ") + word;
+  }
+  if (!line.empty() || out.empty()) flush();
+  return out;
+}
+
+void PrintRule(const std::string& name, const std::string& description, bool strict) {
+  std::printf("    %-22s %s\n", name.c_str(),
+              Wrap(description + (strict ? "  [strict-nan]" : ""), kRuleIndent).c_str());
+}
+
 int RunBackends(const BackendsFlags& flags) {
   if (Status s = LoadPlugins(flags.plugin_dirs); !s.ok()) return ReportError(s);
   std::printf("%-14s %-6s %-6s %-11s %s\n", "backend", "device", "rules", "level", "version");
@@ -23,16 +64,13 @@ int RunBackends(const BackendsFlags& flags) {
     const RuleSet& rules = backend->rules();
     std::printf("%-14s %-6s %-6zu %-11s %s\n", backend->name().c_str(), backend->device().c_str(),
                 rules.size(), backend->graph_level() ? "graph-level" : "op-level",
-                backend->version().c_str());
+                Wrap(backend->version(), kVersionIndent).c_str());
     if (!flags.verbose) continue;
-    auto strict = [](bool meets) { return meets ? "  [strict-nan]" : ""; };
     for (const Rule& rule : rules.rules()) {
-      std::printf("    %-22s %s%s\n", rule.name().c_str(), rule.Describe().c_str(),
-                  strict(rule.meets_non_finite_contract()));
+      PrintRule(rule.name(), rule.Describe(), rule.meets_non_finite_contract());
     }
     for (const Fusion& fusion : rules.fusions()) {
-      std::printf("    %-22s %s%s\n", fusion.name().c_str(), fusion.Describe().c_str(),
-                  strict(fusion.meets_non_finite_contract()));
+      PrintRule(fusion.name(), fusion.Describe(), fusion.meets_non_finite_contract());
     }
   }
   for (const SkippedBackend& skipped : SkippedBuiltinBackends()) {
@@ -42,6 +80,18 @@ int RunBackends(const BackendsFlags& flags) {
 }
 
 }  // namespace
+
+std::string VersionText() {
+  std::string text = fmt::format("collage {}\n", Version());
+  for (const Backend* backend : BackendRegistry::Global().backends()) {
+    text += fmt::format("  {:<14} {}\n", backend->name(), backend->version());
+  }
+  for (const SkippedBackend& skipped : SkippedBuiltinBackends()) {
+    text += fmt::format("  {:<14} not built: {}\n", skipped.name, skipped.reason);
+  }
+  text.pop_back();  // CLI11 ends the text with its own newline
+  return text;
+}
 
 void AddBackendsCommand(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<BackendsFlags>();

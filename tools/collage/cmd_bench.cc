@@ -1,4 +1,6 @@
-// `collage bench MODEL`: latency percentiles over repeated runs (after warm-up).
+// `collage bench MODEL`: load and compile times, the first inference, then latency percentiles
+// and throughput over repeated runs from one or several concurrent streams (after warm-up),
+// optionally the time per kernel and a Chrome trace; --json writes every figure.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -6,9 +8,12 @@
 
 #include <fmt/format.h>
 
+#include "bench_json.h"
+#include "bench_runner.h"
 #include "commands.h"
 #include "run_profile_summary.h"
 #include "search/finalist_summary.h"
+#include "util/errors.h"
 #include "util/file_io.h"
 #include "util/chrome_trace.h"
 #include "util/latency_stats.h"
@@ -22,7 +27,10 @@ struct BenchFlags {
   std::vector<std::string> inputs;
   std::vector<std::string> shapes;
   int warmup = 3;
-  int iterations = 20;
+  int iterations = -1;   // -1: not given
+  std::string duration;  // empty: not given
+  int streams = 1;
+  std::string json;
   int threads = 0;
   std::string backend = "native";
   std::string plan;
@@ -96,74 +104,143 @@ void PrintStepsAgainstEstimate(const RunProfile& mean, const PlacementEstimate& 
               FormatMillis(steps_ms).c_str(), FormatMillis(ConversionsMs(mean)).c_str());
 }
 
-int RunBench(const BenchFlags& flags) {
-  if (flags.warmup < 0 || flags.iterations < 1) {
-    return ReportError(Status(StatusCode::kInvalidArgument,
-                              "--warmup must be >= 0 and --iterations >= 1"));
+// Without --iterations or --duration: enough runs that p99 is not simply the slowest one,
+// unless that would take long.
+constexpr int kDefaultRuns = 200;
+constexpr double kDefaultSeconds = 20;
+
+// The limits the flags ask for.
+StatusOr<BenchLimits> LimitsOf(const BenchFlags& flags) {
+  if (flags.warmup < 0) return InvalidArgument("--warmup must be >= 0");
+  if (flags.streams < 1) return InvalidArgument("--streams must be >= 1");
+  if (flags.iterations == 0 || flags.iterations < -1) return InvalidArgument("--iterations must be >= 1");
+  BenchLimits limits;
+  limits.streams = flags.streams;
+  limits.profile = flags.profile || !flags.export_profile.empty();
+  if (flags.iterations == -1 && flags.duration.empty()) {
+    limits.max_runs = kDefaultRuns;
+    limits.max_seconds = kDefaultSeconds;
+    return limits;
   }
-  if (Status s = LoadPlugins(flags.plugin_dirs); !s.ok()) return ReportError(s);
+  limits.max_runs = std::max(flags.iterations, 0);
+  if (!flags.duration.empty()) {
+    COLLAGE_ASSIGN_OR_RETURN(limits.max_seconds, ParseSeconds(flags.duration, "--duration"));
+  }
+  return limits;
+}
+
+std::string LimitsText(const BenchLimits& limits) {
+  if (limits.max_runs > 0 && limits.max_seconds > 0) {
+    return fmt::format("{} runs or {:g} s, whichever first", limits.max_runs, limits.max_seconds);
+  }
+  if (limits.max_runs > 0) return fmt::format("{} runs", limits.max_runs);
+  return fmt::format("{:g} s", limits.max_seconds);
+}
+
+StatusOr<double> TimeOneRun(Session& session, const std::map<std::string, Tensor>& inputs) {
+  const auto start = std::chrono::steady_clock::now();
+  auto outputs = session.Run(inputs);
+  const auto end = std::chrono::steady_clock::now();
+  if (!outputs.ok()) return outputs.status();
+  return std::chrono::duration<double, std::milli>(end - start).count();
+}
+
+void PrintSummary(const BenchSummary& s, const BenchLimits& limits, const Session& session) {
+  const LatencyStats& l = s.latency;
+  std::printf("model: %s  threads: %d  streams: %d\n", s.model.c_str(), s.threads, s.streams);
+  std::printf("%s\n", PlacementSummary(session).c_str());
+  std::printf("load: %s (import %s, compile %s)  first inference: %s\n",
+              FormatMillis(s.load.import_ms + s.load.compile_ms).c_str(),
+              FormatMillis(s.load.import_ms).c_str(), FormatMillis(s.load.compile_ms).c_str(),
+              FormatMillis(s.first_inference_ms).c_str());
+  std::printf("runs: %d in %.2f s (limit: %s; after %d warm-up)  throughput: %.2f inferences/s\n",
+              l.count, s.wall_seconds, LimitsText(limits).c_str(), s.warmup_runs,
+              s.wall_seconds > 0 ? l.count / s.wall_seconds : 0.0);
+  std::printf("latency: p50 %s  p90 %s  p95 %s  p99 %s  min %s  max %s  mean %s  stddev %s\n",
+              FormatMillis(l.p50_ms).c_str(), FormatMillis(l.p90_ms).c_str(),
+              FormatMillis(l.p95_ms).c_str(), FormatMillis(l.p99_ms).c_str(),
+              FormatMillis(l.min_ms).c_str(), FormatMillis(l.max_ms).c_str(),
+              FormatMillis(l.mean_ms).c_str(), FormatMillis(l.stddev_ms).c_str());
+  if (l.p99_is_max()) {
+    std::printf("note: with %d runs p99 is the slowest run; 100 or more give a real p99\n", l.count);
+  }
+}
+
+Status RunBench(const BenchFlags& flags) {
+  COLLAGE_ASSIGN_OR_RETURN(BenchLimits limits, LimitsOf(flags));
+  COLLAGE_RETURN_IF_ERROR(LoadPlugins(flags.plugin_dirs));
   SessionOptions options;
   options.num_threads = flags.threads;
   options.backend = flags.backend;
   options.plan_path = flags.plan;
   options.strict_non_finite = flags.strict_nan;
-  if (Status s = ParseShapeFlags(flags.shapes, options); !s.ok()) return ReportError(s);
-  auto session = Session::LoadFile(flags.model, options);
-  if (!session.ok()) return ReportError(session.status());
-  PrintWarnings(**session);
-  auto inputs = LoadInputs(**session, flags.inputs, /*random_rest=*/true, /*seed=*/0);
-  if (!inputs.ok()) return ReportError(inputs.status());
+  COLLAGE_RETURN_IF_ERROR(ParseShapeFlags(flags.shapes, options));
+  COLLAGE_ASSIGN_OR_RETURN(InputFiles files, ReadInputFiles(flags.inputs));
+  FixShapesFromInputFiles(files, options);
+  COLLAGE_ASSIGN_OR_RETURN(auto session, Session::LoadFile(flags.model, options));
+  PrintWarnings(*session);
+  COLLAGE_ASSIGN_OR_RETURN(auto inputs,
+                           LoadInputs(*session, std::move(files), /*random_rest=*/true, /*seed=*/0));
 
-  const bool profiling = flags.profile || !flags.export_profile.empty();
-  std::vector<double> samples;
-  std::vector<RunProfile> profiles;
-  std::vector<TracedRun> traced;
-  std::chrono::steady_clock::time_point first_timed;
-  for (int i = 0; i < flags.warmup + flags.iterations; ++i) {
-    RunProfile profile;
-    auto start = std::chrono::steady_clock::now();
-    auto outputs = (*session)->Run(*inputs, profiling ? &profile : nullptr);
-    auto end = std::chrono::steady_clock::now();
-    if (!outputs.ok()) return ReportError(outputs.status());
-    if (i < flags.warmup) continue;
-    if (i == flags.warmup) first_timed = start;
-    samples.push_back(std::chrono::duration<double, std::milli>(end - start).count());
-    if (!flags.export_profile.empty()) {
-      traced.push_back({std::chrono::duration<double, std::milli>(start - first_timed).count(), profile});
-    }
-    if (profiling) profiles.push_back(std::move(profile));
-  }
-  LatencyStats s = ComputeLatencyStats(samples);
-  std::printf("model: %s  threads: %d  iterations: %d (after %d warm-up)\n", flags.model.c_str(),
-              flags.threads, s.count, flags.warmup);
-  std::printf("%s\n", PlacementSummary(**session).c_str());
-  std::printf("latency: p50 %s  p90 %s  p99 %s  min %s  mean %s\n", FormatMillis(s.p50_ms).c_str(),
-              FormatMillis(s.p90_ms).c_str(), FormatMillis(s.p99_ms).c_str(),
-              FormatMillis(s.min_ms).c_str(), FormatMillis(s.mean_ms).c_str());
+  BenchSummary summary;
+  summary.model = flags.model;
+  summary.placement = session->placement_source();
+  summary.plan = flags.plan;
+  summary.threads = session->num_threads();
+  summary.streams = limits.streams;
+  summary.warmup_runs = flags.warmup;
+  summary.max_runs = limits.max_runs;
+  summary.max_seconds = limits.max_seconds;
+  summary.load = session->load_times();
+  // The first run pays what later runs do not (first touches of the arena and the weights,
+  // libraries' lazy set-up): reported on its own, then the warm-up.
+  COLLAGE_ASSIGN_OR_RETURN(summary.first_inference_ms, TimeOneRun(*session, inputs));
+  for (int i = 0; i < flags.warmup; ++i) COLLAGE_RETURN_IF_ERROR(TimeOneRun(*session, inputs).status());
+  COLLAGE_ASSIGN_OR_RETURN(BenchRuns runs, RunBenchStreams(*session, inputs, limits));
+  summary.wall_seconds = runs.wall_seconds;
+  summary.latency = ComputeLatencyStats(runs.latencies_ms);
+
+  PrintSummary(summary, limits, *session);
   if (flags.profile) {
-    PrintProfile(profiles);
-    PrintStepsAgainstEstimate(MeanProfile(profiles), (*session)->placement_estimate(), s.mean_ms,
-                              s.count);
+    PrintProfile(runs.profiles);
+    PrintStepsAgainstEstimate(MeanProfile(runs.profiles), session->placement_estimate(),
+                              summary.latency.mean_ms, summary.latency.count);
   }
   if (!flags.export_profile.empty()) {
-    if (Status st = WriteFileAtomically(flags.export_profile, ChromeTraceJson(traced)); !st.ok()) return ReportError(st);
-    std::printf("trace of %zu runs written to %s (chrome://tracing or ui.perfetto.dev)\n", traced.size(),
-                flags.export_profile.c_str());
+    COLLAGE_RETURN_IF_ERROR(WriteFileAtomically(flags.export_profile, ChromeTraceJson(runs.traced)));
+    std::printf("trace of %zu runs written to %s (chrome://tracing or ui.perfetto.dev)\n",
+                runs.traced.size(), flags.export_profile.c_str());
   }
-  return 0;
+  if (!flags.json.empty()) {
+    COLLAGE_RETURN_IF_ERROR(WriteFileAtomically(flags.json, BenchJson(summary, *session)));
+    std::printf("results written to %s\n", flags.json.c_str());
+  }
+  return Status();
 }
 
 }  // namespace
 
 void AddBenchCommand(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<BenchFlags>();
-  CLI::App* cmd = app.add_subcommand("bench", "Measure a model's latency (p50/p90/p99)");
+  CLI::App* cmd = app.add_subcommand(
+      "bench", "Measure a model's load time, first inference, latency percentiles and throughput");
   cmd->add_option("model", flags->model, "ONNX model file")->required();
   cmd->add_option("--input", flags->inputs, "Input tensor NAME=FILE (others are random)");
   cmd->add_option("--shape", flags->shapes, "Fix an input's shape: NAME=1x3x224x224 (repeatable)");
-  cmd->add_option("--warmup", flags->warmup, "Untimed runs first")->capture_default_str();
-  cmd->add_option("--iterations", flags->iterations, "Timed runs")->capture_default_str();
-  cmd->add_option("--threads", flags->threads, "Threads (0 = one per core)")
+  cmd->add_option("--warmup", flags->warmup, "Untimed runs after the first inference")
+      ->capture_default_str();
+  cmd->add_option("--iterations", flags->iterations,
+                  "Timed runs, every stream's together (default: 200, or 20 s if that comes first)");
+  cmd->add_option("--duration", flags->duration,
+                  "Run for this long (10s, 2m, 500ms); with --iterations, whichever comes first");
+  cmd->add_option("--streams", flags->streams,
+                  "Concurrent requests on the one session (threads each sending its next run when "
+                  "the last returns); throughput counts them all")
+      ->capture_default_str();
+  cmd->add_option("--json", flags->json,
+                  "Write every figure, the settings, the machine and the library versions (JSON)");
+  cmd->add_option("--threads", flags->threads,
+                  "Threads per run (0 = the count --plan was measured with, else one per core)")
       ->check(NonEmptyValue());
   cmd->add_option("--backend", flags->backend,
                   "Run every node this backend has a rule for on it, the rest on native")
@@ -177,7 +254,10 @@ void AddBenchCommand(CLI::App& app, int& exit_code) {
                 "estimate");
   cmd->add_option("--export-profile", flags->export_profile,
                   "Write a Chrome trace (JSON) with one event per kernel, naming backend and rule");
-  cmd->callback([flags, &exit_code] { exit_code = RunBench(*flags); });
+  cmd->callback([flags, &exit_code] {
+    Status s = RunBench(*flags);
+    exit_code = s.ok() ? 0 : ReportError(s);
+  });
 }
 
 }  // namespace collage::cli

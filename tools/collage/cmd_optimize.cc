@@ -4,14 +4,12 @@
 // show the search's estimate against the run and save the plan / the report / the JSON.
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <sstream>
 
 #include "commands.h"
 #include "optimize_json.h"
 #include "optimize_summary.h"
 #include "run_profile_summary.h"
-#include "runtime/threading.h"
 #include "search/placement_report.h"
 #include "util/file_io.h"
 #include "util/interrupt.h"
@@ -53,22 +51,6 @@ std::vector<std::string> SplitList(const std::string& text) {
   return items;
 }
 
-// "120s", "120", "2m", "1.5m" → seconds.
-StatusOr<double> ParseBudget(const std::string& text) {
-  double scale = 1;
-  std::string number = text;
-  if (!number.empty() && (number.back() == 's' || number.back() == 'm')) {
-    scale = number.back() == 'm' ? 60 : 1;
-    number.pop_back();
-  }
-  char* end = nullptr;
-  const double value = std::strtod(number.c_str(), &end);
-  if (number.empty() || end != number.c_str() + number.size() || !(value > 0) || value > 1e7) {
-    return InvalidArgument("--budget '{}': expected a positive time such as 120s or 2m", text);
-  }
-  return value * scale;
-}
-
 Status Optimize(const OptimizeFlags& flags) {
   // Ctrl-C stops measuring at the next candidate, keeping every measurement made.
   RequestInterruptOnSignals();
@@ -88,7 +70,7 @@ Status Optimize(const OptimizeFlags& flags) {
   optimize.cost_db_path = flags.cost_db;
   optimize.beam_width = flags.beam;
   optimize.search = flags.search;
-  COLLAGE_ASSIGN_OR_RETURN(optimize.budget_seconds, ParseBudget(flags.budget));
+  COLLAGE_ASSIGN_OR_RETURN(optimize.budget_seconds, ParseSeconds(flags.budget, "--budget"));
   optimize.population = flags.population;
   optimize.generations = flags.generations;
   optimize.seed = flags.seed;
@@ -101,7 +83,7 @@ Status Optimize(const OptimizeFlags& flags) {
   OptimizeReport report;
   COLLAGE_RETURN_IF_ERROR(OptimizeWithProgress(*session, optimize, &report));
 
-  const int threads = ResolveThreadCount(flags.threads);
+  const int threads = session->num_threads();
   std::printf("model: %s  threads: %d\n", flags.model.c_str(), threads);
   std::printf("%s\n", PlacementSummary(*session).c_str());
   COLLAGE_ASSIGN_OR_RETURN(RunProfile in_run, ProfileKeptPlacement(*session, report));

@@ -40,6 +40,8 @@ int main(int argc, char** argv) {
   std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"collage: run ONNX models on the best mix of backend libraries"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", [] { return collage::cli::VersionText(); },
+                       "Print collage's version and every backend's library version");
   int exit_code = 0;
   collage::cli::AddDemoCommand(app, exit_code);
   collage::cli::AddInfoCommand(app, exit_code);

@@ -193,6 +193,60 @@ TEST_F(CliTest, BackendsListsEveryBackendAndItsRules) {
   EXPECT_NE(verbose.output.find("Relu(Conv(any"), std::string::npos) << verbose.output;
 }
 
+TEST_F(CliTest, BackendRulesAreWrappedToReadableLines) {
+  CommandResult r = RunCli("backends -v");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  size_t longest = 0, lines = 0;
+  for (size_t start = 0; start < r.output.size();) {
+    size_t end = r.output.find('\n', start);
+    if (end == std::string::npos) end = r.output.size();
+    longest = std::max(longest, end - start);
+    ++lines;
+    start = end + 1;
+  }
+  EXPECT_LE(longest, 100u) << r.output;
+  EXPECT_GT(lines, 20u) << r.output;
+  // A wrapped description goes on under its own column.
+  EXPECT_NE(r.output.find("\n" + std::string(27, ' ')), std::string::npos) << r.output;
+}
+
+TEST_F(CliTest, VersionNamesCollageAndEveryLibrary) {
+  CommandResult r = RunCli("--version");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.rfind("collage 0.", 0), 0u) << r.output;
+  for (const Backend* backend : BackendRegistry::Global().backends()) {
+    EXPECT_NE(r.output.find(backend->name()), std::string::npos) << backend->name() << r.output;
+    EXPECT_NE(r.output.find(backend->version()), std::string::npos) << backend->version() << r.output;
+  }
+  for (const SkippedBackend& skipped : SkippedBuiltinBackends()) {
+    EXPECT_NE(r.output.find("not built: " + skipped.reason), std::string::npos) << r.output;
+  }
+}
+
+TEST_F(CliTest, RunSaysWhereItsOutputsWent) {
+  const std::string model = WriteTinyModel();
+  CommandResult r = RunCli("run " + model + " --random-inputs");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("not saved (--output-dir DIR saves"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("threads: "), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("threads: 0"), std::string::npos) << r.output;
+  r = RunCli("run " + model + " --random-inputs --output-dir " + (dir_ / "out").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("written to " + (dir_ / "out").string()), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::exists(dir_ / "out" / "y.npy"));
+}
+
+TEST_F(CliTest, CheckRefusesToCompareTheReferenceWithItself) {
+  const std::string model = WriteTinyModel();
+  CommandResult r = RunCli("run " + model + " --random-inputs --check");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("this run is on native alone: give --backend NAME or --plan PLAN"),
+            std::string::npos)
+      << r.output;
+  r = RunCli("run " + model + " --random-inputs --backend native --check");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+}
+
 TEST_F(CliTest, RunOnABackendChecksAgainstTheReference) {
   std::string model = WriteTinyModel();
   CommandResult r = RunCli("run " + model + " --random-inputs --backend onednn --check");

@@ -1,0 +1,7 @@
+#include "collage/version.h"
+
+namespace collage {
+
+const char* Version() { return COLLAGE_VERSION; }
+
+}  // namespace collage

@@ -1,0 +1,75 @@
+#include "bench_json.h"
+
+#include <nlohmann/json.hpp>
+
+#include "backend/skipped_backends.h"
+#include "collage/backend.h"
+#include "collage/version.h"
+#include "cost/device_fingerprint.h"
+
+namespace collage::cli {
+
+namespace {
+
+using json = nlohmann::json;
+
+// Inferences per second over the whole timed span, every stream's runs together.
+double Throughput(const BenchSummary& s) {
+  return s.wall_seconds > 0 ? s.latency.count / s.wall_seconds : 0.0;
+}
+
+json Versions() {
+  json backends = json::object();
+  for (const Backend* backend : BackendRegistry::Global().backends()) {
+    backends[backend->name()] = backend->version();
+  }
+  json not_built = json::object();
+  for (const SkippedBackend& skipped : SkippedBuiltinBackends()) not_built[skipped.name] = skipped.reason;
+  return {{"collage", Version()}, {"backends", backends}, {"backends_not_built", not_built}};
+}
+
+json TensorsOf(const std::vector<TensorInfo>& tensors) {
+  json list = json::array();
+  for (const TensorInfo& t : tensors) {
+    list.push_back({{"name", t.name}, {"dtype", DTypeName(t.dtype)}, {"shape", t.shape}});
+  }
+  return list;
+}
+
+}  // namespace
+
+std::string BenchJson(const BenchSummary& s, const Session& session) {
+  const LatencyStats& l = s.latency;
+  json j = {
+      {"model", s.model},
+      {"placement", s.placement},
+      {"plan", s.plan.empty() ? json(nullptr) : json(s.plan)},
+      {"threads", s.threads},
+      {"streams", s.streams},
+      {"warmup_runs", s.warmup_runs},
+      {"limits", {{"runs", s.max_runs}, {"seconds", s.max_seconds}}},
+      {"inputs", TensorsOf(session.inputs())},
+      {"outputs", TensorsOf(session.outputs())},
+      {"load_ms", {{"import", s.load.import_ms},
+                   {"compile", s.load.compile_ms},
+                   {"total", s.load.import_ms + s.load.compile_ms}}},
+      {"first_inference_ms", s.first_inference_ms},
+      {"runs", l.count},
+      {"wall_seconds", s.wall_seconds},
+      {"throughput_per_second", Throughput(s)},
+      {"latency_ms", {{"min", l.min_ms},
+                      {"mean", l.mean_ms},
+                      {"stddev", l.stddev_ms},
+                      {"p50", l.p50_ms},
+                      {"p90", l.p90_ms},
+                      {"p95", l.p95_ms},
+                      {"p99", l.p99_ms},
+                      {"max", l.max_ms}}},
+      {"p99_is_max", l.p99_is_max()},
+      {"machine", DeviceFingerprint()},
+      {"versions", Versions()},
+  };
+  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace collage::cli

@@ -1,0 +1,30 @@
+// `collage bench --json FILE`: every figure the benchmark printed, with the settings, the
+// machine and the library versions it was measured with (keys documented in README.md,
+// "collage bench").
+#pragma once
+
+#include <string>
+
+#include "collage/session.h"
+#include "util/latency_stats.h"
+
+namespace collage::cli {
+
+struct BenchSummary {
+  std::string model;
+  std::string placement;    // the session's placement_source()
+  std::string plan;         // the plan file run, or empty
+  int threads = 0;          // resolved
+  int streams = 1;
+  int warmup_runs = 0;
+  int max_runs = 0;         // the limits asked for (0: none)
+  double max_seconds = 0;
+  LoadTimes load;
+  double first_inference_ms = 0;
+  double wall_seconds = 0;
+  LatencyStats latency;
+};
+
+std::string BenchJson(const BenchSummary& summary, const Session& session);
+
+}  // namespace collage::cli
