@@ -18,6 +18,12 @@ ASAN_SKIP := $(ASAN_SKIP):ZooWorkloadsTest.ResNet3d50:ZooWorkloadsTest.Gpt2Small
 # (libgomp) runs the file-size-limit test of the command line.
 ASAN_SKIP := $(ASAN_SKIP):*AWriteThatRunsOutOfSpaceLeavesTheOldFileAndNoPartialOne
 JOBS      ?= $(shell nproc)
+# ccache (installed with the build packages) keeps compiled objects between builds, in any
+# checkout of the project: paths are taken relative to the checkout, so a fresh clone of the
+# same sources (CI's) compiles only what changed.
+CCACHE    := $(shell command -v ccache 2>/dev/null)
+LAUNCHER  := $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+export CCACHE_BASEDIR := $(CURDIR)
 
 .PHONY: demo test deps test-deps build sanitize fuzz tidy compare clean
 
@@ -37,7 +43,7 @@ test-deps:
 	./scripts/install_engines.sh $(BUILD_DIR)
 
 build: deps
-	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release $(LAUNCHER) >/dev/null
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 # One clang build with AddressSanitizer + UndefinedBehaviorSanitizer serves four checks:
@@ -52,7 +58,7 @@ build: deps
 # its own runtime.
 SANITIZER_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 sanitize: test-deps
-	CXX=clang++ cmake -S . -B $(ASAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	CXX=clang++ cmake -S . -B $(ASAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(LAUNCHER) \
 	  -DCOLLAGE_SANITIZE=ON -DCOLLAGE_FUZZ=ON -DCOLLAGE_SKIP_BACKENDS=openblas >/dev/null
 	cmake --build $(ASAN_DIR) -j $(JOBS) --target collage_unit_tests collage collage_fuzzers \
 	  collage_backend_ops collage_conformance

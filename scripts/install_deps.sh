@@ -4,7 +4,7 @@
 set -euo pipefail
 
 BUILD_PACKAGES=(
-  cmake ninja-build g++ pkg-config
+  cmake ninja-build g++ pkg-config ccache
   libonnx-dev libprotobuf-dev protobuf-compiler
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev

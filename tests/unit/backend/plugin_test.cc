@@ -5,6 +5,7 @@
 #include "collage/backend.h"
 #include "collage/session.h"
 #include "backend_test_util.h"
+#include "test_paths.h"
 
 namespace collage {
 namespace {

@@ -13,6 +13,7 @@
 
 #include "ir/graph.h"
 #include "onnx/onnx_export.h"
+#include "test_paths.h"
 
 namespace collage::testing {
 

@@ -11,6 +11,7 @@
 #include "cost/group_signature.h"
 #include "quick_settings.h"
 #include "search/optimizer.h"
+#include "test_paths.h"
 
 namespace collage {
 
