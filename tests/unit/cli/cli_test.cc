@@ -214,10 +214,18 @@ TEST_F(CliTest, VersionNamesCollageAndEveryLibrary) {
   CommandResult r = RunCli("--version");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.rfind("collage 0.", 0), 0u) << r.output;
+  // Every backend `collage backends` lists (this process's registry may hold plug-ins other
+  // tests loaded), with its version.
+  const CommandResult listed = RunCli("backends");
+  ASSERT_EQ(listed.exit_code, 0) << listed.output;
+  int checked = 0;
   for (const Backend* backend : BackendRegistry::Global().backends()) {
-    EXPECT_NE(r.output.find(backend->name()), std::string::npos) << backend->name() << r.output;
+    if (listed.output.find("\n" + backend->name() + " ") == std::string::npos) continue;
+    EXPECT_NE(r.output.find("  " + backend->name() + " "), std::string::npos) << backend->name() << r.output;
     EXPECT_NE(r.output.find(backend->version()), std::string::npos) << backend->version() << r.output;
+    ++checked;
   }
+  EXPECT_GE(checked, 2) << listed.output;  // native and at least one library
   for (const SkippedBackend& skipped : SkippedBuiltinBackends()) {
     EXPECT_NE(r.output.find("not built: " + skipped.reason), std::string::npos) << r.output;
   }
