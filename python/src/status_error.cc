@@ -1,5 +1,7 @@
 #include "status_error.h"
 
+#include <nanobind/stl/string.h>
+
 #include "bindings.h"
 
 namespace nb = nanobind;
