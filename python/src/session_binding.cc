@@ -72,13 +72,12 @@ class PySession {
     }
     std::map<std::string, Tensor> inputs;
     for (const auto& [name, array] : feeds) inputs[name] = BorrowArray(name, array);
-    StatusOr<std::map<std::string, Tensor>> ran = Status();
-    {
+    auto ran = [&] {
       // Session::Run may be called from several threads at once; `feeds` keeps the arrays
       // alive meanwhile.
       nb::gil_scoped_release release;
-      ran = session_->Run(inputs);
-    }
+      return session_->Run(inputs);
+    }();
     std::map<std::string, Tensor> produced = ValueOrThrow(std::move(ran));
     std::vector<nb::object> arrays;
     std::set<std::string> handed_out;

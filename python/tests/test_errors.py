@@ -8,10 +8,15 @@ import collage
 
 def test_a_missing_model_file_names_the_file(tmp_path):
     missing = tmp_path / "no_such_model.onnx"
-    with pytest.raises(collage.CollageError, match="no_such_model.onnx") as raised:
+    with pytest.raises(collage.NotFoundError, match=r"file '.*no_such_model.onnx' does not exist") as raised:
         collage.InferenceSession(missing)
-    assert isinstance(raised.value, RuntimeError)
-    assert raised.value.code in ("not found", "I/O error")
+    assert isinstance(raised.value, RuntimeError) and isinstance(raised.value, LookupError)
+    assert raised.value.code == "not found"
+
+
+def test_a_folder_for_a_model_is_an_io_error(tmp_path):
+    with pytest.raises(collage.CollageIOError, match="it is a directory, not a regular file"):
+        collage.InferenceSession(tmp_path)
 
 
 def test_a_file_that_is_not_onnx_is_an_invalid_model(tmp_path):
@@ -48,9 +53,9 @@ def test_a_string_for_output_names_is_a_type_error(tiny_model, tiny_input):
 
 
 def test_an_unknown_backend_and_a_missing_plan_are_refused(tiny_model, tmp_path):
-    with pytest.raises(collage.CollageError, match="no_such_backend"):
+    with pytest.raises(collage.NotFoundError, match=r"no backend named 'no_such_backend' \(registered: native"):
         collage.InferenceSession(tiny_model.path, backend="no_such_backend")
-    with pytest.raises(collage.CollageError, match="missing.plan"):
+    with pytest.raises(collage.NotFoundError, match=r"loading the plan: file '.*missing.plan' does not exist"):
         collage.InferenceSession(tiny_model.path, plan=tmp_path / "missing.plan")
 
 
