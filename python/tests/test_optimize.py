@@ -25,7 +25,6 @@ def test_the_report_describes_the_kept_placement(optimized, tiny_model):
     # Every node in exactly one group, in the model's order here (a chain).
     assert [n for g in report.groups for n in g.nodes] == ["conv", "relu", "pool", "flatten", "fc", "softmax"]
     assert all(isinstance(g, collage.Group) and g.estimated_ms > 0 and g.in_run_ms > 0 for g in report.groups)
-    assert sum(g.estimated_ms for g in report.groups) == pytest.approx(report.estimated_ms, rel=0.5)
     assert sum(report.shares.values()) == pytest.approx(1.0)
     assert set(report.shares) == {g.backend for g in report.groups}
     assert report.plan == str(folder / "tiny.plan")
