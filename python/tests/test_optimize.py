@@ -44,12 +44,14 @@ def test_the_finalists_hold_the_kept_one(optimized):
 
 
 def test_the_saved_plan_runs_with_the_reference_outputs(optimized, tiny_model, tiny_input):
-    _, folder = optimized
+    report, folder = optimized
     planned = collage.InferenceSession(tiny_model.path, plan=folder / "tiny.plan", threads=1)
     reference = collage.InferenceSession(tiny_model.path, backend="native").run(None, {"x": tiny_input})
     for a, b in zip(planned.run(None, {"x": tiny_input}), reference):
         assert_close(a, b)
-    assert planned.placement_source() != "single-backend:native"
+    # The kept placement, not a default one.
+    assert planned.placement_source() == report.kept_finalist
+    assert planned.placement() == report.placement
 
 
 def test_a_second_optimize_finds_every_cost_in_the_database(optimized, tiny_model):
