@@ -13,9 +13,10 @@ BUILD_PACKAGES=(
   libdnnl-dev libxnnpack-dev libpthreadpool-dev libopenblas-openmp-dev libeigen3-dev
 )
 # Tests also need: the ONNX Python package (generates the ONNX node conformance cases),
-# PyTorch + torchvision (export models through another exporter), clang + libFuzzer.
+# PyTorch + torchvision (export models through another exporter), clang + libFuzzer, and
+# for the Python package (python/) Python's headers and venv (scripts/install_python_deps.sh).
 TEST_PACKAGES=(
-  python3-onnx python3-numpy python3-torch python3-torchvision
+  python3-onnx python3-numpy python3-torch python3-torchvision python3-dev python3-venv
   clang libclang-rt-14-dev libomp-dev
 )
 

@@ -1,0 +1,125 @@
+"""collage.optimize: measure every backend's candidates for a model on this machine, find
+the fastest placement, and report it (what `collage optimize` does)."""
+
+import dataclasses
+import re
+
+from . import _collage
+from ._errors import InvalidArgumentError
+
+
+@dataclasses.dataclass(frozen=True)
+class Finalist:
+    """One contender of the end-to-end decision: "op-level", "two-level" or
+    "single-backend:<name>", measured side by side with the others."""
+
+    name: str
+    estimated_ms: float  # the op-level search's estimate of it (0: none)
+    median_ms: float  # median over the decision's rounds
+    ratio_to_kept: float  # median of (its time / the kept one's) per round: 1 for the kept one
+    rounds_won: int
+    rounds_run: int
+    kept: bool
+    skipped: str  # why it was not a contender ("" if it was)
+
+
+@dataclasses.dataclass(frozen=True)
+class Group:
+    """One group of the kept placement: nodes that one backend runs as one kernel."""
+
+    backend: str
+    rule: str
+    nodes: list  # node names, in execution order
+    estimated_ms: float  # measured alone, as the search priced it
+    measured_alone: bool  # False: a two-level region, measured only within whole plans
+    in_run_ms: float  # mean time of its step in profiled runs of the kept placement
+
+
+@dataclasses.dataclass(frozen=True)
+class OptimizeReport:
+    """What collage.optimize found; `shares` is each backend's part of the estimate."""
+
+    search: str
+    estimated_ms: float  # the search's additive estimate of the kept placement
+    measured_ms: float  # the kept finalist's median end to end (0: no decision, rounds=0)
+    kept_finalist: str
+    decision_rounds: int
+    round_spread: float
+    finalists: list
+    groups: list
+    shares: dict  # backend → fraction of estimated_ms (0..1)
+    conversions_in_run_ms: float
+    candidates: int
+    distinct_candidates: int
+    measured: int  # measurements made now
+    cache_hits: int  # found in the cost database
+    invalid: int
+    invalid_examples: list
+    conversions: int
+    measure_seconds: float
+    search_seconds: float
+    generations: int  # two-level only
+    evaluations: int  # two-level only
+    evolve_seconds: float  # two-level only
+    cost_db: str
+    warnings: list
+    placement: str  # the kept placement, as InferenceSession.placement() shows it
+    plan: object  # the saved plan's path, or None
+
+
+def _budget_seconds(budget):
+    """None → the default (120 s); 30, 2.5, "120s", "2m" → seconds."""
+    if budget is None:
+        return 0.0
+    if isinstance(budget, (int, float)) and not isinstance(budget, bool):
+        seconds = float(budget)
+    else:
+        match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([sm]?)\s*", str(budget))
+        if not match:
+            raise InvalidArgumentError(f"budget {budget!r}: expected seconds or a time such as '120s' or '2m'")
+        seconds = float(match.group(1)) * (60 if match.group(2) == "m" else 1)
+    if not seconds > 0:
+        raise InvalidArgumentError(f"budget {budget!r}: must be above 0")
+    return seconds
+
+
+def _shares(groups):
+    total = sum(g.estimated_ms for g in groups)
+    shares = {}
+    for g in groups:
+        shares[g.backend] = shares.get(g.backend, 0.0) + (g.estimated_ms / total if total > 0 else 0.0)
+    return shares
+
+
+def optimize(path, search="op-level", budget=None, threads=0, save_plan=None, cost_db=None,
+             backends=None, rounds=None, shapes=None, strict_nan=False):
+    """Places the model's ops on the fastest backends by measurement and returns an
+    OptimizeReport.
+
+    search     "op-level" (groups measured alone, dynamic programming) or "two-level"
+               (then whole plans measured end to end, within `budget`)
+    budget     two-level only: seconds, or "120s" / "2m" (default 120 s)
+    threads    threads measured and run with (0: one per core)
+    save_plan  write the kept placement here, for InferenceSession(path, plan=...)
+    cost_db    the SQLite cost database (default: ~/.cache/collage/costs.sqlite, or
+               $COLLAGE_CACHE_DIR/costs.sqlite); a second optimize measures nothing
+    backends   the backends the placement may use, a list or "a,b" (default: all; native is
+               always in)
+    rounds     least rounds of the end-to-end decision between the search's plan and each
+               backend alone (default 15); 0 skips it and keeps the search's plan unmeasured
+    shapes, strict_nan   as for InferenceSession
+    """
+    if search not in ("op-level", "two-level"):
+        raise InvalidArgumentError(f"search {search!r}: expected 'op-level' or 'two-level'")
+    if isinstance(backends, str):
+        backends = [b for b in backends.split(",") if b]
+    if rounds is not None and (isinstance(rounds, bool) or int(rounds) != rounds or rounds < 0):
+        raise InvalidArgumentError(f"rounds {rounds!r}: expected a whole number >= 0")
+    shapes = {name: [int(d) for d in dims] for name, dims in (shapes or {}).items()}
+    raw = _collage.optimize(str(path), search, _budget_seconds(budget), int(threads),
+                            "" if save_plan is None else str(save_plan),
+                            "" if cost_db is None else str(cost_db), list(backends or []),
+                            -1 if rounds is None else int(rounds), shapes, bool(strict_nan))
+    raw["finalists"] = [Finalist(**f) for f in raw["finalists"]]
+    raw["groups"] = [Group(**g) for g in raw["groups"]]
+    return OptimizeReport(shares=_shares(raw["groups"]), **raw)

@@ -1,0 +1,155 @@
+// collage._collage.optimize: what `collage optimize` does, for Python. Loads the model,
+// measures every backend's candidates (in the measurement worker), searches, lets the
+// end-to-end decision pick among the finalists, profiles the kept placement to set each
+// group's time in a run, saves the plan if asked, and returns the report as a dict that
+// python/collage/_optimize.py turns into objects.
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bindings.h"
+#include "collage/optimize.h"
+#include "collage/session.h"
+#include "in_run_profile.h"
+#include "ir/graph.h"
+#include "status_error.h"
+#include "util/errors.h"
+
+namespace nb = nanobind;
+
+namespace collage::python {
+
+namespace {
+
+struct OptimizeArgs {
+  std::string path;
+  std::string search;
+  double budget_seconds;  // <= 0: the library's default
+  int threads;
+  std::string save_plan;  // empty: not saved
+  std::string cost_db;    // empty: the default database
+  std::vector<std::string> backends;
+  int rounds;  // < 0: the default; 0: no end-to-end decision
+  std::map<std::string, std::vector<int64_t>> shapes;
+  bool strict_nan;
+};
+
+nb::dict FinalistDict(const FinalistReport& f) {
+  nb::dict d;
+  d["name"] = f.name;
+  d["estimated_ms"] = f.estimated_ms;
+  d["median_ms"] = f.median_ms;
+  d["ratio_to_kept"] = f.ratio_to_kept;
+  d["rounds_won"] = f.rounds_won;
+  d["rounds_run"] = f.rounds_run;
+  d["kept"] = f.kept;
+  d["skipped"] = f.skipped;
+  return d;
+}
+
+nb::dict GroupDict(const GroupReport& g, const Graph& graph) {
+  std::vector<std::string> nodes;
+  for (int id : g.nodes) nodes.push_back(graph.node(id).name);
+  nb::dict d;
+  d["backend"] = g.backend;
+  d["rule"] = g.rule;
+  d["nodes"] = nodes;
+  d["estimated_ms"] = g.cost_ms;
+  d["measured_alone"] = g.measured_alone;
+  d["in_run_ms"] = g.in_run_ms;
+  return d;
+}
+
+nb::dict ReportDict(const OptimizeReport& report, const Session& session, const RunProfile& in_run,
+                    const std::string& plan_path) {
+  nb::dict d;
+  d["search"] = report.search;
+  d["estimated_ms"] = report.estimated_ms;
+  d["measured_ms"] = report.measured_ms;
+  d["kept_finalist"] = report.kept_finalist;
+  d["decision_rounds"] = report.decision_rounds;
+  d["round_spread"] = report.round_spread;
+  nb::list finalists;
+  for (const FinalistReport& f : report.finalists) finalists.append(FinalistDict(f));
+  d["finalists"] = finalists;
+  nb::list groups;
+  for (const GroupReport& g : report.groups) groups.append(GroupDict(g, session.graph()));
+  d["groups"] = groups;
+  d["conversions_in_run_ms"] = ConversionsMs(in_run);
+  d["candidates"] = report.candidates;
+  d["distinct_candidates"] = report.distinct_candidates;
+  d["measured"] = report.measured;
+  d["cache_hits"] = report.cache_hits;
+  d["invalid"] = report.invalid;
+  d["invalid_examples"] = report.invalid_examples;
+  d["conversions"] = report.conversions;
+  d["measure_seconds"] = report.measure_seconds;
+  d["search_seconds"] = report.search_seconds;
+  d["generations"] = report.generations;
+  d["evaluations"] = report.evaluations;
+  d["evolve_seconds"] = report.evolve_seconds;
+  d["cost_db"] = report.cost_db_path;
+  std::vector<std::string> warnings = report.warnings;
+  for (const std::string& w : session.warnings()) {
+    if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
+  }
+  d["warnings"] = warnings;
+  d["placement"] = session.DescribePlacement();
+  d["plan"] = plan_path.empty() ? nb::none() : nb::cast(plan_path);
+  return d;
+}
+
+nb::dict Optimize(const OptimizeArgs& args) {
+  SessionOptions options;
+  options.num_threads = args.threads;
+  // A strict session's optimize is strict, every finalist with it; the saved plan says so.
+  options.strict_non_finite = args.strict_nan;
+  for (const auto& [name, shape] : args.shapes) options.input_shapes[name] = shape;
+
+  OptimizeOptions optimize;
+  optimize.backends = args.backends;
+  optimize.cost_db_path = args.cost_db;
+  optimize.search = args.search;
+  if (args.budget_seconds > 0) optimize.budget_seconds = args.budget_seconds;
+  if (args.rounds >= 0) {
+    optimize.final_rounds = args.rounds;
+    optimize.max_final_rounds = std::max(optimize.max_final_rounds, args.rounds);
+  }
+
+  std::unique_ptr<Session> session;
+  OptimizeReport report;
+  RunProfile in_run;
+  {
+    // Minutes of measuring: other Python threads go on meanwhile.
+    nb::gil_scoped_release release;
+    session = ValueOrThrow(Session::LoadFile(args.path, options));
+    ThrowIfError(session->Optimize(optimize, &report));
+    in_run = ValueOrThrow(ProfileKeptPlacement(*session, report));
+    if (!args.save_plan.empty()) ThrowIfError(session->SavePlan(args.save_plan));
+  }
+  return ReportDict(report, *session, in_run, args.save_plan);
+}
+
+}  // namespace
+
+void BindOptimize(nb::module_& m) {
+  m.def(
+      "optimize",
+      [](const std::string& path, const std::string& search, double budget_seconds, int threads,
+         const std::string& save_plan, const std::string& cost_db,
+         const std::vector<std::string>& backends, int rounds,
+         const std::map<std::string, std::vector<int64_t>>& shapes, bool strict_nan) {
+        return Optimize(OptimizeArgs{path, search, budget_seconds, threads, save_plan, cost_db,
+                                     backends, rounds, shapes, strict_nan});
+      },
+      nb::arg("path"), nb::arg("search"), nb::arg("budget_seconds"), nb::arg("threads"),
+      nb::arg("save_plan"), nb::arg("cost_db"), nb::arg("backends"), nb::arg("rounds"),
+      nb::arg("shapes"), nb::arg("strict_nan"));
+}
+
+}  // namespace collage::python

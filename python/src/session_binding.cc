@@ -1,0 +1,130 @@
+// collage._collage.Session: a loaded model that runs with numpy arrays. The package's
+// InferenceSession (python/collage/_session.py) gives it ONNX Runtime's interface.
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "bindings.h"
+#include "collage/session.h"
+#include "numpy_tensor.h"
+#include "status_error.h"
+#include "util/errors.h"
+
+namespace nb = nanobind;
+
+namespace collage::python {
+
+namespace {
+
+// (name, dtype name such as "float32", shape) of each input or output.
+using TensorInfoTuple = std::tuple<std::string, std::string, std::vector<int64_t>>;
+
+std::vector<TensorInfoTuple> Describe(const std::vector<TensorInfo>& infos) {
+  std::vector<TensorInfoTuple> described;
+  for (const TensorInfo& info : infos) described.emplace_back(info.name, DTypeName(info.dtype), info.shape);
+  return described;
+}
+
+std::string Names(const std::vector<TensorInfo>& infos) {
+  std::string names;
+  for (const TensorInfo& info : infos) names += (names.empty() ? "" : ", ") + info.name;
+  return names;
+}
+
+class PySession {
+ public:
+  PySession(const std::string& path, int threads, const std::string& plan, const std::string& backend,
+            const std::map<std::string, std::vector<int64_t>>& shapes, bool strict_nan) {
+    SessionOptions options;
+    options.num_threads = threads;
+    options.plan_path = plan;
+    options.backend = backend;
+    options.strict_non_finite = strict_nan;
+    for (const auto& [name, shape] : shapes) options.input_shapes[name] = shape;
+    nb::gil_scoped_release release;  // loading compiles every kernel: other threads may go on
+    session_ = ValueOrThrow(Session::LoadFile(path, options));
+  }
+
+  std::vector<TensorInfoTuple> inputs() const { return Describe(session_->inputs()); }
+  std::vector<TensorInfoTuple> outputs() const { return Describe(session_->outputs()); }
+
+  // Runs on `feeds` (name → C-contiguous array, borrowed for the run) and returns the outputs
+  // named, in that order (every output in the model's order when none are named). Session::Run
+  // checks names, dtypes and shapes and says what is wrong.
+  std::vector<nb::object> Run(const std::optional<std::vector<std::string>>& output_names,
+                              const std::map<std::string, InputArray>& feeds) {
+    const std::vector<std::string> wanted = output_names ? *output_names : OutputNames();
+    for (const std::string& name : wanted) {
+      if (!IsOutput(name)) {
+        throw StatusError(InvalidArgument("the model has no output named '{}' (its outputs: {})",
+                                          name, Names(session_->outputs())));
+      }
+    }
+    std::map<std::string, Tensor> inputs;
+    for (const auto& [name, array] : feeds) inputs[name] = BorrowArray(name, array);
+    auto ran = [&] {
+      // Session::Run may be called from several threads at once; `feeds` keeps the arrays
+      // alive meanwhile.
+      nb::gil_scoped_release release;
+      return session_->Run(inputs);
+    }();
+    std::map<std::string, Tensor> produced = ValueOrThrow(std::move(ran));
+    std::vector<nb::object> arrays;
+    std::set<std::string> handed_out;
+    for (const std::string& name : wanted) {
+      // The array takes over the tensor's buffer; a name asked for twice gets a copy the
+      // second time, so that no two arrays alias.
+      const Tensor& tensor = produced.at(name);
+      const bool again = !handed_out.insert(name).second;
+      arrays.push_back(TensorToNumpy(name, again ? tensor.Clone() : tensor));
+    }
+    return arrays;
+  }
+
+  std::string placement() const { return session_->DescribePlacement(); }
+  std::string placement_source() const { return session_->placement_source(); }
+  std::vector<std::string> warnings() const { return session_->warnings(); }
+
+ private:
+  std::vector<std::string> OutputNames() const {
+    std::vector<std::string> names;
+    for (const TensorInfo& info : session_->outputs()) names.push_back(info.name);
+    return names;
+  }
+  bool IsOutput(const std::string& name) const {
+    for (const TensorInfo& info : session_->outputs()) {
+      if (info.name == name) return true;
+    }
+    return false;
+  }
+
+  std::unique_ptr<Session> session_;
+};
+
+}  // namespace
+
+void BindSession(nb::module_& m) {
+  nb::class_<PySession>(m, "Session")
+      .def(nb::init<const std::string&, int, const std::string&, const std::string&,
+                    const std::map<std::string, std::vector<int64_t>>&, bool>(),
+           nb::arg("path"), nb::arg("threads"), nb::arg("plan"), nb::arg("backend"),
+           nb::arg("shapes"), nb::arg("strict_nan"))
+      .def("inputs", &PySession::inputs)
+      .def("outputs", &PySession::outputs)
+      .def("run", &PySession::Run, nb::arg("output_names").none(), nb::arg("feeds"))
+      .def("placement", &PySession::placement)
+      .def("placement_source", &PySession::placement_source)
+      .def("warnings", &PySession::warnings);
+}
+
+}  // namespace collage::python

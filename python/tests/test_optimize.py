@@ -1,0 +1,81 @@
+"""collage.optimize: measures the candidates (in the measurement worker), returns the report
+as objects, saves a plan that InferenceSession runs with the same outputs."""
+
+import numpy as np
+import pytest
+
+import collage
+from conftest import assert_close
+
+
+@pytest.fixture(scope="module")
+def optimized(tiny_model, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("optimize")
+    report = collage.optimize(tiny_model.path, threads=1, rounds=2, cost_db=folder / "costs.sqlite",
+                              save_plan=folder / "tiny.plan")
+    return report, folder
+
+
+def test_the_report_describes_the_kept_placement(optimized, tiny_model):
+    report, folder = optimized
+    assert isinstance(report, collage.OptimizeReport)
+    assert report.search == "op-level" and report.cost_db == str(folder / "costs.sqlite")
+    assert report.measured > 0 and report.cache_hits == 0 and report.invalid == 0
+    assert report.estimated_ms > 0 and report.measured_ms > 0
+    # Every node in exactly one group, in the model's order here (a chain).
+    assert [n for g in report.groups for n in g.nodes] == ["conv", "relu", "pool", "flatten", "fc", "softmax"]
+    assert all(isinstance(g, collage.Group) and g.estimated_ms > 0 and g.in_run_ms > 0 for g in report.groups)
+    assert sum(report.shares.values()) == pytest.approx(1.0)
+    assert set(report.shares) == {g.backend for g in report.groups}
+    assert report.plan == str(folder / "tiny.plan")
+    # Measured in the worker process, not in this one.
+    assert not any("measurement worker" in w for w in report.warnings), report.warnings
+
+
+def test_the_finalists_hold_the_kept_one(optimized):
+    report, _ = optimized
+    names = [f.name for f in report.finalists]
+    assert "op-level" in names and "single-backend:native" in names
+    [kept] = [f for f in report.finalists if f.kept]
+    assert kept.name == report.kept_finalist and kept.ratio_to_kept == 1.0
+    assert kept.median_ms == report.measured_ms and report.decision_rounds >= 2
+    for finalist in report.finalists:
+        assert finalist.skipped or finalist.median_ms > 0
+
+
+def test_the_saved_plan_runs_with_the_reference_outputs(optimized, tiny_model, tiny_input):
+    report, folder = optimized
+    planned = collage.InferenceSession(tiny_model.path, plan=folder / "tiny.plan", threads=1)
+    reference = collage.InferenceSession(tiny_model.path, backend="native").run(None, {"x": tiny_input})
+    for a, b in zip(planned.run(None, {"x": tiny_input}), reference):
+        assert_close(a, b)
+    # The kept placement, not a default one.
+    assert planned.placement_source() == report.kept_finalist
+    assert planned.placement() == report.placement
+
+
+def test_a_second_optimize_finds_every_cost_in_the_database(optimized, tiny_model):
+    _, folder = optimized
+    again = collage.optimize(tiny_model.path, threads=1, rounds=0, cost_db=folder / "costs.sqlite")
+    assert again.measured == 0 and again.cache_hits > 0
+    # rounds=0: no end-to-end decision, the search's plan kept unmeasured.
+    assert again.finalists == [] and again.measured_ms == 0 and again.plan is None
+
+
+def test_the_backends_option_limits_the_placement(tiny_model, tmp_path):
+    report = collage.optimize(tiny_model.path, threads=1, rounds=0, backends="native",
+                              cost_db=tmp_path / "costs.sqlite")
+    assert {g.backend for g in report.groups} == {"native"}
+
+
+def test_bad_options_are_refused_before_measuring(tiny_model, tmp_path):
+    with pytest.raises(collage.InvalidArgumentError, match="search 'fast'"):
+        collage.optimize(tiny_model.path, search="fast")
+    with pytest.raises(collage.InvalidArgumentError, match="budget '2h'"):
+        collage.optimize(tiny_model.path, search="two-level", budget="2h")
+    with pytest.raises(collage.InvalidArgumentError, match="rounds -1"):
+        collage.optimize(tiny_model.path, rounds=-1)
+    with pytest.raises(collage.CollageError, match="no_such_backend"):
+        collage.optimize(tiny_model.path, backends=["no_such_backend"], cost_db=tmp_path / "c.sqlite")
+    with pytest.raises(collage.CollageError, match="missing.onnx"):
+        collage.optimize(tmp_path / "missing.onnx", cost_db=tmp_path / "c.sqlite")

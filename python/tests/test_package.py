@@ -1,0 +1,97 @@
+"""The package: its version, the backends it lists, and the environment it sets before the
+C++ library loads (OpenMP's wait policy, the measurement worker)."""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+import collage
+from collage import _collage, _environment
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_the_version_is_the_projects():
+    with open(os.path.join(ROOT, "CMakeLists.txt"), encoding="utf-8") as cmake:
+        declared = re.search(r"project\(collage VERSION ([0-9.]+)", cmake.read()).group(1)
+    assert collage.__version__ == declared
+
+
+def test_backends_lists_native_first_and_says_why_one_is_missing():
+    listed = collage.backends()
+    assert listed[0].name == "native" and listed[0].built and listed[0].rules > 0
+    assert listed[0].version
+    names = [b.name for b in listed]
+    assert len(names) == len(set(names))
+    for backend in listed:
+        assert backend.built == (backend.reason == "")
+        assert backend.built == bool(backend.version)
+
+
+def test_the_spin_count_is_the_libraries():
+    assert _environment.OPENMP_SPIN_COUNT == _collage.OPENMP_SPIN_COUNT
+
+
+def _python(code, **env_changes):
+    """Runs `code` in a fresh interpreter with this one's environment changed; its stdout
+    and stderr."""
+    env = dict(os.environ)
+    for name in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY", "COLLAGE_MEASURE_WORKER"):
+        env.pop(name, None)
+    env.update(env_changes)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          check=True)
+    return done.stdout.strip(), done.stderr
+
+
+def test_importing_collage_first_sets_the_openmp_wait_policy_silently():
+    out, err = _python("import collage, os; print(os.environ['GOMP_SPINCOUNT'])")
+    assert out == _collage.OPENMP_SPIN_COUNT and "Warning" not in err
+
+
+def test_the_users_wait_setting_is_kept():
+    out, _ = _python("import collage, os; print(os.environ.get('GOMP_SPINCOUNT'))", OMP_WAIT_POLICY="passive")
+    assert out == "None"
+    out, _ = _python("import collage, os; print(os.environ['GOMP_SPINCOUNT'])", GOMP_SPINCOUNT="7")
+    assert out == "7"
+
+
+def test_a_wait_policy_set_too_late_is_warned_about():
+    # Too late exactly when libgomp is in the process already: numpy loads it where its
+    # OpenBLAS is the OpenMP build (Debian's libopenblas0-openmp).
+    code = """
+import warnings, numpy
+loaded = any('libgomp' in line for line in open('/proc/self/maps'))
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter('always')
+    import collage
+print(loaded, any(w.category is collage.OpenMpSettingTooLateWarning for w in caught))
+"""
+    out, _ = _python(code)
+    assert out in ("True True", "False False")
+
+
+def test_the_warning_names_the_remedy(monkeypatch):
+    monkeypatch.delenv("GOMP_SPINCOUNT", raising=False)
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    monkeypatch.setattr(_environment, "_libgomp_loaded", lambda: True)
+    with pytest.warns(collage.OpenMpSettingTooLateWarning, match="GOMP_SPINCOUNT=500 in the environment"):
+        _environment.set_openmp_wait_policy()
+    assert os.environ["GOMP_SPINCOUNT"] == _environment.OPENMP_SPIN_COUNT
+
+
+def test_the_packaged_worker_is_pointed_at(tmp_path, monkeypatch):
+    worker = tmp_path / _environment.WORKER_NAME
+    worker.write_text("#!/bin/sh\n")
+    worker.chmod(0o755)
+    monkeypatch.setattr(_environment, "PACKAGE_DIR", str(tmp_path))
+    monkeypatch.delenv("COLLAGE_MEASURE_WORKER", raising=False)
+    _environment.point_at_packaged_worker()
+    assert os.environ["COLLAGE_MEASURE_WORKER"] == str(worker)
+    # The user's choice stays.
+    monkeypatch.setenv("COLLAGE_MEASURE_WORKER", "/elsewhere/worker")
+    _environment.point_at_packaged_worker()
+    assert os.environ["COLLAGE_MEASURE_WORKER"] == "/elsewhere/worker"

@@ -1,0 +1,103 @@
+"""InferenceSession: what the model declares, running it on each backend, against numpy,
+ONNX Runtime's own Python package and the reference kernels, and choosing outputs."""
+
+import glob
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import collage
+from conftest import assert_close
+
+
+def test_inputs_and_outputs_are_described_as_onnx_runtime_does(mobilenet):
+    session = collage.InferenceSession(mobilenet)
+    [image] = session.get_inputs()
+    [logits] = session.get_outputs()
+    assert (image.name, image.type, image.shape) == ("input", "tensor(float)", [1, 3, 224, 224])
+    assert (logits.name, logits.type, logits.shape) == ("logits", "tensor(float)", [1, 1000])
+
+
+def test_the_tiny_model_matches_numpy(tiny_model, tiny_input):
+    session = collage.InferenceSession(tiny_model.path)
+    probs, features = session.run(None, {"x": tiny_input})
+    expected = tiny_model.reference(tiny_input)
+    assert_close(probs, expected["probs"].astype(np.float32), 1e-5)
+    assert_close(features, expected["features"].astype(np.float32), 1e-5)
+    assert probs.sum() == pytest.approx(1.0, abs=1e-5)
+
+
+def test_every_built_backend_matches_the_reference_kernels(mobilenet, image):
+    reference = collage.InferenceSession(mobilenet, backend="native").run(None, {"input": image})[0]
+    # Finite and far from constant, or agreeing with it would prove little.
+    assert np.isfinite(reference).all() and reference.std() > 0.1
+    built = [b.name for b in collage.backends() if b.built and b.name != "native"]
+    assert built, "no backend but native is built"
+    for backend in built:
+        session = collage.InferenceSession(mobilenet, backend=backend, threads=2)
+        [logits] = session.run(None, {"input": image})
+        assert_close(logits, reference)
+        assert session.placement_source() == f"single-backend:{backend}"
+
+
+def _import_onnxruntime():
+    """ONNX Runtime's Python package, installed without its dependencies into the build's
+    engines folder (scripts/install_engines.sh); None where it cannot be imported."""
+    engines = os.environ.get("COLLAGE_ENGINES_DIR", "")
+    for site in glob.glob(os.path.join(engines, "lib", "python3*", "site-packages")):
+        if site not in sys.path:
+            sys.path.append(site)
+    try:
+        import onnxruntime
+    except Exception as error:  # a missing dependency raises more than ImportError
+        pytest.skip(f"onnxruntime cannot be imported ({error}); COLLAGE_ENGINES_DIR={engines!r}")
+    return onnxruntime
+
+
+def test_outputs_match_onnx_runtimes_python_package(mobilenet, image, tiny_model, tiny_input):
+    onnxruntime = _import_onnxruntime()
+    for path, feeds in ((mobilenet, {"input": image}), (tiny_model.path, {"x": tiny_input})):
+        ours = collage.InferenceSession(path).run(None, feeds)
+        theirs = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, feeds)
+        assert len(ours) == len(theirs)
+        for a, b in zip(ours, theirs):
+            assert_close(a, b)
+
+
+def test_output_names_choose_and_order_the_outputs(tiny_model, tiny_input):
+    session = collage.InferenceSession(tiny_model.path)
+    probs, features = session.run(None, {"x": tiny_input})
+    [only_features] = session.run(["features"], {"x": tiny_input})
+    np.testing.assert_array_equal(only_features, features)
+    swapped = session.run(["features", "probs"], {"x": tiny_input})
+    np.testing.assert_array_equal(swapped[0], features)
+    np.testing.assert_array_equal(swapped[1], probs)
+    assert session.run([], {"x": tiny_input}) == []
+
+
+def test_an_output_asked_twice_gives_two_arrays_that_do_not_alias(tiny_model, tiny_input):
+    session = collage.InferenceSession(tiny_model.path)
+    first, second = session.run(["probs", "probs"], {"x": tiny_input})
+    np.testing.assert_array_equal(first, second)
+    first[...] = 0
+    assert second.sum() == pytest.approx(1.0, abs=1e-5)
+
+
+def test_outputs_own_their_memory_after_the_session_is_gone(tiny_model, tiny_input):
+    session = collage.InferenceSession(tiny_model.path)
+    expected = tiny_model.reference(tiny_input)["probs"].astype(np.float32)
+    probs, = session.run(["probs"], {"x": tiny_input})
+    del session
+    # Writable, and the values still there once other runs reused the runtime's memory.
+    probs += 0
+    for _ in range(3):
+        collage.InferenceSession(tiny_model.path).run(None, {"x": tiny_input * 2})
+    assert_close(probs, expected, 1e-5)
+
+
+def test_a_plain_list_is_converted_to_the_inputs_dtype(tiny_model, tiny_input):
+    session = collage.InferenceSession(tiny_model.path)
+    from_list = session.run(["probs"], {"x": tiny_input.tolist()})[0]
+    np.testing.assert_array_equal(from_list, session.run(["probs"], {"x": tiny_input})[0])
