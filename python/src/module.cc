@@ -2,11 +2,12 @@
 // policy and the measurement worker's path before importing it (libgomp reads its settings
 // once, when it is loaded with this module).
 #include "bindings.h"
+#include "collage/version.h"
 #include "runtime/threading.h"
 
 NB_MODULE(_collage, m) {
   m.doc() = "collage's C++ library; use the package collage, not this module";
-  m.attr("__version__") = COLLAGE_VERSION;
+  m.attr("__version__") = collage::Version();
   // The package sets GOMP_SPINCOUNT to this before the module loads; a test checks that the
   // two agree.
   m.attr("OPENMP_SPIN_COUNT") = collage::kOpenMpSpinCount;
