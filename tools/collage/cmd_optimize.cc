@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <sstream>
 
 #include "commands.h"
@@ -115,8 +116,10 @@ Status Optimize(const OptimizeFlags& flags) {
     std::printf("plan saved to %s\n", flags.save_plan.c_str());
   }
   if (!flags.report.empty()) {
-    COLLAGE_RETURN_IF_ERROR(
-        WriteFileAtomically(flags.report, PlacementReportHtml(session->graph(), report, in_run)));
+    PlacementReportOptions page;
+    page.title = std::filesystem::path(flags.model).filename().string();
+    COLLAGE_RETURN_IF_ERROR(WriteFileAtomically(
+        flags.report, PlacementReportHtml(session->graph(), report, in_run, page)));
     std::printf("report written to %s\n", flags.report.c_str());
   }
   if (!flags.json.empty()) {

@@ -49,7 +49,9 @@ TEST_F(CliOptimizeTest, OptimizePrintsTheSearchTheSharesAndTheComparison) {
   EXPECT_NE(html.find("<svg"), std::string::npos);
   EXPECT_NE(html.find("rivals"), std::string::npos);
   EXPECT_NE(html.find("<th>estimated</th><th>in run</th>"), std::string::npos);
-  EXPECT_NE(html.find("<b>kept</b>"), std::string::npos);
+  EXPECT_NE(html.find("<tr class=\"kept\">"), std::string::npos) << "the kept finalist is marked";
+  EXPECT_NE(html.find("<title>collage placement: tiny.onnx</title>"), std::string::npos)
+      << "the page is titled with the model's file name";
   EXPECT_EQ(html.find("src=\"http"), std::string::npos) << "the report must be self-contained";
 
   // The second optimize finds everything in the cost database.
