@@ -266,12 +266,13 @@ std::string PlacementReportHtml(const Graph& graph, const OptimizeReport& report
   std::string html = fmt::format(
       "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>collage placement: {0}</title>\n"
       "<style>{1}</style></head><body>\n<h1>Placement of {0}</h1>\n"
-      "<p class=\"subtitle\">{2} nodes in {3} groups; {4} candidates offered ({5} distinct), {6} "
+      "<p class=\"subtitle\">{2} nodes in {3} group{12}; {4} candidates offered ({5} distinct), {6} "
       "measured now, {7} from the cost database, {8} invalid; {9} search, estimate {10}{11}.</p>\n",
       Escape(title), kStyle, graph.num_nodes(), report.groups.size(), report.candidates,
       report.distinct_candidates, report.measured, report.cache_hits, report.invalid,
       Escape(report.search), FormatDuration(report.estimated_ms),
-      report.search_states_cut > 0 ? " (beam-bounded)" : " (exact)");
+      report.search_states_cut > 0 ? " (beam-bounded)" : " (exact)",
+      report.groups.size() == 1 ? "" : "s");
   html += FinalistsHtml(report);
   html += BackendsHtml(report, in_run);
   html += GraphHtml(graph, report, in_run, options.layout);

@@ -198,7 +198,9 @@ class Layout {
       if (cluster_hi_[c] < 0) continue;
       double left = kMargin + kClusterPad;
       for (int l = cluster_lo_[c]; l <= cluster_hi_[c]; ++l) left = std::max(left, free_from[static_cast<size_t>(l)] + kClusterPad);
-      const double width = *std::max_element(width_in_layer[c].begin(), width_in_layer[c].end());
+      // As wide as its widest layer, and as its title.
+      double width = *std::max_element(width_in_layer[c].begin(), width_in_layer[c].end());
+      for (const std::string& line : graph_.clusters[c].lines) width = std::max(width, TextWidth(line));
       cluster_left_[c] = left;
       cluster_right_[c] = left + width;
       for (int l = cluster_lo_[c]; l <= cluster_hi_[c]; ++l)
