@@ -192,8 +192,10 @@ std::string GraphHtml(const Graph& graph, const OptimizeReport& report, const Ru
   return fmt::format(
       "<h2>Graph</h2><p>One box per group of the placement, its backend and rule, its ops, "
       "<i>est</i> its estimated cost (measured alone) and <i>run</i> its mean time in the "
-      "profiled run; an arrow where a value flows; a dashed frame around a two-level region's "
-      "nodes. Hover over a box for its nodes and rivals. ({}.)</p>\n{}<div class=\"graph\">\n{}</div>\n",
+      "profiled run; an arrow where a value flows, orange where the run converted its layout; a "
+      "dashed frame around a region's nodes (a two-level region, or a group of more than 8 "
+      "nodes). Hover over a box for its nodes and rivals. ({}.)</p>\n{}"
+      "<div class=\"graph\">\n{}</div>\n",
       Escape(drawing.how), LegendHtml(report), drawing.svg);
 }
 

@@ -38,6 +38,35 @@ std::string HtmlLabel(const std::vector<std::string>& lines, bool bold_first) {
   return label + ">";
 }
 
+// dot draws a cluster's label before the edges, so an edge entering the cluster runs over
+// it: its texts move to the end of the drawing, inside <g class="cluster-title">, with a white
+// halo. Left as it is when the output is not shaped as expected.
+std::string RaiseClusterTitles(const std::string& svg) {
+  std::string out, raised;
+  size_t at = 0;
+  while (true) {
+    const size_t cluster = svg.find("class=\"cluster\"", at);
+    const size_t end = cluster == std::string::npos ? std::string::npos : svg.find("</g>", cluster);
+    if (end == std::string::npos) break;
+    size_t copied = at;
+    for (size_t text = svg.find("<text", cluster); text != std::string::npos && text < end;
+         text = svg.find("<text", text)) {
+      const size_t close = svg.find("</text>", text);
+      if (close == std::string::npos || close > end) break;
+      out += svg.substr(copied, text - copied);
+      raised += "<text stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\"" +
+                svg.substr(text + 5, close + 7 - (text + 5)) + "\n";
+      copied = text = close + 7;
+    }
+    out += svg.substr(copied, end - copied);
+    at = end;
+  }
+  out += svg.substr(at);
+  const size_t last_group = out.rfind("</g>");
+  if (raised.empty() || last_group == std::string::npos) return svg;
+  return out.insert(last_group, "<g class=\"cluster-title\">\n" + raised + "</g>\n");
+}
+
 }  // namespace
 
 std::string ReportGraphDot(const ReportGraph& graph) {
@@ -86,33 +115,40 @@ StatusOr<std::string> RunDot(const std::string& dot_path, const std::string& sou
                              std::chrono::milliseconds limit) {
   const auto deadline = Subprocess::Clock::now() + limit;
   COLLAGE_ASSIGN_OR_RETURN(auto dot, Subprocess::Spawn(dot_path, {"-Tsvg"}));
-  const auto failed = [&](const std::string& what) {
-    dot->Kill();
+  // Ends dot (at once, or after `grace` for it to exit by itself) and says why it failed,
+  // with what it wrote to stderr.
+  const auto failed = [&](std::string what, std::chrono::milliseconds grace) {
+    const std::string ended = dot->WaitForExit(grace);
+    if (grace.count() > 0) what += what.empty() ? ended : " (" + ended + ")";
     const std::string tail = dot->stderr_tail();
     return IoError("'{} -Tsvg' {}{}{}", dot_path, what, tail.empty() ? "" : ": ", tail);
   };
+  constexpr std::chrono::milliseconds kNow(0), kGrace(1000);
   if (dot->Write(source, deadline) != Subprocess::Wait::kDone) {
-    return failed("did not take the graph");
+    return failed("did not take the graph", kGrace);
   }
   dot->CloseStdin();
   std::string output;
   const Subprocess::Wait read = dot->Read(kMaxSvgBytes, &output, deadline);
   if (read == Subprocess::Wait::kTimedOut) {
-    return failed(fmt::format("took longer than {:.0f} s", limit.count() / 1000.0));
+    return failed(fmt::format("took longer than {:.1f} s", limit.count() / 1000.0), kNow);
   }
-  if (read == Subprocess::Wait::kInterrupted) return failed("was interrupted");
-  if (read == Subprocess::Wait::kDone) return failed("wrote more than 64 MiB");
+  if (read == Subprocess::Wait::kInterrupted) return failed("was interrupted", kNow);
+  if (read == Subprocess::Wait::kDone) return failed("wrote more than 64 MiB", kNow);
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
       deadline - Subprocess::Clock::now());
   const std::string ended = dot->WaitForExit(std::max(left, std::chrono::milliseconds(1)));
-  if (ended != "exited with status 0") return failed(ended);
+  if (ended != "exited with status 0") {
+    const std::string tail = dot->stderr_tail();
+    return IoError("'{} -Tsvg' {}{}{}", dot_path, ended, tail.empty() ? "" : ": ", tail);
+  }
   // Keep the <svg> element: the XML declaration and DOCTYPE before it do not belong in a page.
   const size_t begin = output.find("<svg");
   const size_t end = output.rfind("</svg>");
   if (begin == std::string::npos || end == std::string::npos || end < begin) {
-    return failed("wrote no SVG");
+    return IoError("'{} -Tsvg' wrote no SVG", dot_path);
   }
-  return output.substr(begin, end + 6 - begin) + "\n";
+  return RaiseClusterTitles(output.substr(begin, end + 6 - begin)) + "\n";
 }
 
 }  // namespace collage

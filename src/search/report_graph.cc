@@ -77,7 +77,7 @@ class Builder {
   int AddTerminal(const char* kind, ValueId v) {
     ReportBox box;
     const Value& value = graph_.value(v);
-    box.lines = {Shorten(fmt::format("{} {}", kind, value.name), kLineChars),
+    box.lines = {Shorten(fmt::format("{}: {}", kind, value.name), kLineChars),
                  Shorten(value.type.ToString(), kLineChars)};
     box.fill = "#ffffff";
     box.tooltip = fmt::format("model {} {}: {}", kind, value.name, value.type.ToString());

@@ -328,15 +328,18 @@ class Layout {
         "markerWidth=\"9\" markerHeight=\"9\" markerUnits=\"userSpaceOnUse\" orient=\"auto\"><path "
         "d=\"M0,0 L10,5 L0,10 z\" fill=\"#d35400\"/></marker>\n</defs>\n",
         total_width_, total_height_);
-    svg += DrawClusters();
+    svg += DrawClusters(/*titles=*/false);
     std::vector<Label> labels;
     for (size_t e = 0; e < chains_.size(); ++e) svg += DrawEdge(e, labels);
     for (size_t b = 0; b < graph_.boxes.size(); ++b) svg += DrawBox(b);
+    svg += DrawClusters(/*titles=*/true);  // over the edges entering the cluster
     svg += DrawLabels(labels);
     return svg + "</svg>\n";
   }
 
-  std::string DrawClusters() const {
+  // The frames (below everything) or the titles (above the edges, with a white halo so that
+  // an edge entering the cluster does not hide them).
+  std::string DrawClusters(bool titles) const {
     std::string svg;
     for (size_t c = 0; c < graph_.clusters.size(); ++c) {
       if (cluster_hi_[c] < 0) continue;
@@ -346,16 +349,22 @@ class Layout {
       const double y = layer_top_[static_cast<size_t>(cluster_lo_[c])] - title - kClusterPad;
       const size_t hi = static_cast<size_t>(cluster_hi_[c]);
       const double bottom = layer_top_[hi] + layer_height_[hi] + kClusterPad;
-      svg += fmt::format(
-          "<g class=\"cluster\"><title>{}</title><rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" "
-          "height=\"{:.1f}\" rx=\"8\" fill=\"{}\" fill-opacity=\"0.12\" stroke=\"{}\" "
-          "stroke-width=\"2\" stroke-dasharray=\"6 3\"/>",
-          XmlEscape(cluster.lines.front()), x, y, cluster_right_[c] + kClusterPad - x, bottom - y,
-          cluster.colour, cluster.colour);
+      if (!titles) {
+        svg += fmt::format(
+            "<g class=\"cluster\"><title>{}</title><rect x=\"{:.1f}\" y=\"{:.1f}\" "
+            "width=\"{:.1f}\" height=\"{:.1f}\" rx=\"8\" fill=\"{}\" fill-opacity=\"0.12\" "
+            "stroke=\"{}\" stroke-width=\"2\" stroke-dasharray=\"6 3\"/></g>\n",
+            XmlEscape(cluster.lines.front()), x, y, cluster_right_[c] + kClusterPad - x, bottom - y,
+            cluster.colour, cluster.colour);
+        continue;
+      }
+      svg += "<g class=\"cluster-title\">";
       for (size_t i = 0; i < cluster.lines.size(); ++i) {
-        svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-weight=\"{}\" fill=\"#222222\">{}</text>",
-                           x + kClusterPad, y + kClusterPad + kLineHeight * static_cast<double>(i + 1) - 3,
-                           i == 0 ? "bold" : "normal", XmlEscape(cluster.lines[i]));
+        svg += fmt::format(
+            "<text x=\"{:.1f}\" y=\"{:.1f}\" font-weight=\"{}\" fill=\"#222222\" "
+            "stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">{}</text>",
+            x + kClusterPad, y + kClusterPad + kLineHeight * static_cast<double>(i + 1) - 3,
+            i == 0 ? "bold" : "normal", XmlEscape(cluster.lines[i]));
       }
       svg += "</g>\n";
     }

@@ -122,6 +122,9 @@ TEST_P(ReportGraphLayoutTest, EveryEdgeIsAVisibleArrowAndNoBoxCoversAnother) {
   ASSERT_EQ(clusters.size(), region ? 1u : 0u);
   if (region) {
     EXPECT_NE(Text(clusters[0]).find("region on onnxruntime"), std::string::npos);
+    std::vector<xmlNode*> titles = Find(root, "g", "cluster-title");
+    ASSERT_EQ(titles.size(), 1u);
+    EXPECT_NE(Text(titles[0]).find("of the run"), std::string::npos);
     const Rect frame = RectOf(Find(clusters[0], "rect")[0]);
     for (const auto& [b, rect] : boxes) {
       const bool inside = frame.Holds(rect.x, rect.y, 0) && frame.Holds(rect.x + rect.w, rect.y + rect.h, 0);
