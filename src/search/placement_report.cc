@@ -23,6 +23,8 @@ constexpr const char* kStyle =
     "vertical-align:middle}"
     ".legend span.item{margin-right:14px;font-size:13px;white-space:nowrap}"
     ".graph{overflow:auto;border:1px solid #ddd;padding:6px;max-width:100%}"
+    // A wide graph shrinks to the page's width (all of it in view); a narrow one keeps its size.
+    ".graph svg{max-width:100%;height:auto}"
     "td.rivals{min-width:260px}"
     ".verdict{font-size:15px}";
 

@@ -63,7 +63,10 @@ class Layout {
 
  private:
   // Longest path from the sources, in a topological order (Kahn's; a cycle, which a placement
-  // cannot have, is broken at the lowest box left so that the drawing still ends).
+  // cannot have, is broken at the lowest box left so that the drawing still ends). Then, from
+  // the sinks up, every box moves down to just above its nearest reader: a box that only feeds
+  // a late step (a slice of the input for the last time step) sits beside it, not at the top
+  // with a long edge down.
   void AssignLayers() {
     const size_t n = graph_.boxes.size();
     std::vector<int> indegree(n, 0);
@@ -74,11 +77,11 @@ class Layout {
     }
     layer_.assign(n, 0);
     std::vector<bool> done(n, false);
-    std::vector<int> ready;
+    std::vector<int> ready, order;
     for (size_t b = 0; b < n; ++b) {
       if (indegree[b] == 0) ready.push_back(static_cast<int>(b));
     }
-    for (size_t finished = 0; finished < n; ++finished) {
+    while (order.size() < n) {
       if (ready.empty()) {
         for (size_t b = 0; b < n; ++b) {
           if (!done[b]) { ready.push_back(static_cast<int>(b)); break; }
@@ -86,13 +89,24 @@ class Layout {
       }
       const int b = ready.front();
       ready.erase(ready.begin());
+      if (done[static_cast<size_t>(b)]) continue;
       done[static_cast<size_t>(b)] = true;
+      order.push_back(b);
       for (int to : out[static_cast<size_t>(b)]) {
         if (done[static_cast<size_t>(to)]) continue;
         layer_[static_cast<size_t>(to)] =
             std::max(layer_[static_cast<size_t>(to)], layer_[static_cast<size_t>(b)] + 1);
         if (--indegree[static_cast<size_t>(to)] == 0) ready.push_back(to);
       }
+    }
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      const size_t b = static_cast<size_t>(*it);
+      int nearest = std::numeric_limits<int>::max();
+      for (int to : out[b]) {
+        const int l = layer_[static_cast<size_t>(to)];
+        if (l > layer_[b]) nearest = std::min(nearest, l);
+      }
+      if (nearest != std::numeric_limits<int>::max()) layer_[b] = nearest - 1;
     }
   }
 
