@@ -1,9 +1,9 @@
 #include "search/placement_report.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
-
-#include <fmt/format.h>
 
 #include "search/finalist_summary.h"
 #include "search/report_graph.h"
@@ -33,7 +33,8 @@ constexpr size_t kNamesListed = 6;
 std::string Escape(const std::string& text) { return XmlEscape(text); }
 
 std::string Swatch(const std::string& backend) {
-  return fmt::format("<span class=\"swatch\" style=\"background:{}\"></span>", BackendColour(backend));
+  return fmt::format("<span class=\"swatch\" style=\"background:{}\"></span>",
+                     BackendColour(backend));
 }
 
 // A region the two-level search made has no cost of its own.
@@ -67,7 +68,8 @@ const FinalistReport* BestSingleBackend(const OptimizeReport& report) {
 const FinalistReport* Slowest(const OptimizeReport& report) {
   const FinalistReport* slowest = nullptr;
   for (const FinalistReport& f : report.finalists) {
-    if (f.skipped.empty() && (slowest == nullptr || f.ratio_to_kept > slowest->ratio_to_kept)) slowest = &f;
+    if (f.skipped.empty() && (slowest == nullptr || f.ratio_to_kept > slowest->ratio_to_kept))
+      slowest = &f;
   }
   return slowest;
 }
@@ -82,14 +84,16 @@ std::string FinalistsHtml(const OptimizeReport& report) {
            "the search's plan is kept on its estimate.</p>\n";
   }
   const FinalistReport* slowest = Slowest(report);
-  std::string html = fmt::format("<h2>End-to-end decision</h2>\n<p class=\"verdict\">Kept: <b>{}</b>, {} end to end",
-                                 Escape(FinalistLabel(kept->name)), FormatDuration(kept->median_ms));
+  std::string html = fmt::format(
+      "<h2>End-to-end decision</h2>\n<p class=\"verdict\">Kept: <b>{}</b>, {} end to end",
+      Escape(FinalistLabel(kept->name)), FormatDuration(kept->median_ms));
   const FinalistReport* best_single = BestSingleBackend(report);
   if (best_single != nullptr && best_single != kept && best_single->ratio_to_kept > 0) {
-    html += fmt::format("; {:.2f}x faster than the best single backend ({})", best_single->ratio_to_kept,
-                        Escape(FinalistLabel(best_single->name)));
+    html += fmt::format("; {:.2f}x faster than the best single backend ({})",
+                        best_single->ratio_to_kept, Escape(FinalistLabel(best_single->name)));
   }
-  if (slowest != nullptr && slowest != kept && slowest != best_single && slowest->ratio_to_kept > 0) {
+  if (slowest != nullptr && slowest != kept && slowest != best_single &&
+      slowest->ratio_to_kept > 0) {
     html += fmt::format(", {:.2f}x faster than the slowest ({})", slowest->ratio_to_kept,
                         Escape(FinalistLabel(slowest->name)));
   }
@@ -114,11 +118,13 @@ std::string FinalistsHtml(const OptimizeReport& report) {
                           Escape(FinalistLabel(f.name)), Escape(f.skipped));
       continue;
     }
-    const std::string speedup = slowest != nullptr && f.ratio_to_kept > 0
-                                    ? fmt::format("{:.2f}x", slowest->ratio_to_kept / f.ratio_to_kept)
-                                    : "-";
+    const std::string speedup =
+        slowest != nullptr && f.ratio_to_kept > 0
+            ? fmt::format("{:.2f}x", slowest->ratio_to_kept / f.ratio_to_kept)
+            : "-";
     html += fmt::format(
-        "<tr{}><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.2f}x</td>"
+        "<tr{}><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
+        "class=\"num\">{:.2f}x</td>"
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>\n",
         f.kept ? " class=\"kept\"" : "", Escape(FinalistLabel(f.name)),
         f.estimated_ms > 0 ? FormatDuration(f.estimated_ms) : "-", FormatDuration(f.median_ms),
@@ -128,8 +134,8 @@ std::string FinalistsHtml(const OptimizeReport& report) {
   const EstimateAgainstRun check = CompareEstimateWithRun(report);
   if (check.finalist != nullptr) {
     html += fmt::format("<p>{}: estimated {}, measured {} end to end (estimate {}).</p>\n",
-                        Escape(FinalistLabel(check.finalist->name)), FormatDuration(check.estimated_ms),
-                        FormatDuration(check.measured_ms),
+                        Escape(FinalistLabel(check.finalist->name)),
+                        FormatDuration(check.estimated_ms), FormatDuration(check.measured_ms),
                         EstimateError(check.estimated_ms, check.measured_ms));
   }
   return html;
@@ -165,7 +171,8 @@ std::string BackendsHtml(const OptimizeReport& report, const RunProfile& in_run)
   for (const auto& [backend, totals] : per_backend) {
     const bool estimated = totals.all_estimated;
     html += fmt::format(
-        "<tr><td>{}{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+        "<tr><td>{}{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
+        "class=\"num\">{}</td>"
         "<td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
         Swatch(backend), Escape(backend), totals.nodes,
         estimated ? FormatDuration(totals.estimated_ms) : "in whole plans only",
@@ -216,9 +223,10 @@ std::string GroupsHtml(const Graph& graph, const OptimizeReport& report, bool pr
     const GroupReport& group = report.groups[g];
     std::string rivals;
     for (const GroupAlternative& a : group.alternatives) {
-      rivals += fmt::format("{}{} {}{}: {}", rivals.empty() ? "" : "<br>", Escape(a.backend), Escape(a.rule),
-                            a.same_nodes ? "" : fmt::format(" ({} nodes)", a.num_nodes),
-                            a.valid ? FormatDuration(a.cost_ms) : "invalid — " + Escape(a.reason));
+      rivals +=
+          fmt::format("{}{} {}{}: {}", rivals.empty() ? "" : "<br>", Escape(a.backend),
+                      Escape(a.rule), a.same_nodes ? "" : fmt::format(" ({} nodes)", a.num_nodes),
+                      a.valid ? FormatDuration(a.cost_ms) : "invalid — " + Escape(a.reason));
     }
     // A region's hundred names would fill the page: the first few and the count.
     std::string names;
@@ -270,7 +278,8 @@ std::string PlacementReportHtml(const Graph& graph, const OptimizeReport& report
   std::string html = fmt::format(
       "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>collage placement: {0}</title>\n"
       "<style>{1}</style></head><body>\n<h1>Placement of {0}</h1>\n"
-      "<p class=\"subtitle\">{2} nodes in {3} group{12}; {4} candidates offered ({5} distinct), {6} "
+      "<p class=\"subtitle\">{2} nodes in {3} group{12}; {4} candidates offered ({5} distinct), "
+      "{6} "
       "measured now, {7} from the cost database, {8} invalid; {9} search, estimate {10}{11}.</p>\n",
       Escape(title), kStyle, graph.num_nodes(), report.groups.size(), report.candidates,
       report.distinct_candidates, report.measured, report.cache_hits, report.invalid,

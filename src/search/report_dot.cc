@@ -1,8 +1,8 @@
 #include "search/report_dot.h"
 
-#include <sstream>
-
 #include <fmt/format.h>
+
+#include <sstream>
 
 #include "search/report_text.h"
 #include "util/errors.h"
@@ -135,8 +135,8 @@ StatusOr<std::string> RunDot(const std::string& dot_path, const std::string& sou
   }
   if (read == Subprocess::Wait::kInterrupted) return failed("was interrupted", kNow);
   if (read == Subprocess::Wait::kDone) return failed("wrote more than 64 MiB", kNow);
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-      deadline - Subprocess::Clock::now());
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Subprocess::Clock::now());
   const std::string ended = dot->WaitForExit(std::max(left, std::chrono::milliseconds(1)));
   if (ended != "exited with status 0") {
     const std::string tail = dot->stderr_tail();

@@ -1,8 +1,8 @@
 #include "search/report_graph.h"
 
-#include <map>
-
 #include <fmt/format.h>
+
+#include <map>
 
 #include "search/report_text.h"
 
@@ -42,7 +42,10 @@ std::string RivalsText(const GroupReport& group) {
 class Builder {
  public:
   Builder(const Graph& graph, const OptimizeReport& report, const RunProfile& in_run)
-      : graph_(graph), report_(report), in_run_(in_run), profiled_(!in_run.nodes.empty()),
+      : graph_(graph),
+        report_(report),
+        in_run_(in_run),
+        profiled_(!in_run.nodes.empty()),
         box_of_node_(static_cast<size_t>(graph.num_nodes()), -1) {
     for (const NodeTiming& step : in_run.nodes) run_total_ms_ += step.milliseconds;
   }
@@ -55,8 +58,10 @@ class Builder {
     for (size_t g = 0; g < report_.groups.size(); ++g) {
       const GroupReport& group = report_.groups[g];
       if (group.nodes.empty()) continue;
-      if (group.measured_alone && group.nodes.size() <= kMaxNodesInABox) AddGroup(group);
-      else AddRegion(group);
+      if (group.measured_alone && group.nodes.size() <= kMaxNodesInABox)
+        AddGroup(group);
+      else
+        AddRegion(group);
     }
     for (size_t g = 0; g < report_.groups.size(); ++g) AddEdgesInto(report_.groups[g]);
     for (ValueId v : graph_.outputs()) {
@@ -94,8 +99,8 @@ class Builder {
     for (int n : group.nodes) names += (names.empty() ? "" : ", ") + graph_.node(n).name;
     box.tooltip = fmt::format("{} {}: estimated {}{}\nnodes: {}{}", group.backend, group.rule,
                               FormatDuration(group.cost_ms),
-                              profiled_ ? ", in run " + FormatDuration(group.in_run_ms) : "",
-                              names, RivalsText(group));
+                              profiled_ ? ", in run " + FormatDuration(group.in_run_ms) : "", names,
+                              RivalsText(group));
     const int id = AddBox(std::move(box));
     for (int n : group.nodes) box_of_node_[static_cast<size_t>(n)] = id;
   }
@@ -105,9 +110,9 @@ class Builder {
   void AddRegion(const GroupReport& group) {
     ReportCluster cluster;
     cluster.colour = BackendColour(group.backend);
-    cluster.lines.push_back(Shorten(fmt::format("region on {} ({}) · {} nodes", group.backend,
-                                                group.rule, group.nodes.size()),
-                                    60));
+    cluster.lines.push_back(Shorten(
+        fmt::format("region on {} ({}) · {} nodes", group.backend, group.rule, group.nodes.size()),
+        60));
     std::string costs = group.measured_alone ? "est " + FormatDuration(group.cost_ms) : "";
     if (profiled_ && run_total_ms_ > 0) {
       costs += fmt::format("{}run {} · {:.1f}% of the run", costs.empty() ? "" : " · ",

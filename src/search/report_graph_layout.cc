@@ -1,12 +1,12 @@
 #include "search/report_graph_layout.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "search/report_text.h"
 
@@ -38,7 +38,7 @@ struct Item {
   int cluster = -1;
   double width = 0;
   double height = 0;
-  double x = 0;  // centre
+  double x = 0;               // centre
   std::vector<int> up, down;  // neighbouring items in the layers above and below
 };
 
@@ -84,7 +84,10 @@ class Layout {
     while (order.size() < n) {
       if (ready.empty()) {
         for (size_t b = 0; b < n; ++b) {
-          if (!done[b]) { ready.push_back(static_cast<int>(b)); break; }
+          if (!done[b]) {
+            ready.push_back(static_cast<int>(b));
+            break;
+          }
         }
       }
       const int b = ready.front();
@@ -128,7 +131,8 @@ class Layout {
       const int from_layer = layer_[static_cast<size_t>(e.from)];
       const int to_layer = layer_[static_cast<size_t>(e.to)];
       const int from_cluster = graph_.boxes[static_cast<size_t>(e.from)].cluster;
-      const bool inside = from_cluster >= 0 && from_cluster == graph_.boxes[static_cast<size_t>(e.to)].cluster;
+      const bool inside =
+          from_cluster >= 0 && from_cluster == graph_.boxes[static_cast<size_t>(e.to)].cluster;
       for (int l = from_layer + 1; l < to_layer; ++l) {
         Item lane;
         lane.layer = l;
@@ -147,7 +151,8 @@ class Layout {
 
   int AddItem(Item item) {
     const int id = static_cast<int>(items_.size());
-    if (static_cast<size_t>(item.layer) >= layers_.size()) layers_.resize(static_cast<size_t>(item.layer) + 1);
+    if (static_cast<size_t>(item.layer) >= layers_.size())
+      layers_.resize(static_cast<size_t>(item.layer) + 1);
     layers_[static_cast<size_t>(item.layer)].push_back(id);
     items_.push_back(std::move(item));
     return id;
@@ -158,27 +163,30 @@ class Layout {
   void Order() {
     position_.assign(items_.size(), 0);
     for (const std::vector<int>& layer : layers_) {
-      for (size_t i = 0; i < layer.size(); ++i) position_[static_cast<size_t>(layer[i])] = static_cast<double>(i);
+      for (size_t i = 0; i < layer.size(); ++i)
+        position_[static_cast<size_t>(layer[i])] = static_cast<double>(i);
     }
+    std::vector<double> key(items_.size());
     for (int sweep = 0; sweep < kOrderingSweeps; ++sweep) {
       const bool downward = sweep % 2 == 0;
       for (size_t step = 0; step < layers_.size(); ++step) {
         const size_t l = downward ? step : layers_.size() - 1 - step;
         std::vector<int>& layer = layers_[l];
-        std::vector<double> key(items_.size());
         for (int id : layer) {
           const Item& item = items_[static_cast<size_t>(id)];
           const std::vector<int>& near = downward ? item.up : item.down;
           double sum = 0;
           for (int other : near) sum += position_[static_cast<size_t>(other)];
-          key[static_cast<size_t>(id)] = near.empty() ? position_[static_cast<size_t>(id)] : sum / static_cast<double>(near.size());
+          key[static_cast<size_t>(id)] = near.empty() ? position_[static_cast<size_t>(id)]
+                                                      : sum / static_cast<double>(near.size());
         }
         std::stable_sort(layer.begin(), layer.end(), [&](int a, int b) {
           const int ca = ClusterRank(a), cb = ClusterRank(b);
           if (ca != cb) return ca < cb;
           return key[static_cast<size_t>(a)] < key[static_cast<size_t>(b)];
         });
-        for (size_t i = 0; i < layer.size(); ++i) position_[static_cast<size_t>(layer[i])] = static_cast<double>(i);
+        for (size_t i = 0; i < layer.size(); ++i)
+          position_[static_cast<size_t>(layer[i])] = static_cast<double>(i);
       }
     }
   }
@@ -196,7 +204,8 @@ class Layout {
     const size_t num_clusters = graph_.clusters.size();
     cluster_lo_.assign(num_clusters, std::numeric_limits<int>::max());
     cluster_hi_.assign(num_clusters, -1);
-    std::vector<std::vector<double>> width_in_layer(num_clusters, std::vector<double>(layers_.size(), 0));
+    std::vector<std::vector<double>> width_in_layer(num_clusters,
+                                                    std::vector<double>(layers_.size(), 0));
     for (const Item& item : items_) {
       if (item.cluster < 0) continue;
       const size_t c = static_cast<size_t>(item.cluster);
@@ -211,10 +220,12 @@ class Layout {
     for (size_t c = 0; c < num_clusters; ++c) {
       if (cluster_hi_[c] < 0) continue;
       double left = kMargin + kClusterPad;
-      for (int l = cluster_lo_[c]; l <= cluster_hi_[c]; ++l) left = std::max(left, free_from[static_cast<size_t>(l)] + kClusterPad);
+      for (int l = cluster_lo_[c]; l <= cluster_hi_[c]; ++l)
+        left = std::max(left, free_from[static_cast<size_t>(l)] + kClusterPad);
       // As wide as its widest layer, and as its title.
       double width = *std::max_element(width_in_layer[c].begin(), width_in_layer[c].end());
-      for (const std::string& line : graph_.clusters[c].lines) width = std::max(width, TextWidth(line));
+      for (const std::string& line : graph_.clusters[c].lines)
+        width = std::max(width, TextWidth(line));
       cluster_left_[c] = left;
       cluster_right_[c] = left + width;
       for (int l = cluster_lo_[c]; l <= cluster_hi_[c]; ++l)
@@ -247,7 +258,8 @@ class Layout {
     int previous_cluster = -2;
     for (int id : layer) {
       Item& item = items_[static_cast<size_t>(id)];
-      const double floor = item.cluster >= 0 ? cluster_left_[static_cast<size_t>(item.cluster)] : free_from;
+      const double floor =
+          item.cluster >= 0 ? cluster_left_[static_cast<size_t>(item.cluster)] : free_from;
       if (item.cluster != previous_cluster) right = -std::numeric_limits<double>::infinity();
       previous_cluster = item.cluster;
       const double left = std::max({item.x - item.width / 2, right + kItemGap, floor});
@@ -259,7 +271,8 @@ class Layout {
     for (auto it = layer.rbegin(); it != layer.rend(); ++it) {
       Item& item = items_[static_cast<size_t>(*it)];
       if (item.cluster < 0) continue;
-      if (item.cluster != previous_cluster) left_limit = cluster_right_[static_cast<size_t>(item.cluster)] + kItemGap;
+      if (item.cluster != previous_cluster)
+        left_limit = cluster_right_[static_cast<size_t>(item.cluster)] + kItemGap;
       previous_cluster = item.cluster;
       const double right_edge = std::min(item.x + item.width / 2, left_limit - kItemGap);
       item.x = right_edge - item.width / 2;
@@ -270,7 +283,9 @@ class Layout {
   // Layer tops: room between layers for the curves, a conversion's label, a cluster's title.
   void PlaceVertically() {
     std::vector<double> height(layers_.size(), 0);
-    for (const Item& item : items_) height[static_cast<size_t>(item.layer)] = std::max(height[static_cast<size_t>(item.layer)], item.height);
+    for (const Item& item : items_)
+      height[static_cast<size_t>(item.layer)] =
+          std::max(height[static_cast<size_t>(item.layer)], item.height);
     std::vector<double> label_room(layers_.size() + 1, 0);  // above layer l
     for (size_t e = 0; e < graph_.edges.size(); ++e) {
       const std::string& text = graph_.edges[e].conversion;
@@ -282,8 +297,10 @@ class Layout {
     std::vector<double> title_room(layers_.size() + 1, 0), bottom_room(layers_.size() + 1, 0);
     for (size_t c = 0; c < graph_.clusters.size(); ++c) {
       if (cluster_hi_[c] < 0) continue;
-      const double title = static_cast<double>(graph_.clusters[c].lines.size()) * kLineHeight + kClusterPad;
-      title_room[static_cast<size_t>(cluster_lo_[c])] = std::max(title_room[static_cast<size_t>(cluster_lo_[c])], title + kClusterPad);
+      const double title =
+          static_cast<double>(graph_.clusters[c].lines.size()) * kLineHeight + kClusterPad;
+      title_room[static_cast<size_t>(cluster_lo_[c])] =
+          std::max(title_room[static_cast<size_t>(cluster_lo_[c])], title + kClusterPad);
       bottom_room[static_cast<size_t>(cluster_hi_[c]) + 1] = kClusterPad;
     }
     layer_top_.assign(layers_.size(), 0);
@@ -301,7 +318,9 @@ class Layout {
     total_width_ += kMargin;
   }
 
-  double Top(int item) const { return layer_top_[static_cast<size_t>(items_[static_cast<size_t>(item)].layer)]; }
+  double Top(int item) const {
+    return layer_top_[static_cast<size_t>(items_[static_cast<size_t>(item)].layer)];
+  }
 
   // Where an edge leaves (bottom) or enters (top) a box: the box's edges spread along its
   // side in the order of where they go, so that arrowheads never sit on one another.
@@ -312,6 +331,7 @@ class Layout {
     const std::vector<int>& sides = leaving ? box.down : box.up;
     const int neighbour = leaving ? chain[1] : chain[chain.size() - 2];
     std::vector<double> xs;
+    xs.reserve(sides.size());
     for (int other : sides) xs.push_back(items_[static_cast<size_t>(other)].x);
     std::sort(xs.begin(), xs.end());
     const double x = items_[static_cast<size_t>(neighbour)].x;
@@ -324,7 +344,8 @@ class Layout {
       const std::vector<int>& other = chains_[k];
       const int other_box = leaving ? other.front() : other.back();
       const int other_neighbour = leaving ? other[1] : other[other.size() - 2];
-      if (other_box == box_item && items_[static_cast<size_t>(other_neighbour)].x == x) ++same_before;
+      if (other_box == box_item && items_[static_cast<size_t>(other_neighbour)].x == x)
+        ++same_before;
     }
     const double slot = static_cast<double>(std::min(rank + same_before, xs.size() - 1));
     return box.x - usable / 2 + usable * slot / static_cast<double>(xs.size() - 1);
@@ -390,7 +411,9 @@ class Layout {
   std::string DrawEdge(size_t e, std::vector<Label>& labels) const {
     const ReportEdge& edge = graph_.edges[e];
     const std::vector<int>& chain = chains_[e];
-    struct Point { double x, y; };
+    struct Point {
+      double x, y;
+    };
     std::vector<Point> points;  // pairs: (leave a layer, enter the next)
     const Item& from = items_[static_cast<size_t>(chain.front())];
     points.push_back({PortX(e, true), Top(chain.front()) + from.height});
@@ -405,8 +428,10 @@ class Layout {
     for (size_t k = 0; k + 1 < points.size(); k += 2) {
       const Point a = points[k], b = points[k + 1];
       const double bend = (b.y - a.y) / 2;
-      d += fmt::format(" C{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}", a.x, a.y + bend, b.x, b.y - bend, b.x, b.y);
-      if (k + 2 < points.size()) d += fmt::format(" L{:.1f},{:.1f}", points[k + 2].x, points[k + 2].y);
+      d += fmt::format(" C{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}", a.x, a.y + bend, b.x,
+                       b.y - bend, b.x, b.y);
+      if (k + 2 < points.size())
+        d += fmt::format(" L{:.1f},{:.1f}", points[k + 2].x, points[k + 2].y);
     }
     const bool converted = !edge.conversion.empty();
     std::string svg = fmt::format(
@@ -414,7 +439,8 @@ class Layout {
         "fill=\"none\" stroke=\"{}\" stroke-width=\"{}\" marker-end=\"url(#{})\"/></g>\n",
         edge.from, edge.to, XmlEscape(graph_.boxes[static_cast<size_t>(edge.from)].lines.front()),
         XmlEscape(graph_.boxes[static_cast<size_t>(edge.to)].lines.front()), d,
-        converted ? "#d35400" : "#777777", converted ? 2 : 1.3, converted ? "arrow-conversion" : "arrow");
+        converted ? "#d35400" : "#777777", converted ? 2 : 1.3,
+        converted ? "arrow-conversion" : "arrow");
     if (converted) {
       Label label;
       std::stringstream lines(edge.conversion);
@@ -433,9 +459,8 @@ class Layout {
 
   // Labels above everything else; one that would cover another in the same gap moves right.
   static std::string DrawLabels(std::vector<Label>& labels) {
-    std::sort(labels.begin(), labels.end(), [](const Label& a, const Label& b) {
-      return a.y != b.y ? a.y < b.y : a.x < b.x;
-    });
+    std::sort(labels.begin(), labels.end(),
+              [](const Label& a, const Label& b) { return a.y != b.y ? a.y < b.y : a.x < b.x; });
     std::string svg;
     for (size_t i = 0; i < labels.size(); ++i) {
       Label& label = labels[i];
@@ -447,7 +472,8 @@ class Layout {
       }
       const double left = label.x - label.width / 2, top = label.y - label.height / 2;
       svg += fmt::format(
-          "<g class=\"conversion\"><rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" "
+          "<g class=\"conversion\"><rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" "
+          "height=\"{:.1f}\" "
           "rx=\"3\" fill=\"#fff4e5\" stroke=\"#d35400\"/>",
           left, top, label.width, label.height);
       for (size_t k = 0; k < label.lines.size(); ++k) {
@@ -472,9 +498,10 @@ class Layout {
         box.fill, box.terminal ? "#555555" : "#333333");
     const std::string colour = TextColourOn(box.fill);
     for (size_t k = 0; k < box.lines.size(); ++k) {
-      svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" fill=\"{}\"{}>{}</text>",
-                         item.x, top + kBoxPadding / 2 + kLineHeight * static_cast<double>(k + 1) - 3, colour,
-                         k == 0 && !box.terminal ? " font-weight=\"bold\"" : "", XmlEscape(box.lines[k]));
+      svg += fmt::format(
+          "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" fill=\"{}\"{}>{}</text>", item.x,
+          top + kBoxPadding / 2 + kLineHeight * static_cast<double>(k + 1) - 3, colour,
+          k == 0 && !box.terminal ? " font-weight=\"bold\"" : "", XmlEscape(box.lines[k]));
     }
     return svg + "</g>\n";
   }

@@ -1,10 +1,10 @@
 #include "search/report_text.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdint>
 #include <map>
-
-#include <fmt/format.h>
 
 namespace collage {
 
@@ -57,12 +57,18 @@ std::string HslColour(double hue, double saturation, double lightness) {
   const double h = std::fmod(hue, 360.0) / 60.0;
   const double x = chroma * (1 - std::fabs(std::fmod(h, 2.0) - 1));
   double r = 0, g = 0, b = 0;
-  if (h < 1) r = chroma, g = x;
-  else if (h < 2) r = x, g = chroma;
-  else if (h < 3) g = chroma, b = x;
-  else if (h < 4) g = x, b = chroma;
-  else if (h < 5) r = x, b = chroma;
-  else r = chroma, b = x;
+  if (h < 1)
+    r = chroma, g = x;
+  else if (h < 2)
+    r = x, g = chroma;
+  else if (h < 3)
+    g = chroma, b = x;
+  else if (h < 4)
+    g = x, b = chroma;
+  else if (h < 5)
+    r = x, b = chroma;
+  else
+    r = chroma, b = x;
   const double m = lightness - chroma / 2;
   auto byte = [&](double v) { return static_cast<int>(std::lround((v + m) * 255)); };
   return fmt::format("#{:02x}{:02x}{:02x}", byte(r), byte(g), byte(b));
@@ -72,10 +78,10 @@ std::string HslColour(double hue, double saturation, double lightness) {
 
 std::string BackendColour(const std::string& backend) {
   static const std::map<std::string, std::string> known = {
-      {"native", "#9e9e9e"},      {"onednn", "#1f77b4"},        {"xnnpack", "#2ca02c"},
-      {"xnnpack_graph", "#98df8a"}, {"openblas", "#d62728"},     {"eigen", "#9467bd"},
-      {"mkl", "#17becf"},         {"onnxruntime", "#ff7f0e"},   {"openvino", "#e377c2"},
-      {"cublas", "#bcbd22"},      {"cudnn", "#8c564b"}};
+      {"native", "#9e9e9e"},        {"onednn", "#1f77b4"},      {"xnnpack", "#2ca02c"},
+      {"xnnpack_graph", "#98df8a"}, {"openblas", "#d62728"},    {"eigen", "#9467bd"},
+      {"mkl", "#17becf"},           {"onnxruntime", "#ff7f0e"}, {"openvino", "#e377c2"},
+      {"cublas", "#bcbd22"},        {"cudnn", "#8c564b"}};
   if (auto it = known.find(backend); it != known.end()) return it->second;
   // Mid saturation and lightness: distinct from the palette's primaries, readable text on it.
   return HslColour(StableHash(backend) % 360, 0.45, 0.62);
@@ -83,7 +89,9 @@ std::string BackendColour(const std::string& backend) {
 
 std::string TextColourOn(const std::string& fill) {
   if (fill.size() != 7 || fill[0] != '#') return "#000000";
-  const auto channel = [&](size_t at) { return std::stoi(fill.substr(at, 2), nullptr, 16) / 255.0; };
+  const auto channel = [&](size_t at) {
+    return std::stoi(fill.substr(at, 2), nullptr, 16) / 255.0;
+  };
   // Relative luminance (sRGB weights, without the gamma curve: close enough to pick a side).
   const double luminance = 0.2126 * channel(1) + 0.7152 * channel(3) + 0.0722 * channel(5);
   return luminance > 0.55 ? "#000000" : "#ffffff";

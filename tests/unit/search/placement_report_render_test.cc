@@ -1,14 +1,13 @@
 // The report opens in a real browser: headless Chromium renders it to a PNG of the size asked
 // for, with far more drawn on it than on a blank page. Skipped (saying why) where Chromium is
 // not installed (`apt-get install chromium`; make test installs it).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdint>
 #include <fstream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "report_test_util.h"
 #include "search/placement_report.h"
@@ -41,12 +40,11 @@ uint32_t BigEndian32(const std::string& bytes, size_t at) {
 void Screenshot(const std::string& chromium, const TempDir& dir, const std::string& page,
                 const std::string& png) {
   StatusOr<std::unique_ptr<Subprocess>> child = Subprocess::Spawn(
-      "/usr/bin/env",
-      {"HOME=" + dir.file("home"), "XDG_CONFIG_HOME=" + dir.file("config"),
-       "XDG_CACHE_HOME=" + dir.file("cache"), chromium, "--headless", "--disable-gpu",
-       "--no-sandbox", "--hide-scrollbars", "--user-data-dir=" + dir.file("profile"),
-       "--screenshot=" + png, fmt::format("--window-size={},{}", kWidth, kHeight),
-       "file://" + page});
+      "/usr/bin/env", {"HOME=" + dir.file("home"), "XDG_CONFIG_HOME=" + dir.file("config"),
+                       "XDG_CACHE_HOME=" + dir.file("cache"), chromium, "--headless",
+                       "--disable-gpu", "--no-sandbox", "--hide-scrollbars",
+                       "--user-data-dir=" + dir.file("profile"), "--screenshot=" + png,
+                       fmt::format("--window-size={},{}", kWidth, kHeight), "file://" + page});
   ASSERT_TRUE(child.ok()) << child.status().ToString();
   const std::string ended = (*child)->WaitForExit(std::chrono::seconds(90));
   EXPECT_EQ(ended, "exited with status 0") << (*child)->stderr_tail();

@@ -74,7 +74,8 @@ TEST(PlacementReportTest, TheKeptFinalistIsMarkedWithItsSpeedAgainstTheOthers) {
 
 TEST(PlacementReportTest, ThePageIsTitledWithTheModelsFileElseTheGraphsName) {
   ReportFixture f = MakeReportFixture(1, /*region=*/false);
-  std::string html = PlacementReportHtml(f.graph, f.report, f.in_run, BuiltIn("mobilenet <v2>.onnx"));
+  std::string html =
+      PlacementReportHtml(f.graph, f.report, f.in_run, BuiltIn("mobilenet <v2>.onnx"));
   ExpectContains(html, "<title>collage placement: mobilenet &lt;v2&gt;.onnx</title>");
   ExpectContains(html, "<h1>Placement of mobilenet &lt;v2&gt;.onnx</h1>");
   html = PlacementReportHtml(f.graph, f.report, f.in_run, BuiltIn());
@@ -93,9 +94,10 @@ TEST(PlacementReportTest, ARegionsShareIsItsShareOfTheRun) {
   ReportFixture f = MakeReportFixture(2, /*region=*/true);
   const std::string html = PlacementReportHtml(f.graph, f.report, f.in_run, BuiltIn());
   // onnxruntime runs 1.5 ms of the run's 2.2492 ms; it has no estimate of its own.
-  ExpectContains(html,
-                 "onnxruntime</td><td class=\"num\">4</td><td class=\"num\">in whole plans only</td>"
-                 "<td class=\"num\">-</td><td class=\"num\">1.50 ms</td><td class=\"num\">66.7%</td>");
+  ExpectContains(
+      html,
+      "onnxruntime</td><td class=\"num\">4</td><td class=\"num\">in whole plans only</td>"
+      "<td class=\"num\">-</td><td class=\"num\">1.50 ms</td><td class=\"num\">66.7%</td>");
   ExpectContains(html, "region on onnxruntime (region) · 4 nodes");
   ExpectContains(html, "class=\"cluster\"");
   EXPECT_EQ(html.find(">0.0%<"), std::string::npos);
@@ -105,7 +107,9 @@ TEST(PlacementReportTest, TheGraphSaysHowItWasLaidOutAndHasALegend) {
   ReportFixture f = MakeReportFixture(1, /*region=*/false);
   const std::string html = PlacementReportHtml(f.graph, f.report, f.in_run, BuiltIn());
   ExpectContains(html, "(built-in layered layout.)");
-  ExpectContains(html, "<span class=\"item\"><span class=\"swatch\" style=\"background:#1f77b4\"></span>onednn</span>");
+  ExpectContains(html,
+                 "<span class=\"item\"><span class=\"swatch\" "
+                 "style=\"background:#1f77b4\"></span>onednn</span>");
   EXPECT_TRUE(testing::ParseXml(testing::SvgOf(html))) << "the embedded graph is well-formed";
 }
 

@@ -3,6 +3,7 @@
 // switched off leaves the built-in layout in its place: a report is always drawn.
 #include "search/report_dot.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -10,8 +11,6 @@
 #include <fstream>
 #include <optional>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "report_test_util.h"
 #include "search/report_graph_drawing.h"
@@ -29,8 +28,10 @@ class ScopedEnv {
     ::setenv(name, value.c_str(), 1);
   }
   ~ScopedEnv() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
   }
 
  private:
@@ -111,7 +112,8 @@ TEST(ReportDotTest, ADotThatHangsIsStoppedAtTheTimeLimit) {
   const auto start = std::chrono::steady_clock::now();
   StatusOr<std::string> svg = RunDot(dot, "digraph g { a -> b }\n", std::chrono::milliseconds(300));
   ASSERT_FALSE(svg.ok());
-  EXPECT_NE(svg.status().message().find("took longer than"), std::string::npos) << svg.status().message();
+  EXPECT_NE(svg.status().message().find("took longer than"), std::string::npos)
+      << svg.status().message();
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
 }
 
@@ -120,7 +122,8 @@ TEST(ReportDotTest, ADotWithoutSvgOutputIsAnError) {
   const std::string dot = FakeDot(dir, "/bin/cat >/dev/null; echo not svg");
   StatusOr<std::string> svg = RunDot(dot, "digraph g { a -> b }\n", std::chrono::seconds(10));
   ASSERT_FALSE(svg.ok());
-  EXPECT_NE(svg.status().message().find("wrote no SVG"), std::string::npos) << svg.status().message();
+  EXPECT_NE(svg.status().message().find("wrote no SVG"), std::string::npos)
+      << svg.status().message();
 }
 
 TEST(ReportDotTest, TheEnvironmentCanAskForTheBuiltInLayout) {

@@ -38,9 +38,12 @@ Rect RectOf(xmlNode* rect) {
 std::vector<std::pair<double, double>> Sample(const std::string& d) {
   std::string spaced;
   for (char c : d) {
-    if (c == ',') spaced += ' ';
-    else if (std::isalpha(static_cast<unsigned char>(c))) spaced += std::string(" ") + c + " ";
-    else spaced += c;
+    if (c == ',')
+      spaced += ' ';
+    else if (std::isalpha(static_cast<unsigned char>(c)))
+      spaced += std::string(" ") + c + " ";
+    else
+      spaced += c;
   }
   std::istringstream in(spaced);
   std::vector<std::pair<double, double>> points;
@@ -57,8 +60,9 @@ std::vector<std::pair<double, double>> Sample(const std::string& d) {
       in >> x1 >> y1 >> x2 >> y2 >> x3 >> y3;
       for (int k = 0; k <= 24; ++k) {
         const double t = k / 24.0, u = 1 - t;
-        points.push_back({u * u * u * x + 3 * u * u * t * x1 + 3 * u * t * t * x2 + t * t * t * x3,
-                          u * u * u * y + 3 * u * u * t * y1 + 3 * u * t * t * y2 + t * t * t * y3});
+        points.push_back(
+            {u * u * u * x + 3 * u * u * t * x1 + 3 * u * t * t * x2 + t * t * t * x3,
+             u * u * u * y + 3 * u * u * t * y1 + 3 * u * t * t * y2 + t * t * t * y3});
       }
       x = x3, y = y3;
     } else {
@@ -90,7 +94,8 @@ TEST_P(ReportGraphLayoutTest, EveryEdgeIsAVisibleArrowAndNoBoxCoversAnother) {
   }
   ASSERT_EQ(boxes.size(), graph.boxes.size());
   for (const auto& [a, ra] : boxes) {
-    for (const auto& [b, rb] : boxes) EXPECT_TRUE(a == b || !ra.Overlaps(rb)) << "boxes " << a << " and " << b << " overlap";
+    for (const auto& [b, rb] : boxes)
+      EXPECT_TRUE(a == b || !ra.Overlaps(rb)) << "boxes " << a << " and " << b << " overlap";
   }
 
   std::set<std::pair<int, int>> drawn;
@@ -102,8 +107,8 @@ TEST_P(ReportGraphLayoutTest, EveryEdgeIsAVisibleArrowAndNoBoxCoversAnother) {
     EXPECT_EQ(Attr(paths[0], "marker-end").rfind("url(#arrow", 0), 0u) << "no arrowhead";
     for (const auto& [px, py] : Sample(Attr(paths[0], "d"))) {
       for (const auto& [b, rect] : boxes) {
-        EXPECT_FALSE(rect.Holds(px, py, 2)) << "edge " << from << "->" << to << " runs behind box " << b
-                                            << " at " << px << "," << py;
+        EXPECT_FALSE(rect.Holds(px, py, 2)) << "edge " << from << "->" << to << " runs behind box "
+                                            << b << " at " << px << "," << py;
       }
     }
   }
@@ -116,7 +121,8 @@ TEST_P(ReportGraphLayoutTest, EveryEdgeIsAVisibleArrowAndNoBoxCoversAnother) {
   std::vector<std::string> conversions;
   for (xmlNode* label : Find(root, "g", "conversion")) conversions.push_back(Text(label));
   EXPECT_EQ(conversions.size(), 2u);
-  EXPECT_NE(std::find(conversions.begin(), conversions.end(), "nChw8c→nhwc 45 µs"), conversions.end());
+  EXPECT_NE(std::find(conversions.begin(), conversions.end(), "nChw8c→nhwc 45 µs"),
+            conversions.end());
 
   std::vector<xmlNode*> clusters = Find(root, "g", "cluster");
   ASSERT_EQ(clusters.size(), region ? 1u : 0u);
@@ -127,7 +133,8 @@ TEST_P(ReportGraphLayoutTest, EveryEdgeIsAVisibleArrowAndNoBoxCoversAnother) {
     EXPECT_NE(Text(titles[0]).find("of the run"), std::string::npos);
     const Rect frame = RectOf(Find(clusters[0], "rect")[0]);
     for (const auto& [b, rect] : boxes) {
-      const bool inside = frame.Holds(rect.x, rect.y, 0) && frame.Holds(rect.x + rect.w, rect.y + rect.h, 0);
+      const bool inside =
+          frame.Holds(rect.x, rect.y, 0) && frame.Holds(rect.x + rect.w, rect.y + rect.h, 0);
       EXPECT_EQ(inside, graph.boxes[static_cast<size_t>(b)].cluster == 0) << "box " << b;
     }
   }

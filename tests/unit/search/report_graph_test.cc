@@ -35,7 +35,8 @@ TEST(ReportGraphTest, GroupsInputsOutputsAndTheResidualEdgesAreAllThere) {
   const std::set<std::pair<int, int>> expected = {{0, 1}, {1, 2}, {2, 3}, {0, 3}, {3, 4},
                                                   {4, 5}, {5, 6}, {3, 6}, {6, 7}};
   EXPECT_EQ(graph.edges.size(), expected.size());
-  for (const auto& [from, to] : expected) EXPECT_TRUE(HasEdge(graph, from, to)) << from << "->" << to;
+  for (const auto& [from, to] : expected)
+    EXPECT_TRUE(HasEdge(graph, from, to)) << from << "->" << to;
   EXPECT_TRUE(graph.clusters.empty());
 }
 
@@ -47,8 +48,8 @@ TEST(ReportGraphTest, ConversionsGoOnTheEdgeIntoTheStepThatNeededThem) {
     if (!e.conversion.empty()) labels[{e.from, e.to}] = e.conversion;
   }
   ASSERT_EQ(labels.size(), 2u);
-  EXPECT_EQ(labels[std::make_pair(0, 1)], "plain→nChw8c 4.2 µs");   // x into conv0
-  EXPECT_EQ(labels[std::make_pair(1, 2)], "nChw8c→nhwc 45 µs");     // conv0 into relu0
+  EXPECT_EQ(labels[std::make_pair(0, 1)], "plain→nChw8c 4.2 µs");  // x into conv0
+  EXPECT_EQ(labels[std::make_pair(1, 2)], "nChw8c→nhwc 45 µs");    // conv0 into relu0
 }
 
 TEST(ReportGraphTest, WithoutAProfileNothingIsSaidAboutTheRun) {

@@ -26,8 +26,8 @@ TEST(ReportTextTest, DurationsAreShownAtTheirScale) {
 
 TEST(ReportTextTest, EveryShippedBackendHasItsOwnFixedColour) {
   std::set<std::string> colours;
-  const char* backends[] = {"native", "onednn", "xnnpack", "xnnpack_graph", "openblas",
-                            "eigen", "mkl", "onnxruntime", "openvino"};
+  const char* backends[] = {"native", "onednn", "xnnpack",     "xnnpack_graph", "openblas",
+                            "eigen",  "mkl",    "onnxruntime", "openvino"};
   for (const char* backend : backends) colours.insert(BackendColour(backend));
   EXPECT_EQ(colours.size(), std::size(backends)) << "two backends share a colour";
   EXPECT_EQ(BackendColour("onednn"), "#1f77b4");
