@@ -36,15 +36,17 @@ uint32_t BigEndian32(const std::string& bytes, size_t at) {
 
 // Renders `page` to `png` with headless Chromium: a home, profile, configuration and cache of
 // its own in `dir` (it leaves crash-report and dconf folders in the real ones otherwise), no
-// sandbox (tests may run as root), and a time limit.
+// sandbox (tests may run as root), shared memory in /tmp (a container's /dev/shm is small), and
+// a time limit.
 void Screenshot(const std::string& chromium, const TempDir& dir, const std::string& page,
                 const std::string& png) {
   StatusOr<std::unique_ptr<Subprocess>> child = Subprocess::Spawn(
-      "/usr/bin/env", {"HOME=" + dir.file("home"), "XDG_CONFIG_HOME=" + dir.file("config"),
-                       "XDG_CACHE_HOME=" + dir.file("cache"), chromium, "--headless",
-                       "--disable-gpu", "--no-sandbox", "--hide-scrollbars",
-                       "--user-data-dir=" + dir.file("profile"), "--screenshot=" + png,
-                       fmt::format("--window-size={},{}", kWidth, kHeight), "file://" + page});
+      "/usr/bin/env",
+      {"HOME=" + dir.file("home"), "XDG_CONFIG_HOME=" + dir.file("config"),
+       "XDG_CACHE_HOME=" + dir.file("cache"), chromium, "--headless", "--disable-gpu",
+       "--no-sandbox", "--disable-dev-shm-usage", "--hide-scrollbars",
+       "--user-data-dir=" + dir.file("profile"), "--screenshot=" + png,
+       fmt::format("--window-size={},{}", kWidth, kHeight), "file://" + page});
   ASSERT_TRUE(child.ok()) << child.status().ToString();
   const std::string ended = (*child)->WaitForExit(std::chrono::seconds(90));
   EXPECT_EQ(ended, "exited with status 0") << (*child)->stderr_tail();
