@@ -8,16 +8,20 @@ BUILD_PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev
+  libxml2-dev  # the unit tests parse the placement report's SVG
   # the backend libraries (backends/*); OpenBLAS's OpenMP build shares one thread pool with
   # oneDNN and our own kernels
   libdnnl-dev libxnnpack-dev libpthreadpool-dev libopenblas-openmp-dev libeigen3-dev
 )
 # Tests also need: the ONNX Python package (generates the ONNX node conformance cases),
-# PyTorch + torchvision (export models through another exporter), clang + libFuzzer, and
-# for the Python package (python/) Python's headers and venv (scripts/install_python_deps.sh).
+# PyTorch + torchvision (export models through another exporter), clang + libFuzzer,
+# Graphviz's dot (the report's layout) and Chromium (the report rendered headless to a PNG),
+# and for the Python package (python/) Python's headers and venv
+# (scripts/install_python_deps.sh).
 TEST_PACKAGES=(
   python3-onnx python3-numpy python3-torch python3-torchvision python3-dev python3-venv
   clang libclang-rt-14-dev libomp-dev
+  graphviz chromium
 )
 
 want=("${BUILD_PACKAGES[@]}")

@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <sstream>
 #include <thread>
 
 #include "util/errors.h"
@@ -43,6 +45,18 @@ Status MakePipe(int fds[2]) {
 }
 
 }  // namespace
+
+std::string FindOnPath(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  if (path == nullptr) return "";
+  std::stringstream dirs(path);
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    if (dir.empty()) continue;
+    const std::string candidate = dir + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return "";
+}
 
 std::string SignalName(int signal_number) {
   const char* abbreviation = ::sigabbrev_np(signal_number);
@@ -174,6 +188,8 @@ Subprocess::Wait Subprocess::Write(const std::string& bytes, Clock::time_point d
   pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
   return result;
 }
+
+void Subprocess::CloseStdin() { CloseFd(stdin_fd_); }
 
 Subprocess::Wait Subprocess::Read(size_t size, std::string* out, Clock::time_point deadline) {
   out->clear();

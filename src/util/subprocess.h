@@ -39,7 +39,11 @@ class Subprocess {
 
   // Writes all of `bytes` to the child's stdin. kClosed: the child closed it (or died).
   Wait Write(const std::string& bytes, Clock::time_point deadline);
-  // Reads exactly `size` bytes of the child's stdout into `out`. kClosed: end of file first.
+  // Closes the child's stdin: a child that reads to the end of its input (a filter such as
+  // Graphviz's dot) sees end of file and finishes.
+  void CloseStdin();
+  // Reads exactly `size` bytes of the child's stdout into `out`. kClosed: end of file first
+  // (`out` then holds what came before it).
   Wait Read(size_t size, std::string* out, Clock::time_point deadline);
 
   // SIGKILL to the child's process group, then reaps it. Idempotent.
@@ -67,6 +71,9 @@ class Subprocess {
   int stderr_fd_ = -1;  // our end of the child's stderr
   std::string stderr_tail_;
 };
+
+// The path of the executable `name` in a folder of $PATH; empty when there is none.
+std::string FindOnPath(const std::string& name);
 
 // "SIGSEGV" for SIGSEGV, "signal 77" for a number without a name.
 std::string SignalName(int signal_number);

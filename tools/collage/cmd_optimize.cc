@@ -4,6 +4,7 @@
 // show the search's estimate against the run and save the plan / the report / the JSON.
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <sstream>
 
 #include "commands.h"
@@ -97,8 +98,10 @@ Status Optimize(const OptimizeFlags& flags) {
     std::printf("plan saved to %s\n", flags.save_plan.c_str());
   }
   if (!flags.report.empty()) {
-    COLLAGE_RETURN_IF_ERROR(
-        WriteFileAtomically(flags.report, PlacementReportHtml(session->graph(), report, in_run)));
+    PlacementReportOptions page;
+    page.title = std::filesystem::path(flags.model).filename().string();
+    COLLAGE_RETURN_IF_ERROR(WriteFileAtomically(
+        flags.report, PlacementReportHtml(session->graph(), report, in_run, page)));
     std::printf("report written to %s\n", flags.report.c_str());
   }
   if (!flags.json.empty()) {

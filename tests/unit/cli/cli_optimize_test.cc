@@ -4,6 +4,7 @@
 // user can get wrong.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -49,13 +50,41 @@ TEST_F(CliOptimizeTest, OptimizePrintsTheSearchTheSharesAndTheComparison) {
   EXPECT_NE(html.find("<svg"), std::string::npos);
   EXPECT_NE(html.find("rivals"), std::string::npos);
   EXPECT_NE(html.find("<th>estimated</th><th>in run</th>"), std::string::npos);
-  EXPECT_NE(html.find("<b>kept</b>"), std::string::npos);
+  EXPECT_NE(html.find("<tr class=\"kept\">"), std::string::npos) << "the kept finalist is marked";
+  EXPECT_NE(html.find("<title>collage placement: tiny.onnx</title>"), std::string::npos)
+      << "the page is titled with the model's file name";
   EXPECT_EQ(html.find("src=\"http"), std::string::npos) << "the report must be self-contained";
 
   // The second optimize finds everything in the cost database.
   r = Optimize("--no-compare");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find(" 0 measured now"), std::string::npos) << r.output;
+}
+
+// The report's graph is laid out by Graphviz's dot where it is installed, by the built-in
+// layout when COLLAGE_REPORT_LAYOUT=builtin asks for it; the page says which.
+TEST_F(CliOptimizeTest, TheReportSaysWhichLayoutDrewItsGraph) {
+  const fs::path report = dir_ / "report.html";
+  CommandResult r = RunCli("optimize " + WriteTinyModel() + " --threads 1 --no-compare --cost-db " +
+                               db() + " --report " + report.string(),
+                           "COLLAGE_REPORT_LAYOUT=builtin");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::string html = ReadAll(report);
+  EXPECT_NE(html.find("(built-in layered layout.)"), std::string::npos);
+  EXPECT_NE(html.find("class=\"placement-graph\""), std::string::npos);
+  EXPECT_EQ(html.find("Graphviz"), std::string::npos);
+
+  if (std::system("command -v dot >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "Graphviz dot is not installed: only the built-in layout was checked";
+  }
+  r = RunCli("optimize " + WriteTinyModel() + " --threads 1 --no-compare --cost-db " + db() +
+                 " --report " + report.string(),
+             "env -u COLLAGE_REPORT_LAYOUT");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  html = ReadAll(report);
+  EXPECT_NE(html.find("(laid out by Graphviz dot.)"), std::string::npos);
+  EXPECT_NE(html.find("<g id=\"graph0\" class=\"graph\""), std::string::npos) << "dot's SVG embedded";
+  EXPECT_EQ(html.find("<?xml"), std::string::npos) << "dot's XML declaration left out";
 }
 
 TEST_F(CliOptimizeTest, RunAndBenchTakeThePlanAndBenchWritesATrace) {

@@ -1,96 +1,116 @@
 // The HTML report sets what a run showed beside what the search estimated: every group's
 // estimate and in-run time, the layout conversions' times, and the end-to-end decision with
-// the kept finalist marked (or, without one, that nothing was measured end to end).
+// the kept finalist marked and each finalist's speed against the others (or, without one,
+// that nothing was measured end to end); it is titled with the model's file, and a region's
+// share is its share of the run.
 #include "search/placement_report.h"
 
 #include <gtest/gtest.h>
 
-#include "optimize_test_util.h"
+#include "report_test_util.h"
 
 namespace collage {
 namespace {
 
-using testing::RepeatedBlocks;
+using testing::MakeReportFixture;
+using testing::ReportFixture;
 
-class PlacementReportTest : public ::testing::Test {
- protected:
-  // One group per node of a one-block model (Conv, Relu, Add), with estimates and in-run times.
-  void SetUp() override {
-    graph_ = RepeatedBlocks(1);
-    const char* backends[] = {"onednn", "xnnpack", "native"};
-    for (int n = 0; n < graph_.num_nodes(); ++n) {
-      GroupReport group;
-      group.backend = backends[n % 3];
-      group.rule = "rule" + std::to_string(n);
-      group.nodes = {n};
-      group.cost_ms = 0.2;
-      group.in_run_ms = 0.35;
-      report_.groups.push_back(group);
-    }
-    report_.estimated_ms = 0.7;
-    NodeTiming conversion;
-    conversion.node_name = "block0.conv_out";
-    conversion.op_type = "LayoutConversion";
-    conversion.backend = "xnnpack";
-    conversion.rule = "nchw->nhwc";
-    conversion.milliseconds = 0.045;
-    NodeTiming step;
-    step.op_type = "Conv";
-    step.milliseconds = 0.35;
-    in_run_.nodes = {step, conversion, step, step};
-  }
+void AddDecision(OptimizeReport& report) {
+  FinalistReport op_level{"op-level", 0.7, 0.8, 1.0, 9, true, "", 15};
+  FinalistReport onednn{"single-backend:onednn", 0, 1.2, 1.5, 6, false, "", 15};
+  FinalistReport native{"single-backend:native", 0, 2.4, 3.0, 0, false, "", 15};
+  FinalistReport xnnpack{"single-backend:xnnpack", 0, 0, 0, 0, false, "wrong outputs", 0};
+  report.finalists = {op_level, onednn, native, xnnpack};
+  report.kept_finalist = "op-level";
+  report.measured_ms = 0.8;
+  report.decision_rounds = 15;
+  report.round_spread = 0.04;
+}
 
-  void AddDecision() {
-    FinalistReport op_level{"op-level", 0.7, 0.8, 1.0, 9, true, ""};
-    FinalistReport onednn{"single-backend:onednn", 0, 1.2, 1.5, 6, false, ""};
-    FinalistReport xnnpack{"single-backend:xnnpack", 0, 0, 0, 0, false, "wrong outputs"};
-    report_.finalists = {op_level, onednn, xnnpack};
-    report_.kept_finalist = "op-level";
-    report_.measured_ms = 0.8;
-    report_.decision_rounds = 15;
-    report_.round_spread = 0.04;
-  }
+void ExpectContains(const std::string& html, const std::string& text) {
+  EXPECT_NE(html.find(text), std::string::npos) << text;
+}
 
-  static void ExpectContains(const std::string& html, const std::string& text) {
-    EXPECT_NE(html.find(text), std::string::npos) << text;
-  }
+PlacementReportOptions BuiltIn(const std::string& title = "") {
+  PlacementReportOptions options;
+  options.title = title;
+  options.layout = ReportLayout::kBuiltIn;
+  return options;
+}
 
-  Graph graph_;
-  OptimizeReport report_;
-  RunProfile in_run_;
-};
-
-TEST_F(PlacementReportTest, EveryGroupHasItsEstimateBesideItsTimeInTheRun) {
-  AddDecision();
-  const std::string html = PlacementReportHtml(graph_, report_, in_run_);
+TEST(PlacementReportTest, EveryGroupHasItsEstimateBesideItsTimeInTheRun) {
+  ReportFixture f = MakeReportFixture(1, /*region=*/false);
+  AddDecision(f.report);
+  const std::string html = PlacementReportHtml(f.graph, f.report, f.in_run, BuiltIn());
   for (const char* text :
        {"<th>estimated</th><th>in run</th><th>in run / estimated</th>",
-        "<td>200 us</td><td>350 us</td><td>1.75x</td>", "share of the estimate",
-        "Layout conversions in the run",
-        "<td>block0.conv_out</td><td>nchw-&gt;nhwc</td><td>xnnpack</td><td>45 us</td>"}) {
+        "<td class=\"num\">200 µs</td><td class=\"num\">350 µs</td><td class=\"num\">1.75x</td>",
+        "share of the estimate", "share of the run", "Layout conversions in the run",
+        "2 conversions, 49 µs in all",
+        "<td>x</td><td>plain-&gt;nChw8c</td><td>onednn</td><td class=\"num\">4.2 µs</td>"}) {
     ExpectContains(html, text);
   }
+  EXPECT_EQ(html.find(" us<"), std::string::npos) << "durations in µs, never 'us'";
 }
 
-TEST_F(PlacementReportTest, TheFinalistsAreListedWithTheKeptOneMarked) {
-  AddDecision();
-  const std::string html = PlacementReportHtml(graph_, report_, in_run_);
+TEST(PlacementReportTest, TheKeptFinalistIsMarkedWithItsSpeedAgainstTheOthers) {
+  ReportFixture f = MakeReportFixture(1, /*region=*/false);
+  AddDecision(f.report);
+  const std::string html = PlacementReportHtml(f.graph, f.report, f.in_run, BuiltIn());
   for (const char* text :
        {"End-to-end decision", "15 interleaved rounds", "spread (p90 - p10) / median: 4.0%",
-        "<td>op-level plan</td><td>700 us</td><td>800 us</td>"
-        "<td>1.00x</td><td>9</td><td><b>kept</b></td>",
-        "<td>onednn alone</td><td>-</td><td>1.20 ms</td><td>1.50x</td><td>6</td><td></td>",
-        "<td>xnnpack alone</td><td colspan=\"5\">skipped: wrong outputs</td>",
-        "estimated 700 us, measured 800 us end to end (estimate 12.5% low)"}) {
+        "Kept: <b>op-level plan</b>, 800 µs end to end; 1.50x faster than the best single "
+        "backend (onednn alone), 3.00x faster than the slowest (native alone).",
+        "<tr class=\"kept\"><td>op-level plan</td><td class=\"num\">700 µs</td><td "
+        "class=\"num\">800 µs</td><td class=\"num\">1.00x</td><td class=\"num\">3.00x</td>"
+        "<td class=\"num\">9</td><td>&#10004; kept</td>",
+        "<tr><td>onednn alone</td><td class=\"num\">-</td><td class=\"num\">1.20 ms</td><td "
+        "class=\"num\">1.50x</td><td class=\"num\">2.00x</td><td class=\"num\">6</td><td></td>",
+        "<td>xnnpack alone</td><td colspan=\"6\">skipped: wrong outputs</td>",
+        "estimated 700 µs, measured 800 µs end to end (estimate 12.5% low)"}) {
     ExpectContains(html, text);
   }
 }
 
-TEST_F(PlacementReportTest, WithoutADecisionOrAProfileTheReportSaysSo) {
-  const std::string html = PlacementReportHtml(graph_, report_, RunProfile());
+TEST(PlacementReportTest, ThePageIsTitledWithTheModelsFileElseTheGraphsName) {
+  ReportFixture f = MakeReportFixture(1, /*region=*/false);
+  std::string html =
+      PlacementReportHtml(f.graph, f.report, f.in_run, BuiltIn("mobilenet <v2>.onnx"));
+  ExpectContains(html, "<title>collage placement: mobilenet &lt;v2&gt;.onnx</title>");
+  ExpectContains(html, "<h1>Placement of mobilenet &lt;v2&gt;.onnx</h1>");
+  html = PlacementReportHtml(f.graph, f.report, f.in_run, BuiltIn());
+  ExpectContains(html, "<title>collage placement: repeated_blocks</title>");
+}
+
+TEST(PlacementReportTest, WithoutADecisionOrAProfileTheReportSaysSo) {
+  ReportFixture f = MakeReportFixture(1, /*region=*/false);
+  const std::string html = PlacementReportHtml(f.graph, f.report, RunProfile(), BuiltIn());
   ExpectContains(html, "Not measured end to end");
   ExpectContains(html, "not profiled");
   EXPECT_EQ(html.find("Layout conversions in the run"), std::string::npos);
+}
+
+TEST(PlacementReportTest, ARegionsShareIsItsShareOfTheRun) {
+  ReportFixture f = MakeReportFixture(2, /*region=*/true);
+  const std::string html = PlacementReportHtml(f.graph, f.report, f.in_run, BuiltIn());
+  // onnxruntime runs 1.5 ms of the run's 2.2492 ms; it has no estimate of its own.
+  ExpectContains(
+      html,
+      "onnxruntime</td><td class=\"num\">4</td><td class=\"num\">in whole plans only</td>"
+      "<td class=\"num\">-</td><td class=\"num\">1.50 ms</td><td class=\"num\">66.7%</td>");
+  ExpectContains(html, "region on onnxruntime (region) · 4 nodes");
+  ExpectContains(html, "class=\"cluster\"");
+  EXPECT_EQ(html.find(">0.0%<"), std::string::npos);
+}
+
+TEST(PlacementReportTest, TheGraphSaysHowItWasLaidOutAndHasALegend) {
+  ReportFixture f = MakeReportFixture(1, /*region=*/false);
+  const std::string html = PlacementReportHtml(f.graph, f.report, f.in_run, BuiltIn());
+  ExpectContains(html, "(built-in layered layout.)");
+  ExpectContains(html,
+                 "<span class=\"item\"><span class=\"swatch\" "
+                 "style=\"background:#1f77b4\"></span>onednn</span>");
+  EXPECT_TRUE(testing::ParseXml(testing::SvgOf(html))) << "the embedded graph is well-formed";
 }
 
 }  // namespace
