@@ -15,7 +15,7 @@
 #include "bindings.h"
 #include "collage/optimize.h"
 #include "collage/session.h"
-#include "in_run_profile.h"
+#include "search/in_run_profile.h"
 #include "ir/graph.h"
 #include "status_error.h"
 #include "util/errors.h"

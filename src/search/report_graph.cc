@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "search/in_run_profile.h"
 #include "search/report_text.h"
 
 namespace collage {
@@ -13,8 +14,6 @@ constexpr size_t kLineChars = 34;
 // A group of more nodes than this (a region engine's whole model, a two-level region) is
 // drawn as a cluster of its nodes: one box would hide the model's structure.
 constexpr size_t kMaxNodesInABox = 8;
-
-bool IsConversion(const NodeTiming& step) { return step.op_type == "LayoutConversion"; }
 
 std::string OpsLine(const Graph& graph, const GroupReport& group) {
   std::string ops;

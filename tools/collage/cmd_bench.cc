@@ -11,7 +11,7 @@
 #include "bench_json.h"
 #include "bench_runner.h"
 #include "commands.h"
-#include "run_profile_summary.h"
+#include "search/in_run_profile.h"
 #include "search/finalist_summary.h"
 #include "util/errors.h"
 #include "util/file_io.h"

@@ -13,7 +13,7 @@
 #include "ir/flops.h"
 #include "onnx/onnx_export.h"
 #include "optimize_summary.h"
-#include "run_profile_summary.h"
+#include "search/in_run_profile.h"
 #include "util/errors.h"
 #include "util/interrupt.h"
 #include "util/latency_stats.h"
@@ -66,7 +66,7 @@ Status OptimizeAndCompare(const std::string& path, const SessionOptions& options
   OptimizeReport report;
   COLLAGE_RETURN_IF_ERROR(OptimizeWithProgress(*session, optimize, &report));
   std::printf("%s\n", PlacementSummary(*session).c_str());
-  COLLAGE_ASSIGN_OR_RETURN(RunProfile in_run, ProfileKeptPlacement(*session, report));
+  COLLAGE_ASSIGN_OR_RETURN(RunProfile in_run, ProfileInRun(*session, report));
   PrintOptimizeReport(report, in_run);
   std::printf("[6/6] the end-to-end decision:\n");
   PrintFinalists(report);

@@ -10,7 +10,7 @@
 #include "commands.h"
 #include "optimize_json.h"
 #include "optimize_summary.h"
-#include "run_profile_summary.h"
+#include "search/in_run_profile.h"
 #include "search/placement_report.h"
 #include "util/file_io.h"
 #include "util/interrupt.h"
@@ -87,7 +87,7 @@ Status Optimize(const OptimizeFlags& flags) {
   const int threads = session->num_threads();
   std::printf("model: %s  threads: %d\n", flags.model.c_str(), threads);
   std::printf("%s\n", PlacementSummary(*session).c_str());
-  COLLAGE_ASSIGN_OR_RETURN(RunProfile in_run, ProfileKeptPlacement(*session, report));
+  COLLAGE_ASSIGN_OR_RETURN(RunProfile in_run, ProfileInRun(*session, report));
   PrintOptimizeReport(report, in_run);
   if (report.search == "two-level") PrintTwoLevelSearch(report);
   std::printf("\n");

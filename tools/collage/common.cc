@@ -7,6 +7,7 @@
 #include "collage/backend.h"
 #include "commands.h"
 #include "onnx/onnx_import.h"
+#include "search/in_run_profile.h"
 #include "util/errors.h"
 #include "util/interrupt.h"
 #include "util/printable_text.h"
@@ -127,6 +128,17 @@ std::string PlacementSummary(const Session& session) {
 void PrintWarnings(const Session& session) {
   for (const std::string& warning : session.warnings())
     std::fprintf(stderr, "warning: %s\n", warning.c_str());
+}
+
+StatusOr<RunProfile> ProfileInRun(Session& session, OptimizeReport& report) {
+  bool times_set = false;
+  COLLAGE_ASSIGN_OR_RETURN(RunProfile mean, ProfileKeptPlacement(session, report, &times_set));
+  if (!times_set) {
+    std::fprintf(stderr,
+                 "warning: the report's groups are not the running placement's steps; no in-run "
+                 "time per group\n");
+  }
+  return mean;
 }
 
 const CLI::Validator& NonEmptyValue() {

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "run_profile_summary.h"
+#include "search/in_run_profile.h"
 
 namespace collage::cli {
 

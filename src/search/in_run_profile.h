@@ -1,5 +1,6 @@
 // The time of every step of the running placement, averaged over a few profiled runs: what
-// `optimize` and `bench --plan --profile` set beside the search's estimate. The estimate adds
+// `optimize` (the command line and the Python package), the report and `bench --plan
+// --profile` set beside the search's estimate. The estimate adds
 // up groups measured one at a time; in a run they share caches and thread pools with their
 // neighbours, so only a run shows where the sum is wrong.
 #pragma once
@@ -13,7 +14,7 @@
 #include "collage/status.h"
 #include "ir/graph.h"
 
-namespace collage::cli {
+namespace collage {
 
 // A layout conversion's step (the executable names them so); every other step is a group.
 bool IsConversion(const NodeTiming& step);
@@ -36,7 +37,9 @@ StatusOr<RunProfile> ProfileCurrentPlacement(Session& session,
 bool SetInRunTimes(const RunProfile& mean, const Graph& graph, OptimizeReport& report);
 
 // After Session::Optimize: the mean profile of a few runs of the kept placement on seeded
-// random inputs, its group times set in `report` (a warning on stderr when they cannot be).
-StatusOr<RunProfile> ProfileKeptPlacement(Session& session, OptimizeReport& report);
+// random inputs, its group times set in `report` where its steps are the report's groups
+// (`*times_set` says whether they were).
+StatusOr<RunProfile> ProfileKeptPlacement(Session& session, OptimizeReport& report,
+                                          bool* times_set = nullptr);
 
-}  // namespace collage::cli
+}  // namespace collage

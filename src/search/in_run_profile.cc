@@ -1,11 +1,11 @@
-#include "run_profile_summary.h"
+#include "search/in_run_profile.h"
 
 #include <algorithm>
-#include <cstdio>
+#include <random>
 
-#include "commands.h"
+#include "util/random_tensor.h"
 
-namespace collage::cli {
+namespace collage {
 
 namespace {
 
@@ -68,16 +68,18 @@ bool SetInRunTimes(const RunProfile& mean, const Graph& graph, OptimizeReport& r
   return true;
 }
 
-StatusOr<RunProfile> ProfileKeptPlacement(Session& session, OptimizeReport& report) {
-  COLLAGE_ASSIGN_OR_RETURN(auto inputs, LoadInputs(session, {}, /*random_rest=*/true, /*seed=*/0));
+StatusOr<RunProfile> ProfileKeptPlacement(Session& session, OptimizeReport& report,
+                                          bool* times_set) {
+  std::mt19937 rng(0);
+  std::map<std::string, Tensor> inputs;
+  for (const TensorInfo& info : session.inputs()) {
+    inputs[info.name] = RandomTensor(info.dtype, info.shape, rng);
+  }
   COLLAGE_ASSIGN_OR_RETURN(RunProfile mean,
                            ProfileCurrentPlacement(session, inputs, kProfiledRuns));
-  if (!SetInRunTimes(mean, session.graph(), report)) {
-    std::fprintf(stderr,
-                 "warning: the report's groups are not the running placement's steps; no in-run "
-                 "time per group\n");
-  }
+  const bool set = SetInRunTimes(mean, session.graph(), report);
+  if (times_set != nullptr) *times_set = set;
   return mean;
 }
 
-}  // namespace collage::cli
+}  // namespace collage
