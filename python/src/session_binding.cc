@@ -50,7 +50,10 @@ class PySession {
     options.plan_path = plan;
     options.backend = backend;
     options.strict_non_finite = strict_nan;
-    for (const auto& [name, shape] : shapes) options.input_shapes[name] = shape;
+    for (const auto& [name, shape] : shapes) {
+      options.input_shapes[name] = shape;
+      options.input_shape_origins[name] = "shapes['" + name + "']";  // as errors name it
+    }
     nb::gil_scoped_release release;  // loading compiles every kernel: other threads may go on
     session_ = ValueOrThrow(Session::LoadFile(path, options));
   }

@@ -60,8 +60,15 @@ def test_an_unknown_backend_and_a_missing_plan_are_refused(tiny_model, tmp_path)
 
 
 def test_a_shape_for_an_unknown_input_is_refused(tiny_model):
-    with pytest.raises(collage.InvalidArgumentError, match="nope"):
+    with pytest.raises(collage.InvalidArgumentError,
+                       match=r"shapes\['nope'\] names 'nope', which is not a graph input"):
         collage.InferenceSession(tiny_model.path, shapes={"nope": [1, 2]})
+
+
+def test_a_shape_that_contradicts_a_static_dim_is_refused(tiny_model):
+    with pytest.raises(collage.InvalidArgumentError,
+                       match=r"shapes\['x'\] \(shape 2x4x16x16\) contradicts input 'x'.*its dim 0 is 1"):
+        collage.InferenceSession(tiny_model.path, shapes={"x": [2, 4, 16, 16]})
 
 
 def test_every_status_code_has_its_class():
