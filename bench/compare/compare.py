@@ -230,7 +230,9 @@ def measure(contenders, rounds):
 def registered_backends(collage):
     """The backends of this build, as `collage backends` lists them (not those it did not build)."""
     lines = run([collage, "backends"]).splitlines()[1:]
-    return [line.split()[0] for line in lines if line.strip() and "not built:" not in line]
+    # A line that starts with a space goes on with the line above (a long version, wrapped).
+    return [line.split()[0] for line in lines
+            if line.strip() and not line[0].isspace() and "not built:" not in line]
 
 
 def compare_workload(args, collage, name, folder, db):

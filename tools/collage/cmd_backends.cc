@@ -22,6 +22,7 @@ struct BackendsFlags {
 constexpr size_t kLineWidth = 100;
 constexpr size_t kRuleIndent = 4 + 22 + 1;          // "    " + the rule's name column + a space
 constexpr size_t kVersionIndent = 15 + 7 + 7 + 12;  // the columns before the version
+constexpr size_t kNameIndent = 15;                  // the backend's name column
 
 // `text` cut at spaces into lines of at most kLineWidth - indent characters, every line
 // after the first indented by `indent`; a word longer than a line is cut.
@@ -74,7 +75,8 @@ int RunBackends(const BackendsFlags& flags) {
     }
   }
   for (const SkippedBackend& skipped : SkippedBuiltinBackends()) {
-    std::printf("%-14s not built: %s\n", skipped.name.c_str(), skipped.reason.c_str());
+    std::printf("%-14s %s\n", skipped.name.c_str(),
+                Wrap("not built: " + skipped.reason, kNameIndent).c_str());
   }
   return 0;
 }
