@@ -27,7 +27,8 @@ struct BenchFlags {
   std::vector<std::string> inputs;
   std::vector<std::string> shapes;
   int warmup = 3;
-  int iterations = -1;   // -1: not given
+  int iterations = 0;
+  bool iterations_given = false;
   std::string duration;  // empty: not given
   int streams = 1;
   std::string json;
@@ -113,16 +114,16 @@ constexpr double kDefaultSeconds = 20;
 StatusOr<BenchLimits> LimitsOf(const BenchFlags& flags) {
   if (flags.warmup < 0) return InvalidArgument("--warmup must be >= 0");
   if (flags.streams < 1) return InvalidArgument("--streams must be >= 1");
-  if (flags.iterations == 0 || flags.iterations < -1) return InvalidArgument("--iterations must be >= 1");
+  if (flags.iterations_given && flags.iterations < 1) return InvalidArgument("--iterations must be >= 1");
   BenchLimits limits;
   limits.streams = flags.streams;
   limits.profile = flags.profile || !flags.export_profile.empty();
-  if (flags.iterations == -1 && flags.duration.empty()) {
+  if (!flags.iterations_given && flags.duration.empty()) {
     limits.max_runs = kDefaultRuns;
     limits.max_seconds = kDefaultSeconds;
     return limits;
   }
-  limits.max_runs = std::max(flags.iterations, 0);
+  limits.max_runs = flags.iterations_given ? flags.iterations : 0;
   if (!flags.duration.empty()) {
     COLLAGE_ASSIGN_OR_RETURN(limits.max_seconds, ParseSeconds(flags.duration, "--duration"));
   }
@@ -229,8 +230,9 @@ void AddBenchCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--shape", flags->shapes, "Fix an input's shape: NAME=1x3x224x224 (repeatable)");
   cmd->add_option("--warmup", flags->warmup, "Untimed runs after the first inference")
       ->capture_default_str();
-  cmd->add_option("--iterations", flags->iterations,
-                  "Timed runs, every stream's together (default: 200, or 20 s if that comes first)");
+  CLI::Option* iterations = cmd->add_option(
+      "--iterations", flags->iterations,
+      "Timed runs, every stream's together (default: 200, or 20 s if that comes first)");
   cmd->add_option("--duration", flags->duration,
                   "Run for this long (10s, 2m, 500ms); with --iterations, whichever comes first");
   cmd->add_option("--streams", flags->streams,
@@ -254,7 +256,8 @@ void AddBenchCommand(CLI::App& app, int& exit_code) {
                 "estimate");
   cmd->add_option("--export-profile", flags->export_profile,
                   "Write a Chrome trace (JSON) with one event per kernel, naming backend and rule");
-  cmd->callback([flags, &exit_code] {
+  cmd->callback([flags, iterations, &exit_code] {
+    flags->iterations_given = iterations->count() > 0;
     Status s = RunBench(*flags);
     exit_code = s.ok() ? 0 : ReportError(s);
   });

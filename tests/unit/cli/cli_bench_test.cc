@@ -93,6 +93,7 @@ TEST_F(CliTest, BenchRefusesWhatItCannotMeasure) {
   for (const Case& c : std::vector<Case>{
            {"--streams 0", "--streams must be >= 1"},
            {"--iterations 0", "--iterations must be >= 1"},
+           {"--iterations -1", "--iterations must be >= 1"},
            {"--duration soon", "--duration 'soon': expected a positive time"},
            {"--duration 0s", "--duration '0s'"},
            {"--streams 2 --profile", "use --streams 1"},
