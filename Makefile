@@ -19,11 +19,14 @@ ASAN_SKIP := $(ASAN_SKIP):ZooWorkloadsTest.ResNet3d50:ZooWorkloadsTest.Gpt2Small
 ASAN_SKIP := $(ASAN_SKIP):*AWriteThatRunsOutOfSpaceLeavesTheOldFileAndNoPartialOne
 JOBS      ?= $(shell nproc)
 # ccache (installed with the build packages) keeps compiled objects between builds, in any
-# checkout of the project: paths are taken relative to the checkout, so a fresh clone of the
-# same sources (CI's) compiles only what changed.
+# checkout of the project: paths are taken relative to the checkout, and the build folder is
+# left out of the key of objects with debug information (the sanitizer build's), so a fresh
+# clone of the same sources (CI's) compiles only what changed. (The debug information then
+# names the folder of the build that first compiled an object.)
 CCACHE    := $(shell command -v ccache 2>/dev/null)
 LAUNCHER  := $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
 
 .PHONY: demo test deps test-deps build sanitize fuzz tidy compare clean
 
