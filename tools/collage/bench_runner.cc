@@ -28,11 +28,12 @@ struct StreamControl {
   std::mutex mutex;  // guards error and the merged results
   Status error;
 
-  // Claims the next run, or says the limits are reached (or a stream failed).
+  // Claims the next run, or says the limits are reached (or a stream failed). The first run
+  // is always made, however short the duration: a benchmark of no run has no figure.
   bool ClaimRun() {
     if (failed.load()) return false;
-    if (limits.max_seconds > 0 && Clock::now() >= deadline) return false;
     const int run = next_run.fetch_add(1);
+    if (run > 0 && limits.max_seconds > 0 && Clock::now() >= deadline) return false;
     return limits.max_runs <= 0 || run < limits.max_runs;
   }
 };

@@ -84,6 +84,16 @@ TEST_F(CliTest, BenchStreamsForADurationWriteEveryFigureAsJson) {
   EXPECT_TRUE(j["versions"]["backends_not_built"].is_object());
 }
 
+TEST_F(CliTest, BenchMakesOneRunHoweverShortTheDuration) {
+  // MobileNetV2 on the reference kernels takes far longer than 1 ms a run.
+  const std::string model = (dir_ / "mobilenetv2.onnx").string();
+  ASSERT_EQ(RunCli("zoo export mobilenetv2 -o " + model).exit_code, 0);
+  CommandResult r = RunCli("bench " + model + " --threads 1 --warmup 0 --duration 1ms --profile");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("runs: 1 in "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("time per backend and kernel"), std::string::npos) << r.output;
+}
+
 TEST_F(CliTest, BenchRefusesWhatItCannotMeasure) {
   const std::string model = WriteTinyModel();
   struct Case {
