@@ -17,8 +17,8 @@
 namespace collage {
 
 struct Session::Impl {
-  // The thread count the next placement is compiled for. Changed only by LoadPlan, when the
-  // count was left to the plan (SessionOptions::num_threads 0).
+  // The thread count placements are compiled for. Changed only by a LoadPlan that succeeds,
+  // when the count was left to the plan (SessionOptions::num_threads 0).
   int num_threads = 1;
   bool threads_from_plan = false;
   bool strict_non_finite = false;  // SessionOptions::strict_non_finite
@@ -43,20 +43,21 @@ struct Session::Impl {
     std::lock_guard<std::mutex> lock(mutex);
     return {executable, executable_threads};
   }
-  // Compiles `placement` and makes it (and `plan`) current.
-  Status Install(const Placement& placement, Plan new_plan) {
+  // Compiles `placement` for `threads` and makes it (and `plan`, and the count) current.
+  Status Install(const Placement& placement, Plan new_plan, int threads) {
     // Every way to a placement filters by the declaration already; this makes sure no path
     // (or a future one) slips an undeclared rule into a strict session.
     if (strict_non_finite) {
       COLLAGE_RETURN_IF_ERROR(CheckNonFiniteContract(graph, placement, BackendRegistry::Global()));
     }
     // oneDNN picks its algorithms for the calling thread's OpenMP count at compile time.
-    ApplyThreadPolicy(num_threads);
+    ApplyThreadPolicy(threads);
     COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Executable> compiled,
-                             Executable::Create(graph, placement, BackendRegistry::Global(), num_threads));
+                             Executable::Create(graph, placement, BackendRegistry::Global(), threads));
+    num_threads = threads;
     std::lock_guard<std::mutex> lock(mutex);
     executable = std::move(compiled);
-    executable_threads = num_threads;
+    executable_threads = threads;
     plan = std::move(new_plan);
     return Status();
   }
@@ -183,7 +184,8 @@ StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph, const Session
   Plan plan = MakePlan(session->impl_->graph, placement, registry, "single-backend:" + backend->name(),
                        session->impl_->num_threads);
   plan.strict_non_finite = options.strict_non_finite;
-  COLLAGE_RETURN_IF_ERROR(session->impl_->Install(placement, std::move(plan)));
+  COLLAGE_RETURN_IF_ERROR(
+      session->impl_->Install(placement, std::move(plan), session->impl_->num_threads));
   session->impl_->load_times.compile_ms = MillisecondsSince(start);
   return session;
 }
@@ -204,7 +206,7 @@ Status Session::Optimize(const OptimizeOptions& options, OptimizeReport* report)
     plan.estimated_ms = result.report.estimated_ms;
     RecordDecision(result.report, plan);
     for (size_t g = 0; g < plan.groups.size(); ++g) plan.groups[g].cost_ms = result.report.groups[g].cost_ms;
-    COLLAGE_RETURN_IF_ERROR(impl_->Install(result.placement, std::move(plan)));
+    COLLAGE_RETURN_IF_ERROR(impl_->Install(result.placement, std::move(plan), impl_->num_threads));
     impl_->warnings.insert(impl_->warnings.end(), result.report.warnings.begin(), result.report.warnings.end());
     if (report != nullptr) *report = std::move(result.report);
     return Status();
@@ -214,17 +216,18 @@ Status Session::Optimize(const OptimizeOptions& options, OptimizeReport* report)
 Status Session::LoadPlan(const std::string& path) {
   return GuardExceptions([&]() -> Status {
     COLLAGE_ASSIGN_OR_RETURN(Plan plan, ReadPlanFile(path));
+    // The plan runs as it was measured unless the session asked for a count.
+    int threads = impl_->num_threads;
     if (impl_->threads_from_plan) {
-      // The plan runs as it was measured unless the session asked for a count.
       if (plan.threads < 1 || plan.threads > kMaxThreads) {
         return InvalidArgument("plan {}: its thread count {} is not 1 to {}", path, plan.threads,
                                kMaxThreads);
       }
-      impl_->num_threads = plan.threads;
+      threads = plan.threads;
     }
     std::vector<std::string> warnings;
-    auto placement = PlacementFromPlan(plan, impl_->graph, BackendRegistry::Global(), impl_->num_threads,
-                                       &warnings);
+    auto placement =
+        PlacementFromPlan(plan, impl_->graph, BackendRegistry::Global(), threads, &warnings);
     if (!placement.ok()) {
       return Status(placement.status().code(), "plan " + path + ": " + placement.status().message());
     }
@@ -237,7 +240,7 @@ Status Session::LoadPlan(const std::string& path) {
       warnings.push_back("it was placed in strict NaN/Inf mode, but " + contract.message());
     }
     plan.strict_non_finite = contract.ok() && (plan.strict_non_finite || impl_->strict_non_finite);
-    COLLAGE_RETURN_IF_ERROR(impl_->Install(*placement, std::move(plan)));
+    COLLAGE_RETURN_IF_ERROR(impl_->Install(*placement, std::move(plan), threads));
     for (std::string& w : warnings) impl_->warnings.push_back("plan " + path + ": " + w);
     return Status();
   });
