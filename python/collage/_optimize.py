@@ -2,7 +2,6 @@
 the fastest placement, and report it (what `collage optimize` does)."""
 
 import dataclasses
-import re
 
 from . import _collage
 from ._errors import InvalidArgumentError
@@ -67,22 +66,6 @@ class OptimizeReport:
     plan: object  # the saved plan's path, or None
 
 
-def _budget_seconds(budget):
-    """None → the default (120 s); 30, 2.5, "120s", "2m" → seconds."""
-    if budget is None:
-        return 0.0
-    if isinstance(budget, (int, float)) and not isinstance(budget, bool):
-        seconds = float(budget)
-    else:
-        match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([sm]?)\s*", str(budget))
-        if not match:
-            raise InvalidArgumentError(f"budget {budget!r}: expected seconds or a time such as '120s' or '2m'")
-        seconds = float(match.group(1)) * (60 if match.group(2) == "m" else 1)
-    if not seconds > 0:
-        raise InvalidArgumentError(f"budget {budget!r}: must be above 0")
-    return seconds
-
-
 def _shares(groups):
     total = sum(g.estimated_ms for g in groups)
     shares = {}
@@ -98,7 +81,7 @@ def optimize(path, search="op-level", budget=None, threads=0, save_plan=None, co
 
     search     "op-level" (groups measured alone, dynamic programming) or "two-level"
                (then whole plans measured end to end, within `budget`)
-    budget     two-level only: seconds, or "120s" / "2m" (default 120 s)
+    budget     two-level only: seconds, or "120s" / "2m" / "500ms" (default 120 s)
     threads    threads measured and run with (0: one per core)
     save_plan  write the kept placement here, for InferenceSession(path, plan=...)
     cost_db    the SQLite cost database (default: ~/.cache/collage/costs.sqlite, or
@@ -116,7 +99,7 @@ def optimize(path, search="op-level", budget=None, threads=0, save_plan=None, co
     if rounds is not None and (isinstance(rounds, bool) or int(rounds) != rounds or rounds < 0):
         raise InvalidArgumentError(f"rounds {rounds!r}: expected a whole number >= 0")
     shapes = {name: [int(d) for d in dims] for name, dims in (shapes or {}).items()}
-    raw = _collage.optimize(str(path), search, _budget_seconds(budget), int(threads),
+    raw = _collage.optimize(str(path), search, "" if budget is None else str(budget), int(threads),
                             "" if save_plan is None else str(save_plan),
                             "" if cost_db is None else str(cost_db), list(backends or []),
                             -1 if rounds is None else int(rounds), shapes, bool(strict_nan))

@@ -18,6 +18,7 @@
 #include "search/in_run_profile.h"
 #include "ir/graph.h"
 #include "status_error.h"
+#include "util/duration_text.h"
 #include "util/errors.h"
 
 namespace nb = nanobind;
@@ -29,7 +30,7 @@ namespace {
 struct OptimizeArgs {
   std::string path;
   std::string search;
-  double budget_seconds;  // <= 0: the library's default
+  std::string budget;  // empty: the library's default; else as `collage optimize --budget`
   int threads;
   std::string save_plan;  // empty: not saved
   std::string cost_db;    // empty: the default database
@@ -115,7 +116,7 @@ nb::dict Optimize(const OptimizeArgs& args) {
   optimize.backends = args.backends;
   optimize.cost_db_path = args.cost_db;
   optimize.search = args.search;
-  if (args.budget_seconds > 0) optimize.budget_seconds = args.budget_seconds;
+  if (!args.budget.empty()) optimize.budget_seconds = ValueOrThrow(ParseSeconds(args.budget, "budget"));
   if (args.rounds >= 0) {
     optimize.final_rounds = args.rounds;
     optimize.max_final_rounds = std::max(optimize.max_final_rounds, args.rounds);
@@ -140,14 +141,14 @@ nb::dict Optimize(const OptimizeArgs& args) {
 void BindOptimize(nb::module_& m) {
   m.def(
       "optimize",
-      [](const std::string& path, const std::string& search, double budget_seconds, int threads,
+      [](const std::string& path, const std::string& search, const std::string& budget, int threads,
          const std::string& save_plan, const std::string& cost_db,
          const std::vector<std::string>& backends, int rounds,
          const std::map<std::string, std::vector<int64_t>>& shapes, bool strict_nan) {
-        return Optimize(OptimizeArgs{path, search, budget_seconds, threads, save_plan, cost_db,
+        return Optimize(OptimizeArgs{path, search, budget, threads, save_plan, cost_db,
                                      backends, rounds, shapes, strict_nan});
       },
-      nb::arg("path"), nb::arg("search"), nb::arg("budget_seconds"), nb::arg("threads"),
+      nb::arg("path"), nb::arg("search"), nb::arg("budget"), nb::arg("threads"),
       nb::arg("save_plan"), nb::arg("cost_db"), nb::arg("backends"), nb::arg("rounds"),
       nb::arg("shapes"), nb::arg("strict_nan"));
 }

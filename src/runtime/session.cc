@@ -17,9 +17,9 @@
 namespace collage {
 
 struct Session::Impl {
-  // The thread count placements are compiled for. Changed only by a LoadPlan that succeeds,
-  // when the count was left to the plan (SessionOptions::num_threads 0).
-  int num_threads = 1;
+  // SessionOptions::num_threads resolved (0 → one per core). A placement runs with it, but
+  // for a plan's when the count was left to the plan (threads_from_plan).
+  int requested_threads = 1;
   bool threads_from_plan = false;
   bool strict_non_finite = false;  // SessionOptions::strict_non_finite
   LoadTimes load_times;
@@ -32,13 +32,10 @@ struct Session::Impl {
   // Optimize / LoadPlan can swap them while runs are in flight.
   mutable std::mutex mutex;
   std::shared_ptr<const Executable> executable;
-  int executable_threads = 1;  // what `executable` was compiled for
+  int executable_threads = 1;  // what `executable` was compiled for: the session's count
   Plan plan;
 
-  std::shared_ptr<const Executable> current() const {
-    std::lock_guard<std::mutex> lock(mutex);
-    return executable;
-  }
+  std::shared_ptr<const Executable> current() const { return current_with_threads().first; }
   std::pair<std::shared_ptr<const Executable>, int> current_with_threads() const {
     std::lock_guard<std::mutex> lock(mutex);
     return {executable, executable_threads};
@@ -54,7 +51,6 @@ struct Session::Impl {
     ApplyThreadPolicy(threads);
     COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Executable> compiled,
                              Executable::Create(graph, placement, BackendRegistry::Global(), threads));
-    num_threads = threads;
     std::lock_guard<std::mutex> lock(mutex);
     executable = std::move(compiled);
     executable_threads = threads;
@@ -161,7 +157,7 @@ StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph, const Session
   }
   const auto start = std::chrono::steady_clock::now();
   auto impl = std::make_unique<Impl>();
-  impl->num_threads = ResolveThreadCount(options.num_threads);
+  impl->requested_threads = ResolveThreadCount(options.num_threads);
   impl->threads_from_plan = options.num_threads == 0;
   impl->strict_non_finite = options.strict_non_finite;
   // Simplified before anything looks at it: placements, costs and plans all see (and hash)
@@ -177,15 +173,15 @@ StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph, const Session
     return session;
   }
   // Backends may pick their algorithms for the thread count at compile time.
-  ApplyThreadPolicy(session->impl_->num_threads);
+  const int threads = session->impl_->requested_threads;
+  ApplyThreadPolicy(threads);
   COLLAGE_ASSIGN_OR_RETURN(
       Placement placement,
       PlaceOnSingleBackend(session->impl_->graph, *backend, registry, options.strict_non_finite));
   Plan plan = MakePlan(session->impl_->graph, placement, registry, "single-backend:" + backend->name(),
-                       session->impl_->num_threads);
+                       threads);
   plan.strict_non_finite = options.strict_non_finite;
-  COLLAGE_RETURN_IF_ERROR(
-      session->impl_->Install(placement, std::move(plan), session->impl_->num_threads));
+  COLLAGE_RETURN_IF_ERROR(session->impl_->Install(placement, std::move(plan), threads));
   session->impl_->load_times.compile_ms = MillisecondsSince(start);
   return session;
 }
@@ -196,17 +192,18 @@ Status Session::Optimize(const OptimizeOptions& options, OptimizeReport* report)
     // A strict session stays strict: its placements only ever use declared rules.
     OptimizeOptions effective = options;
     effective.strict_non_finite = options.strict_non_finite || impl_->strict_non_finite;
-    COLLAGE_ASSIGN_OR_RETURN(
-        OptimizeResult result,
-        OptimizePlacement(impl_->graph, registry, impl_->num_threads, effective));
+    // Measured and run with the count the session runs with now (a plan's, where it gave it).
+    const int threads = impl_->current_with_threads().second;
+    COLLAGE_ASSIGN_OR_RETURN(OptimizeResult result,
+                             OptimizePlacement(impl_->graph, registry, threads, effective));
     const std::string& chosen_by =
         result.report.kept_finalist.empty() ? result.report.search : result.report.kept_finalist;
-    Plan plan = MakePlan(impl_->graph, result.placement, registry, chosen_by, impl_->num_threads);
+    Plan plan = MakePlan(impl_->graph, result.placement, registry, chosen_by, threads);
     plan.strict_non_finite = effective.strict_non_finite;
     plan.estimated_ms = result.report.estimated_ms;
     RecordDecision(result.report, plan);
     for (size_t g = 0; g < plan.groups.size(); ++g) plan.groups[g].cost_ms = result.report.groups[g].cost_ms;
-    COLLAGE_RETURN_IF_ERROR(impl_->Install(result.placement, std::move(plan), impl_->num_threads));
+    COLLAGE_RETURN_IF_ERROR(impl_->Install(result.placement, std::move(plan), threads));
     impl_->warnings.insert(impl_->warnings.end(), result.report.warnings.begin(), result.report.warnings.end());
     if (report != nullptr) *report = std::move(result.report);
     return Status();
@@ -217,7 +214,7 @@ Status Session::LoadPlan(const std::string& path) {
   return GuardExceptions([&]() -> Status {
     COLLAGE_ASSIGN_OR_RETURN(Plan plan, ReadPlanFile(path));
     // The plan runs as it was measured unless the session asked for a count.
-    int threads = impl_->num_threads;
+    int threads = impl_->requested_threads;
     if (impl_->threads_from_plan) {
       if (plan.threads < 1 || plan.threads > kMaxThreads) {
         return InvalidArgument("plan {}: its thread count {} is not 1 to {}", path, plan.threads,

@@ -13,11 +13,6 @@ namespace {
 
 using json = nlohmann::json;
 
-// Inferences per second over the whole timed span, every stream's runs together.
-double Throughput(const BenchSummary& s) {
-  return s.wall_seconds > 0 ? s.latency.count / s.wall_seconds : 0.0;
-}
-
 json Versions() {
   json backends = json::object();
   for (const Backend* backend : BackendRegistry::Global().backends()) {
@@ -56,7 +51,7 @@ std::string BenchJson(const BenchSummary& s, const Session& session) {
       {"first_inference_ms", s.first_inference_ms},
       {"runs", l.count},
       {"wall_seconds", s.wall_seconds},
-      {"throughput_per_second", Throughput(s)},
+      {"throughput_per_second", s.throughput()},
       {"latency_ms", {{"min", l.min_ms},
                       {"mean", l.mean_ms},
                       {"stddev", l.stddev_ms},

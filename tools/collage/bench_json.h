@@ -23,6 +23,9 @@ struct BenchSummary {
   double first_inference_ms = 0;
   double wall_seconds = 0;
   LatencyStats latency;
+
+  // Inferences per second over the whole timed span, every stream's runs together.
+  double throughput() const { return wall_seconds > 0 ? latency.count / wall_seconds : 0.0; }
 };
 
 std::string BenchJson(const BenchSummary& summary, const Session& session);

@@ -20,9 +20,15 @@ double MillisBetween(Clock::time_point from, Clock::time_point to) {
 
 // What the streams share: the next run's number, the deadline, the first error.
 struct StreamControl {
+  explicit StreamControl(const BenchLimits& limits_in)
+      : limits(limits_in),
+        start(Clock::now()),
+        deadline(start + std::chrono::duration_cast<Clock::duration>(
+                             std::chrono::duration<double>(limits.max_seconds))) {}
+
   const BenchLimits& limits;
-  Clock::time_point start;
-  Clock::time_point deadline;
+  const Clock::time_point start;
+  const Clock::time_point deadline;
   std::atomic<int> next_run{0};
   std::atomic<bool> failed{false};
   std::mutex mutex;  // guards error and the merged results
@@ -76,9 +82,7 @@ StatusOr<BenchRuns> RunBenchStreams(Session& session, const std::map<std::string
     return InvalidArgument(
         "--profile and --export-profile time the steps of one stream's runs: use --streams 1");
   }
-  StreamControl control{limits, Clock::now(), {}, {}, {}, {}, {}};
-  control.deadline = control.start + std::chrono::duration_cast<Clock::duration>(
-                                         std::chrono::duration<double>(limits.max_seconds));
+  StreamControl control(limits);
   std::vector<StreamResult> results(static_cast<size_t>(limits.streams));
   if (limits.streams == 1) {
     RunStream(session, inputs, control, results[0]);

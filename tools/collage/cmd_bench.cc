@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "search/in_run_profile.h"
 #include "search/finalist_summary.h"
+#include "util/duration_text.h"
 #include "util/errors.h"
 #include "util/file_io.h"
 #include "util/chrome_trace.h"
@@ -155,8 +156,7 @@ void PrintSummary(const BenchSummary& s, const BenchLimits& limits, const Sessio
               FormatMillis(s.load.import_ms).c_str(), FormatMillis(s.load.compile_ms).c_str(),
               FormatMillis(s.first_inference_ms).c_str());
   std::printf("runs: %d in %.2f s (limit: %s; after %d warm-up)  throughput: %.2f inferences/s\n",
-              l.count, s.wall_seconds, LimitsText(limits).c_str(), s.warmup_runs,
-              s.wall_seconds > 0 ? l.count / s.wall_seconds : 0.0);
+              l.count, s.wall_seconds, LimitsText(limits).c_str(), s.warmup_runs, s.throughput());
   std::printf("latency: p50 %s  p90 %s  p95 %s  p99 %s  min %s  max %s  mean %s  stddev %s\n",
               FormatMillis(l.p50_ms).c_str(), FormatMillis(l.p90_ms).c_str(),
               FormatMillis(l.p95_ms).c_str(), FormatMillis(l.p99_ms).c_str(),

@@ -14,6 +14,7 @@
 #include "search/placement_report.h"
 #include "util/file_io.h"
 #include "util/interrupt.h"
+#include "util/duration_text.h"
 #include "util/errors.h"
 
 namespace collage::cli {

@@ -63,9 +63,6 @@ StatusOr<std::map<std::string, Tensor>> LoadInputs(const Session& session, Input
 // "1.23 ms", "456 us", "0.42 us": never "0 us" for a time that is not zero.
 std::string FormatMillis(double ms);
 
-// A positive time such as "120s", "120" (seconds), "2m", "1.5m" or "500ms" → seconds; the
-// error names `flag`.
-StatusOr<double> ParseSeconds(const std::string& text, const std::string& flag);
 
 // "placement (op-level): <nodes and groups per backend>; N layout conversions"
 std::string PlacementSummary(const Session& session);
