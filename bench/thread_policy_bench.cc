@@ -30,9 +30,9 @@
 #include <string>
 #include <vector>
 
-#include "collage/backend.h"
-#include "ir/graph_builder.h"
-#include "pattern/rule.h"
+#include "collage/sdk/backend.h"
+#include "ops/graph_builder.h"
+#include "collage/sdk/rule.h"
 #include "runtime/threading.h"
 
 extern char** environ;

@@ -4,11 +4,11 @@
 
 #include <exception>
 
-#include "collage/backend.h"
+#include "collage/sdk/backend.h"
 #include "eigen_rules.h"
 #include "elementwise_chain.h"
 #include "gemm_kernels.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage {
 namespace {
@@ -38,7 +38,7 @@ class EigenBackend final : public Backend {
     }
   }
 
-  // No SetNumThreads: Eigen::setNbThreads is one process-wide value, which sessions with
+  // No process-wide thread count: Eigen::setNbThreads is one process-wide value, which sessions with
   // different thread counts would overwrite under each other's runs. Never set, Eigen's
   // products size their OpenMP team by the calling thread's omp_get_max_threads(), which
   // Session::Run sets for its session (Eigen 3.4, Parallelizer.h).

@@ -1,6 +1,6 @@
 #include "eigen_rules.h"
 
-#include "backend/float32_rule_checks.h"
+#include "collage/sdk/float32_rule_checks.h"
 #include "elementwise_chain.h"
 #include "elementwise_ops.h"
 

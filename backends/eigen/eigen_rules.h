@@ -1,7 +1,7 @@
 // What the Eigen backend offers to run: float32 MatMul / Gemm, and chains of elementwise ops.
 #pragma once
 
-#include "pattern/rule.h"
+#include "collage/sdk/rule.h"
 
 namespace collage::eigen {
 

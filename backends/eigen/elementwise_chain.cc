@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "elementwise_ops.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage::eigen {
 namespace {

@@ -17,7 +17,7 @@
 #include <string>
 
 #include "collage/tensor.h"
-#include "ir/graph.h"
+#include "collage/sdk/graph.h"
 
 namespace collage::eigen {
 

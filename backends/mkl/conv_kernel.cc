@@ -4,10 +4,10 @@
 
 #include <algorithm>
 
-#include "backend/im2col_conv_group.h"
+#include "collage/sdk/im2col_conv_group.h"
 #include "mkl_threads.h"
 #include "packed_matrix.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage::mkl {
 namespace {

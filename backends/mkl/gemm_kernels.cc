@@ -7,13 +7,13 @@
 #include <map>
 #include <optional>
 
-#include "backend/find_node.h"
-#include "backend/gemm_params.h"
-#include "backend/matmul_plan.h"
-#include "backend/operand.h"
+#include "collage/sdk/find_node.h"
+#include "collage/sdk/gemm_params.h"
+#include "collage/sdk/matmul_plan.h"
+#include "collage/sdk/operand.h"
 #include "mkl_threads.h"
 #include "packed_matrix.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage::mkl {
 namespace {

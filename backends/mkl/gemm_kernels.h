@@ -6,7 +6,7 @@
 
 #include <memory>
 
-#include "collage/backend.h"
+#include "collage/sdk/backend.h"
 
 namespace collage::mkl {
 

@@ -9,11 +9,11 @@
 #include <exception>
 #include <string>
 
-#include "collage/backend.h"
+#include "collage/sdk/backend.h"
 #include "conv_kernel.h"
 #include "gemm_kernels.h"
 #include "mkl_rules.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage {
 namespace {
@@ -80,7 +80,7 @@ class MklBackend final : public Backend {
     }
   }
 
-  // No SetNumThreads: each kernel runs on its CompileRequest::num_threads, set for the
+  // No process-wide thread count: each kernel runs on its CompileRequest::num_threads, set for the
   // calling thread only around its MKL calls (MklThreadScope, mkl_threads.h).
 
  private:

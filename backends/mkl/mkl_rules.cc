@@ -1,6 +1,6 @@
 #include "mkl_rules.h"
 
-#include "backend/float32_rule_checks.h"
+#include "collage/sdk/float32_rule_checks.h"
 
 namespace collage::mkl {
 namespace {

@@ -3,7 +3,7 @@
 // libraries group by group.
 #pragma once
 
-#include "pattern/rule.h"
+#include "collage/sdk/rule.h"
 
 namespace collage::mkl {
 

@@ -5,7 +5,7 @@
 #include <climits>
 
 #include "mkl_threads.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage::mkl {
 

@@ -11,8 +11,8 @@
 
 #include "native_elementwise_chain.h"
 #include "native_node_sequence.h"
-#include "ops/op_registry.h"
-#include "util/errors.h"
+#include "collage/sdk/op_registry.h"
+#include "collage/sdk/errors.h"
 
 namespace collage::native {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "collage/backend.h"
+#include "collage/sdk/backend.h"
 
 namespace collage::native {
 

@@ -15,8 +15,8 @@
 #include "native_group_values.h"
 #include "native_node_sequence.h"
 #include "ops/elementwise.h"
-#include "ops/op_registry.h"
-#include "util/errors.h"
+#include "collage/sdk/op_registry.h"
+#include "collage/sdk/errors.h"
 
 namespace collage::native {
 namespace {

@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "collage/backend.h"
+#include "collage/sdk/backend.h"
 
 namespace collage::native {
 

@@ -7,7 +7,7 @@
 #include <map>
 #include <vector>
 
-#include "collage/backend.h"
+#include "collage/sdk/backend.h"
 
 namespace collage::native {
 

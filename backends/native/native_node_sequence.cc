@@ -1,6 +1,6 @@
 #include "native_node_sequence.h"
 
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage::native {
 

@@ -7,9 +7,9 @@
 #include <memory>
 #include <vector>
 
-#include "collage/backend.h"
+#include "collage/sdk/backend.h"
 #include "native_group_values.h"
-#include "ops/op_registry.h"
+#include "collage/sdk/op_registry.h"
 
 namespace collage::native {
 

@@ -199,7 +199,7 @@ bool HasBlockedForm(const Shape& shape) {
 
 Layout LayoutOf(const memory::desc& desc) {
   Format f;
-  if (!FormatOf(desc, &f)) return Layout::Opaque("onednn:unknown", desc.get_size());
+  if (!FormatOf(desc, &f)) return Layout::Opaque("onednn", "unknown", desc.get_size());
   const int ndims = static_cast<int>(desc.dims().size());
   Format plain;
   FormatOf(Build(desc.dims(), PlainFormat(ndims)), &plain);
@@ -209,7 +209,7 @@ Layout LayoutOf(const memory::desc& desc) {
     FormatOf(Build(desc.dims(), ChannelsLastFormat(ndims)), &cl);
     if (SameFormat(f, cl)) return Layout::ChannelsLast();
   }
-  return Layout::Opaque("onednn:" + Encode(f), desc.get_size());
+  return Layout::Opaque("onednn", Encode(f), desc.get_size());
 }
 
 StatusOr<memory::desc> DescOf(const TensorType& type, const Layout& layout) {
@@ -223,9 +223,8 @@ StatusOr<memory::desc> DescOf(const TensorType& type, const Layout& layout) {
       if (ndims < 3 || ndims > 5) return InvalidArgument("no channels-last form for {}", type.ToString());
       return Build(dims, ChannelsLastFormat(ndims));
     case LayoutKind::kOpaque: {
-      const std::string& name = layout.name();
-      if (name.rfind("onednn:", 0) != 0) return InvalidArgument("layout '{}' is not oneDNN's", name);
-      COLLAGE_ASSIGN_OR_RETURN(Format f, Decode(name.substr(7), ndims));
+      if (layout.owner() != "onednn") return InvalidArgument("layout '{}' is not oneDNN's", layout.name());
+      COLLAGE_ASSIGN_OR_RETURN(Format f, Decode(layout.format(), ndims));
       return Build(dims, f);
     }
   }

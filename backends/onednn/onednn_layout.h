@@ -1,7 +1,7 @@
 // Memory formats as collage layouts. A descriptor that is dense row-major is Layout::Plain,
 // dense channels-last is Layout::ChannelsLast (so other backends read it without a
-// conversion), anything else is Layout::Opaque("onednn:<order>[:<blocks>]", bytes), e.g.
-// "onednn:abcd:16b" for nChw16c: the outer dims from the largest stride to the smallest, then
+// conversion), anything else is Layout::Opaque("onednn", "<order>[:<blocks>]", bytes), e.g.
+// format "abcd:16b" for nChw16c: the outer dims from the largest stride to the smallest, then
 // the inner blocks, outermost first. The name and the tensor type rebuild the descriptor.
 //
 // The "_blocked" rule variants run activations in the format oneDNN's convolution picks for

@@ -9,8 +9,8 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
-#include "collage/backend.h"
-#include "util/errors.h"
+#include "collage/sdk/backend.h"
+#include "collage/sdk/errors.h"
 
 namespace collage::onednn {
 

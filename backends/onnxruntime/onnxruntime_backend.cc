@@ -1,9 +1,9 @@
 // The `onnxruntime` backend (graph-level): ONNX Runtime's CPU execution provider (its MLAS
 // kernels and graph optimizer) runs any node, or any region, that collage hands it. The
 // library is the PyPI wheel's, loaded through its versioned C API (onnxruntime_kernel.cc).
-#include "backend/region_engine_backend.h"
+#include "collage/sdk/region_engine_backend.h"
 #include "onnxruntime_kernel.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage {
 namespace onnxruntime {

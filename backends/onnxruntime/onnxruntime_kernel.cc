@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "onnx/group_model.h"
-#include "util/errors.h"
+#include "collage/sdk/group_model.h"
+#include "collage/sdk/errors.h"
 
 namespace collage::onnxruntime {
 namespace {

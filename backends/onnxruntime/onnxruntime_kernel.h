@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "collage/backend.h"
+#include "collage/sdk/backend.h"
 
 namespace collage::onnxruntime {
 

@@ -4,9 +4,9 @@
 #include <omp.h>
 
 
-#include "backend/im2col_conv_group.h"
+#include "collage/sdk/im2col_conv_group.h"
 #include "blas_threads.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage::openblas {
 namespace {

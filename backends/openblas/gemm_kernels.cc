@@ -6,12 +6,12 @@
 #include <climits>
 #include <cstring>
 
-#include "backend/find_node.h"
-#include "backend/gemm_params.h"
-#include "backend/matmul_plan.h"
-#include "backend/operand.h"
+#include "collage/sdk/find_node.h"
+#include "collage/sdk/gemm_params.h"
+#include "collage/sdk/matmul_plan.h"
+#include "collage/sdk/operand.h"
 #include "blas_threads.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage::openblas {
 namespace {

@@ -4,11 +4,11 @@
 #include <exception>
 #include <sstream>
 
-#include "collage/backend.h"
+#include "collage/sdk/backend.h"
 #include "conv_kernel.h"
 #include "gemm_kernels.h"
 #include "openblas_rules.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage {
 namespace {
@@ -43,7 +43,7 @@ class OpenblasBackend final : public Backend {
     }
   }
 
-  // No SetNumThreads: OpenBLAS's count is process-wide; each call sets it from the calling
+  // No process-wide thread count: OpenBLAS's count is process-wide; each call sets it from the calling
   // thread's OpenMP count under a lock (BlasThreadScope, blas_threads.h).
 
  private:

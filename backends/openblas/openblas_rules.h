@@ -1,7 +1,7 @@
 // What the OpenBLAS backend offers to run: float32 GEMM-shaped ops.
 #pragma once
 
-#include "pattern/rule.h"
+#include "collage/sdk/rule.h"
 
 namespace collage::openblas {
 

@@ -16,9 +16,9 @@
 #include <set>
 #include <string>
 
-#include "backend/region_engine_backend.h"
+#include "collage/sdk/region_engine_backend.h"
 #include "openvino_kernel.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage {
 

@@ -11,8 +11,8 @@
 #include <sstream>
 #include <vector>
 
-#include "onnx/group_model.h"
-#include "util/errors.h"
+#include "collage/sdk/group_model.h"
+#include "collage/sdk/errors.h"
 
 namespace collage::openvino {
 

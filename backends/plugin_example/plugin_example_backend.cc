@@ -5,8 +5,8 @@
 #include <limits>
 #include <memory>
 
-#include "collage/backend.h"
-#include "util/errors.h"
+#include "collage/sdk/backend.h"
+#include "collage/sdk/errors.h"
 
 namespace collage::plugin_example {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 #include "xnnpack_checks.h"
 
 namespace collage::xnnpack {

@@ -9,7 +9,7 @@
 #include <set>
 #include <string>
 
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 #include "xnnpack_kernels.h"
 #include "xnnpack_rules.h"
 

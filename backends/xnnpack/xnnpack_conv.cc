@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <string>
 
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 #include "xnnpack_checks.h"
 #include "xnnpack_kernels.h"
 

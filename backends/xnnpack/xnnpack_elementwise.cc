@@ -8,7 +8,7 @@
 #include <cmath>
 #include <utility>
 
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 #include "xnnpack_checks.h"
 #include "xnnpack_kernels.h"
 

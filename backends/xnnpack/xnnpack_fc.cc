@@ -4,7 +4,7 @@
 // and AnalyzeBiasAdd decide what it can run.
 #include <cmath>
 
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 #include "xnnpack_checks.h"
 #include "xnnpack_kernels.h"
 

@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "collage/backend.h"
+#include "collage/sdk/backend.h"
 #include "xnnpack_analysis.h"
 #include "xnnpack_util.h"
 

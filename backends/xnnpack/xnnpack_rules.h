@@ -2,7 +2,7 @@
 // (xnnpack_analysis.h) that Compile uses, so a group is offered only if it compiles.
 #pragma once
 
-#include "pattern/rule.h"
+#include "collage/sdk/rule.h"
 
 namespace collage::xnnpack {
 

@@ -13,7 +13,7 @@
 #include <algorithm>
 #include <deque>
 
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 #include "xnnpack_kernels.h"
 
 namespace collage::xnnpack {

@@ -5,7 +5,7 @@
 #include <map>
 #include <mutex>
 
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage::xnnpack {
 

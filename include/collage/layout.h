@@ -1,56 +1,5 @@
-// Physical layout of a tensor in memory. The logical shape is always the ONNX one (NCHW for
-// images); a layout says how the elements are placed. Kernels declare the layout of every
-// input and output, and the runtime inserts conversion kernels where a producer and a
-// consumer disagree.
+// Kept so that code written against this path keeps building: the backend SDK is
+// <collage/sdk/layout.h> now.
 #pragma once
 
-#include <cstddef>
-#include <string>
-
-namespace collage {
-
-struct TensorType;
-
-enum class LayoutKind {
-  kPlain,         // row-major in the logical (ONNX) dim order
-  kChannelsLast,  // dim 1 (channels) moved last: NCHW → NHWC, NCDHW → NDHWC, NCW → NWC
-  kOpaque,        // a backend's own format (e.g. oneDNN's blocked layouts); only the backend
-                  // that named it can read, write or convert it
-};
-
-class Layout {
- public:
-  Layout() = default;
-  static Layout Plain() { return Layout(); }
-  static Layout ChannelsLast();
-  // `name` identifies the format completely ("onednn:<format description>"): two opaque
-  // layouts with the same name hold the same bytes for the same logical tensor, so no
-  // conversion is needed between them. `bytes` is the buffer size it needs (blocked formats
-  // pad); it must be at least the plain size.
-  static Layout Opaque(std::string name, size_t bytes);
-
-  LayoutKind kind() const { return kind_; }
-  // "plain", "channels_last" or the opaque name.
-  const std::string& name() const { return name_; }
-  // Bytes a buffer of `type` in this layout needs.
-  size_t BufferBytes(const TensorType& type) const;
-  // Only rank-3..5 tensors have a channels-last form; plain and opaque apply to all ranks.
-  bool AppliesTo(const TensorType& type) const;
-
-  // True when both layouts place every element of `type` at the same byte (plain and
-  // channels-last agree when there is one channel or one spatial position): no conversion is
-  // needed between them.
-  bool SameBytesAs(const Layout& other, const TensorType& type) const;
-
-  bool operator==(const Layout& other) const {
-    return kind_ == other.kind_ && name_ == other.name_ && opaque_bytes_ == other.opaque_bytes_;
-  }
-  bool operator!=(const Layout& other) const { return !(*this == other); }
-
- private:
-  LayoutKind kind_ = LayoutKind::kPlain;
-  std::string name_ = "plain";
-  size_t opaque_bytes_ = 0;
-};
-
-}  // namespace collage
+#include "collage/sdk/layout.h"

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "collage/optimize.h"
+#include "collage/run_profile.h"
 #include "collage/status.h"
 #include "collage/tensor.h"
 
@@ -38,20 +39,6 @@ struct SessionOptions {
   // searches only among those, and a plan using another rule is refused. Slower: fewer fused
   // kernels.
   bool strict_non_finite = false;
-};
-
-// Time spent in each step of one run, in execution order (filled by Run when requested).
-// A step is one kernel: a group of nodes on one backend, or a layout conversion.
-struct NodeTiming {
-  std::string node_name;  // the group's first node (the converted value for a conversion)
-  std::string op_type;    // the group's op types joined by '+', or "LayoutConversion"
-  double milliseconds = 0;
-  std::string backend;
-  std::string rule;       // for a conversion: "from->to"
-  double start_ms = 0;    // when the step started, from the start of the run
-};
-struct RunProfile {
-  std::vector<NodeTiming> nodes;
 };
 
 // What the search that made the current placement estimated it would cost: each group's

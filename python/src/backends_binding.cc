@@ -2,9 +2,9 @@
 // backend with its version, and each one this build left out with the reason.
 #include <nanobind/stl/string.h>
 
-#include "backend/skipped_backends.h"
+#include "builtin/skipped_backends.h"
 #include "bindings.h"
-#include "collage/backend.h"
+#include "collage/sdk/backend.h"
 
 namespace nb = nanobind;
 

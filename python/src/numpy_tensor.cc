@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "status_error.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace nb = nanobind;
 

@@ -15,11 +15,11 @@
 #include "bindings.h"
 #include "collage/optimize.h"
 #include "collage/session.h"
-#include "search/in_run_profile.h"
-#include "ir/graph.h"
+#include "report/in_run_profile.h"
+#include "collage/sdk/graph.h"
 #include "status_error.h"
 #include "util/duration_text.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace nb = nanobind;
 

@@ -18,7 +18,7 @@
 #include "collage/session.h"
 #include "numpy_tensor.h"
 #include "status_error.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace nb = nanobind;
 

@@ -4,27 +4,10 @@
 #include <filesystem>
 #include <mutex>
 
-#include "collage/backend.h"
-#include "util/errors.h"
+#include "collage/sdk/backend.h"
+#include "collage/sdk/errors.h"
 
 namespace collage {
-
-// Defined in the generated builtin_backends.cc (cmake/CollageBackend.cmake).
-Status RegisterBuiltinBackends(BackendRegistry& registry);
-
-BackendRegistry& BackendRegistry::Global() {
-  static BackendRegistry* registry = [] {
-    auto* r = new BackendRegistry();
-    Status status = RegisterBuiltinBackends(*r);
-    if (!status.ok()) {
-      // A built-in backend failing to register is a build defect, not a user error.
-      fmt::print(stderr, "collage: a built-in backend failed to register: {}\n", status.message());
-      std::abort();
-    }
-    return r;
-  }();
-  return *registry;
-}
 
 Status BackendRegistry::Register(std::unique_ptr<Backend> backend) {
   if (backend == nullptr) return InvalidArgument("cannot register a null backend");

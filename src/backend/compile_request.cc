@@ -1,5 +1,5 @@
-#include "collage/backend.h"
-#include "util/errors.h"
+#include "collage/sdk/backend.h"
+#include "collage/sdk/errors.h"
 
 namespace collage {
 

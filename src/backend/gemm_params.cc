@@ -1,7 +1,7 @@
-#include "backend/gemm_params.h"
+#include "collage/sdk/gemm_params.h"
 
-#include "backend/find_node.h"
-#include "util/errors.h"
+#include "collage/sdk/find_node.h"
+#include "collage/sdk/errors.h"
 
 namespace collage {
 

@@ -1,4 +1,4 @@
-#include "backend/im2col.h"
+#include "collage/sdk/im2col.h"
 
 #include <omp.h>
 
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage {
 namespace {

@@ -1,10 +1,10 @@
-#include "backend/im2col_conv_group.h"
+#include "collage/sdk/im2col_conv_group.h"
 
 #include <climits>
 
-#include "backend/find_node.h"
-#include "backend/operand.h"
-#include "util/errors.h"
+#include "collage/sdk/find_node.h"
+#include "collage/sdk/operand.h"
+#include "collage/sdk/errors.h"
 
 namespace collage {
 

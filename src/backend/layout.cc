@@ -1,6 +1,6 @@
-#include "collage/layout.h"
+#include "collage/sdk/layout.h"
 
-#include "ir/graph.h"
+#include "collage/sdk/graph.h"
 
 namespace collage {
 
@@ -11,10 +11,12 @@ Layout Layout::ChannelsLast() {
   return layout;
 }
 
-Layout Layout::Opaque(std::string name, size_t bytes) {
+Layout Layout::Opaque(std::string owner, std::string format, size_t bytes) {
   Layout layout;
   layout.kind_ = LayoutKind::kOpaque;
-  layout.name_ = std::move(name);
+  layout.name_ = owner + ":" + format;
+  layout.owner_ = std::move(owner);
+  layout.format_ = std::move(format);
   layout.opaque_bytes_ = bytes;
   return layout;
 }

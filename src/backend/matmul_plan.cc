@@ -1,8 +1,8 @@
-#include "backend/matmul_plan.h"
+#include "collage/sdk/matmul_plan.h"
 
 #include <algorithm>
 
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage {
 

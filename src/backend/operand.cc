@@ -1,8 +1,8 @@
-#include "backend/operand.h"
+#include "collage/sdk/operand.h"
 
 #include <algorithm>
 
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage {
 

@@ -1,4 +1,4 @@
-#include "backend/region_engine_rules.h"
+#include "collage/sdk/region_engine_rules.h"
 
 #include <algorithm>
 #include <limits>

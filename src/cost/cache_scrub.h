@@ -10,7 +10,7 @@
 
 #include <cstddef>
 
-#include "ir/graph.h"
+#include "collage/sdk/graph.h"
 
 namespace collage {
 

@@ -18,8 +18,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "ir/graph.h"
-#include "util/errors.h"
+#include "collage/sdk/graph.h"
+#include "collage/sdk/errors.h"
 
 namespace collage {
 
@@ -287,7 +287,12 @@ StatusOr<Layout> LayoutFromText(const std::string& text) {
     if (colon != std::string::npos && colon > 7 && colon + 1 < text.size()) {
       char* end = nullptr;
       unsigned long long bytes = std::strtoull(text.c_str() + 7, &end, 10);
-      if (end == text.c_str() + colon) return Layout::Opaque(text.substr(colon + 1), bytes);
+      // The rest is the layout's name, "<owner>:<format>"; a backend's name has no ':'.
+      size_t owner_end = text.find(':', colon + 1);
+      if (end == text.c_str() + colon && owner_end != std::string::npos && owner_end > colon + 1) {
+        return Layout::Opaque(text.substr(colon + 1, owner_end - colon - 1),
+                              text.substr(owner_end + 1), bytes);
+      }
     }
   }
   return InvalidArgument("'{}' is not a layout", text);

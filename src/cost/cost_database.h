@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "collage/layout.h"
+#include "collage/sdk/layout.h"
 #include "collage/status.h"
 
 struct sqlite3;

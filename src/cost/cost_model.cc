@@ -12,7 +12,7 @@
 #include "cost/library_switch_measure.h"
 #include "runtime/kernel_runner.h"
 #include "runtime/layout_conversion.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 #include "util/interrupt.h"
 
 namespace collage {
@@ -191,7 +191,7 @@ Status MeasuredCostModel::PriceConversions(const std::vector<SearchCandidate>& c
     }
   }
   auto version_of = [&](const Layout& layout) {
-    const std::string owner = LayoutOwner(layout);
+    const std::string& owner = layout.owner();
     const Backend* backend = owner.empty() ? nullptr : registry_.Find(owner);
     return backend != nullptr ? backend->version() : std::string("collage");
   };

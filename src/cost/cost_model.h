@@ -14,7 +14,7 @@
 #include "cost/cost_database.h"
 #include "cost/measure.h"
 #include "cost/measurer.h"
-#include "search/search_candidate.h"
+#include "cost/search_candidate.h"
 
 namespace collage {
 

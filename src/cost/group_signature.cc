@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "ops/op_registry.h"
+#include "collage/sdk/op_registry.h"
 #include "util/random_tensor.h"
 
 namespace collage {

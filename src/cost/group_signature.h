@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "collage/backend.h"
-#include "ir/graph.h"
-#include "ir/subgraph.h"
+#include "collage/sdk/backend.h"
+#include "collage/sdk/graph.h"
+#include "collage/sdk/subgraph.h"
 
 namespace collage {
 

@@ -3,7 +3,7 @@
 #include "cost/group_signature.h"
 #include "cost/measurer.h"
 #include "runtime/kernel_runner.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage {
 

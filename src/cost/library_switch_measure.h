@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "collage/backend.h"
+#include "collage/sdk/backend.h"
 #include "cost/cost_database.h"
 #include "cost/measure.h"
 

@@ -7,7 +7,7 @@
 #include <functional>
 #include <vector>
 
-#include "collage/backend.h"
+#include "collage/sdk/backend.h"
 #include "cost/cost_database.h"
 
 namespace collage {

@@ -14,11 +14,11 @@
 #include <tuple>
 #include <vector>
 
-#include "collage/backend.h"
+#include "collage/sdk/backend.h"
 #include "cost/cost_database.h"
 #include "cost/measure.h"
-#include "ir/graph.h"
-#include "ir/subgraph.h"
+#include "collage/sdk/graph.h"
+#include "collage/sdk/subgraph.h"
 
 namespace collage {
 

@@ -1,5 +1,6 @@
 #include "cost/worker_measurer.h"
 
+#include <dlfcn.h>
 #include <fmt/ranges.h>
 #include <unistd.h>
 
@@ -9,8 +10,8 @@
 
 #include "cost/group_signature.h"
 #include "cost/worker_protocol.h"
-#include "onnx/group_model.h"
-#include "util/errors.h"
+#include "collage/sdk/group_model.h"
+#include "collage/sdk/errors.h"
 #include "util/printable_text.h"
 
 namespace collage {
@@ -72,6 +73,17 @@ std::string FindMeasureWorker(const std::string& configured, std::vector<std::st
   if (!error) {
     const std::string beside = (self.parent_path() / "collage_measure_worker").string();
     if (pick(beside)) return beside;
+  }
+  // An application linking an installed libcollage.so: the worker is installed in the bin/
+  // folder beside the library's lib/.
+  Dl_info library{};
+  if (dladdr(reinterpret_cast<void*>(&FindMeasureWorker), &library) != 0 && library.dli_fname) {
+    const std::filesystem::path installed =
+        std::filesystem::path(library.dli_fname).parent_path().parent_path() / "bin" /
+        "collage_measure_worker";
+    if (installed != self.parent_path() / "collage_measure_worker" && pick(installed.string())) {
+      return installed.string();
+    }
   }
 #ifdef COLLAGE_MEASURE_WORKER_BUILD_PATH
   if (pick(COLLAGE_MEASURE_WORKER_BUILD_PATH)) return COLLAGE_MEASURE_WORKER_BUILD_PATH;

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "onnx/onnx_import.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage {
 namespace {

@@ -30,7 +30,7 @@
 #include "collage/status.h"
 #include "cost/cost_database.h"
 #include "cost/measure.h"
-#include "ir/graph.h"
+#include "collage/sdk/graph.h"
 
 namespace collage {
 

@@ -1,4 +1,4 @@
-#include "ir/attribute.h"
+#include "collage/sdk/attribute.h"
 
 namespace collage {
 

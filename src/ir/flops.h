@@ -3,7 +3,7 @@
 // transformers); other ops count one operation per output element.
 #pragma once
 
-#include "ir/graph.h"
+#include "collage/sdk/graph.h"
 
 namespace collage {
 

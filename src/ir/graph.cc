@@ -1,8 +1,8 @@
-#include "ir/graph.h"
+#include "collage/sdk/graph.h"
 
 #include <algorithm>
 
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage {
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <vector>
 
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage {
 

@@ -14,7 +14,7 @@
 #pragma once
 
 #include "collage/status.h"
-#include "ir/graph.h"
+#include "collage/sdk/graph.h"
 
 namespace collage {
 

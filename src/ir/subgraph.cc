@@ -1,4 +1,4 @@
-#include "ir/subgraph.h"
+#include "collage/sdk/subgraph.h"
 
 #include <algorithm>
 #include <bit>

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "onnx/onnx_types.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage {
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "collage/status.h"
-#include "ops/op_registry.h"
+#include "collage/sdk/op_registry.h"
 
 namespace collage {
 

@@ -1,7 +1,7 @@
-#include "onnx/group_model.h"
+#include "collage/sdk/group_model.h"
 
 #include "onnx/onnx_export.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage {
 

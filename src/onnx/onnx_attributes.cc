@@ -2,7 +2,7 @@
 
 #include "onnx/onnx_pb.h"
 #include "onnx/tensor_proto.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage {
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "collage/status.h"
-#include "ir/attribute.h"
+#include "collage/sdk/attribute.h"
 
 namespace onnx {
 class AttributeProto;

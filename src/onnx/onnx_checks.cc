@@ -9,7 +9,7 @@
 #include "onnx/onnx_pb.h"
 #include "onnx/onnx_types.h"
 #include "onnx/shape_inference/implementation.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage {
 

@@ -6,7 +6,7 @@
 #include "onnx/onnx_pb.h"
 #include "onnx/onnx_types.h"
 #include "onnx/tensor_proto.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 #include "util/file_io.h"
 
 namespace collage {

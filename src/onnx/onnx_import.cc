@@ -16,8 +16,8 @@
 #include "onnx/onnx_pb.h"
 #include "onnx/onnx_types.h"
 #include "onnx/tensor_proto.h"
-#include "ops/op_registry.h"
-#include "util/errors.h"
+#include "collage/sdk/op_registry.h"
+#include "collage/sdk/errors.h"
 #include "util/file_io.h"
 
 namespace collage {

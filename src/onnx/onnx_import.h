@@ -8,7 +8,7 @@
 #include <string>
 
 #include "collage/status.h"
-#include "ir/graph.h"
+#include "collage/sdk/graph.h"
 
 namespace onnx {
 class ModelProto;

@@ -3,7 +3,7 @@
 #include <limits>
 
 #include "onnx/onnx_pb.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage {
 

@@ -8,7 +8,7 @@
 
 #include "collage/status.h"
 #include "collage/tensor.h"
-#include "ir/graph.h"
+#include "collage/sdk/graph.h"
 
 namespace onnx {
 class TypeProto;

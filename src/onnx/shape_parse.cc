@@ -2,7 +2,7 @@
 #include <charconv>
 
 #include "onnx/onnx_import.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage {
 

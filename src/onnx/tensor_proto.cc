@@ -11,7 +11,7 @@
 
 #include "onnx/onnx_pb.h"
 #include "onnx/onnx_types.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 #include "util/file_io.h"
 
 namespace collage {

@@ -17,7 +17,7 @@
 
 #include "ops/kernels/gemm_kernel.h"
 #include "ops/op_helpers.h"
-#include "ops/op_registry.h"
+#include "collage/sdk/op_registry.h"
 
 namespace collage {
 namespace {

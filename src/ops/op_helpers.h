@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-#include "ops/op_registry.h"
+#include "collage/sdk/op_registry.h"
 #include "util/checked_math.h"
 
 namespace collage {

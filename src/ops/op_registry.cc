@@ -1,24 +1,12 @@
-#include "ops/op_registry.h"
+#include "collage/sdk/op_registry.h"
 
 #include <algorithm>
 #include <optional>
 
 #include "util/checked_math.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage {
-
-const char* OpKindName(OpKind kind) {
-  switch (kind) {
-    case OpKind::kElementwise: return "elementwise";
-    case OpKind::kBroadcast: return "broadcast";
-    case OpKind::kInjective: return "injective";
-    case OpKind::kReduction: return "reduction";
-    case OpKind::kOutEWiseFusable: return "out-elementwise-fusable";
-    case OpKind::kOpaque: return "opaque";
-  }
-  return "unknown";
-}
 
 namespace {
 

@@ -1,7 +1,7 @@
 // Rules and fusions as text, for `collage backends -v` and reports.
 #include <fmt/format.h>
 
-#include "pattern/rule.h"
+#include "collage/sdk/rule.h"
 
 namespace collage {
 namespace {

@@ -1,9 +1,9 @@
 // The pattern matcher behind Rule: walks a Pattern from a root node up through its inputs.
 #pragma once
 
-#include "ir/graph.h"
-#include "ir/subgraph.h"
-#include "pattern/pattern.h"
+#include "collage/sdk/graph.h"
+#include "collage/sdk/subgraph.h"
+#include "collage/sdk/pattern.h"
 
 namespace collage {
 

@@ -1,4 +1,4 @@
-#include "pattern/pattern.h"
+#include "collage/sdk/pattern.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "ir/graph.h"
+#include "collage/sdk/graph.h"
 
 namespace collage {
 

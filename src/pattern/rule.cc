@@ -1,9 +1,9 @@
-#include "pattern/rule.h"
+#include "collage/sdk/rule.h"
 
 #include <algorithm>
 #include <set>
 
-#include "ops/op_registry.h"
+#include "collage/sdk/op_registry.h"
 #include "pattern/matcher.h"
 #include "pattern/post_dominators.h"
 

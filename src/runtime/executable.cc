@@ -5,9 +5,10 @@
 #include <cstring>
 #include <map>
 
+#include "runtime/compile_group.h"
 #include "runtime/kernel_runner.h"
 #include "runtime/layout_conversion.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage {
 
@@ -62,16 +63,7 @@ class Executable::Builder {
     auto fail = [&](const Status& status) {
       return Status(status.code(), DescribeGroup(group.backend, request) + ": " + status.message());
     };
-    auto compiled = backend->Compile(request);
-    if (!compiled.ok()) return fail(compiled.status());
-    std::unique_ptr<Kernel> kernel = std::move(*compiled);
-    if (kernel->input_layouts().size() != request.inputs.size() ||
-        kernel->output_layouts().size() != request.outputs.size()) {
-      return fail(Internal("the kernel declares {} input and {} output layouts for {} inputs and "
-                           "{} outputs",
-                           kernel->input_layouts().size(), kernel->output_layouts().size(),
-                           request.inputs.size(), request.outputs.size()));
-    }
+    COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> kernel, CompileGroup(*backend, request));
     Step step;
     for (size_t i = 0; i < request.inputs.size(); ++i) {
       auto buffer = BufferIn(request.inputs[i], kernel->input_layouts()[i]);
@@ -131,7 +123,7 @@ class Executable::Builder {
     step.outputs.push_back(target);
     step.label.node_name = graph_.value(value).name;
     step.label.op_type = "LayoutConversion";
-    std::string owner = LayoutOwner(home->second.kind() == LayoutKind::kOpaque ? home->second : layout);
+    std::string owner = home->second.kind() == LayoutKind::kOpaque ? home->second.owner() : layout.owner();
     step.label.backend = owner.empty() ? "native" : owner;
     step.label.rule = home->second.name() + "->" + layout.name();
     step.kernel = std::move(conversion);

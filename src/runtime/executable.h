@@ -10,10 +10,10 @@
 #include <mutex>
 #include <vector>
 
-#include "collage/backend.h"
-#include "collage/session.h"
+#include "collage/sdk/backend.h"
+#include "collage/run_profile.h"
 #include "collage/status.h"
-#include "ir/graph.h"
+#include "collage/sdk/graph.h"
 #include "runtime/memory_planner.h"
 #include "runtime/placement.h"
 

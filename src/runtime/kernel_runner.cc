@@ -4,10 +4,11 @@
 #include <cstring>
 #include <memory>
 
-#include "ops/op_registry.h"
+#include "collage/sdk/op_registry.h"
+#include "runtime/compile_group.h"
 #include "runtime/executable.h"
 #include "runtime/layout_conversion.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage {
 namespace {
@@ -30,15 +31,6 @@ Status RunWithWorkspace(const Kernel& kernel, const void* input, void* output) {
 
 }  // namespace
 
-std::string DescribeGroup(const std::string& backend, const CompileRequest& request) {
-  std::vector<NodeId> nodes = request.node_ids();
-  if (nodes.empty()) return fmt::format("backend '{}', rule '{}', empty group", backend, request.rule);
-  const Node& first = request.graph->node(nodes.front());
-  std::string more = nodes.size() > 1 ? fmt::format(" and {} more", nodes.size() - 1) : "";
-  return fmt::format("backend '{}', rule '{}', node '{}' ({}){}", backend, request.rule,
-                     first.name, first.op_type, more);
-}
-
 KernelRunner::~KernelRunner() = default;
 
 StatusOr<std::unique_ptr<KernelRunner>> KernelRunner::Create(const Backend& backend,
@@ -49,17 +41,8 @@ StatusOr<std::unique_ptr<KernelRunner>> KernelRunner::Create(const Backend& back
   };
   std::unique_ptr<KernelRunner> runner(new KernelRunner());
   runner->request_ = request;
-  auto kernel = backend.Compile(request);
-  if (!kernel.ok()) return fail(kernel.status());
-  runner->kernel_ = std::move(*kernel);
+  COLLAGE_ASSIGN_OR_RETURN(runner->kernel_, CompileGroup(backend, request));
   const Kernel& k = *runner->kernel_;
-  if (k.input_layouts().size() != request.inputs.size() ||
-      k.output_layouts().size() != request.outputs.size()) {
-    return fail(Internal("the kernel declares {} input and {} output layouts for {} inputs and {} "
-                         "outputs",
-                         k.input_layouts().size(), k.output_layouts().size(),
-                         request.inputs.size(), request.outputs.size()));
-  }
   for (size_t i = 0; i < request.inputs.size(); ++i) {
     const Layout& layout = k.input_layouts()[i];
     std::unique_ptr<Kernel> conversion;

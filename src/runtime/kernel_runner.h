@@ -6,7 +6,8 @@
 #include <memory>
 #include <vector>
 
-#include "collage/backend.h"
+#include "collage/sdk/backend.h"
+#include "runtime/compile_group.h"  // DescribeGroup, for callers naming a group
 
 namespace collage {
 
@@ -63,8 +64,5 @@ class KernelRunner {
 // outputs are compared with.
 StatusOr<std::vector<Tensor>> RunReferenceGroup(const CompileRequest& request,
                                                 const std::vector<Tensor>& inputs);
-
-// Names a group in error messages: "backend 'onednn', rule 'conv', node 'conv1' (Conv)".
-std::string DescribeGroup(const std::string& backend, const CompileRequest& request);
 
 }  // namespace collage

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage {
 namespace {
@@ -102,23 +102,19 @@ StatusOr<std::unique_ptr<Kernel>> CompileDirect(const TensorType& type, const La
   }
   // Ask the owner of the opaque side (the source first: it knows its own format best).
   const Layout& opaque = from_opaque ? from : to;
-  const Backend* owner = registry.Find(LayoutOwner(opaque));
+  const Backend* owner = registry.Find(opaque.owner());
   if (owner == nullptr) {
-    return NotFound("no backend '{}' to convert its layout '{}'", LayoutOwner(opaque), opaque.name());
+    return NotFound("no backend '{}' to convert its layout '{}'", opaque.owner(), opaque.name());
   }
   auto kernel = owner->CompileConversion(type, from, to);
   if (kernel.ok() || !(from_opaque && to_opaque)) return kernel;
-  const Backend* other = registry.Find(LayoutOwner(to));
+  const Backend* other = registry.Find(to.owner());
   if (other == nullptr || other == owner) return kernel;
   return other->CompileConversion(type, from, to);
 }
 
 }  // namespace
 
-std::string LayoutOwner(const Layout& layout) {
-  if (layout.kind() != LayoutKind::kOpaque) return "";
-  return layout.name().substr(0, layout.name().find(':'));
-}
 
 StatusOr<std::unique_ptr<Kernel>> CompileLayoutConversion(const TensorType& type,
                                                           const Layout& from, const Layout& to,

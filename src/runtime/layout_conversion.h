@@ -6,7 +6,7 @@
 
 #include <memory>
 
-#include "collage/backend.h"
+#include "collage/sdk/backend.h"
 
 namespace collage {
 
@@ -15,9 +15,5 @@ namespace collage {
 StatusOr<std::unique_ptr<Kernel>> CompileLayoutConversion(const TensorType& type,
                                                           const Layout& from, const Layout& to,
                                                           const BackendRegistry& registry);
-
-// The backend that owns an opaque layout ("onednn:..." → "onednn"); empty for plain and
-// channels-last.
-std::string LayoutOwner(const Layout& layout);
 
 }  // namespace collage

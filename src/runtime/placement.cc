@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "collage/backend.h"
+#include "collage/sdk/backend.h"
 
 namespace collage {
 

@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "search/finalist_decision.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 #include "util/interrupt.h"
 
 namespace collage {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage {
 namespace {

@@ -6,7 +6,7 @@
 #include <queue>
 #include <unordered_map>
 
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage {
 namespace {

@@ -20,7 +20,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "search/search_candidate.h"
+#include "cost/search_candidate.h"
 
 namespace collage {
 

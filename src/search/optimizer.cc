@@ -14,7 +14,7 @@
 #include "search/placement_estimate.h"
 #include "search/plan_bench.h"
 #include "search/two_level_search.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage {
 namespace {

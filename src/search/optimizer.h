@@ -3,7 +3,7 @@
 // search the cheapest placement, and explain it (each group's rivals).
 #pragma once
 
-#include "collage/backend.h"
+#include "collage/sdk/backend.h"
 #include "collage/optimize.h"
 #include "runtime/placement.h"
 

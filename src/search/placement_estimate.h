@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "runtime/placement.h"
-#include "search/search_candidate.h"
+#include "cost/search_candidate.h"
 
 namespace collage {
 

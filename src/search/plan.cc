@@ -8,7 +8,7 @@
 
 #include "cost/device_fingerprint.h"
 #include "cost/group_signature.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 #include "util/file_io.h"
 
 namespace collage {

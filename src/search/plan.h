@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "collage/backend.h"
+#include "collage/sdk/backend.h"
 #include "runtime/placement.h"
 
 namespace collage {

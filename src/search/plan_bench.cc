@@ -4,7 +4,7 @@
 #include <chrono>
 #include <random>
 
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 #include "util/normalized_error.h"
 #include "util/random_tensor.h"
 

@@ -5,7 +5,7 @@
 #include <map>
 
 #include "search/plan_bench.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 #include "util/interrupt.h"
 
 namespace collage {

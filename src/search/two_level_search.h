@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "collage/backend.h"
+#include "collage/sdk/backend.h"
 #include "collage/optimize.h"
 #include "runtime/placement.h"
 #include "search/evolutionary_search.h"

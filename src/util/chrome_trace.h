@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "collage/session.h"
+#include "collage/run_profile.h"
 
 namespace collage {
 

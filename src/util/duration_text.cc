@@ -2,7 +2,7 @@
 
 #include <cstdlib>
 
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage {
 

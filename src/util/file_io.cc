@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage {
 

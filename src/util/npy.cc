@@ -6,7 +6,7 @@
 #include <cstring>
 #include <optional>
 
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 #include "util/file_io.h"
 #include "util/printable_text.h"
 

@@ -14,7 +14,7 @@
 #include <sstream>
 #include <thread>
 
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 #include "util/interrupt.h"
 
 extern char** environ;

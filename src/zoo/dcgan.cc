@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/graph_builder.h"
+#include "ops/graph_builder.h"
 #include "zoo/layers.h"
 #include "zoo/models.h"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/graph_builder.h"
+#include "ops/graph_builder.h"
 
 namespace collage::zoo {
 

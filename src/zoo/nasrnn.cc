@@ -9,7 +9,7 @@
 #include <cmath>
 #include <string>
 
-#include "ir/graph_builder.h"
+#include "ops/graph_builder.h"
 #include "zoo/models.h"
 
 namespace collage {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-#include "ir/graph_builder.h"
+#include "ops/graph_builder.h"
 #include "zoo/layers.h"
 #include "zoo/models.h"
 

@@ -1,6 +1,6 @@
 #include "zoo/zoo.h"
 
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 #include "zoo/models.h"
 
 namespace collage {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "collage/status.h"
-#include "ir/graph.h"
+#include "collage/sdk/graph.h"
 
 namespace collage {
 

@@ -33,7 +33,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "collage/backend.h"
+#include "collage/sdk/backend.h"
 #include "group_check.h"
 #include "nan_contract.h"
 #include "random_graphs.h"

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "collage/backend.h"
-#include "ir/graph.h"
-#include "ir/subgraph.h"
+#include "collage/sdk/backend.h"
+#include "collage/sdk/graph.h"
+#include "collage/sdk/subgraph.h"
 #include "cost/group_signature.h"  // signatures, tolerances and random inputs
 #include "util/normalized_error.h"   // the comparison with the oracle
 

@@ -6,8 +6,8 @@
 #include <numeric>
 #include <random>
 
-#include "ir/graph_builder.h"
-#include "ops/op_registry.h"
+#include "ops/graph_builder.h"
+#include "collage/sdk/op_registry.h"
 
 namespace collage::backend_ops {
 namespace {

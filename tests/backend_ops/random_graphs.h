@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/graph.h"
+#include "collage/sdk/graph.h"
 
 namespace collage::backend_ops {
 

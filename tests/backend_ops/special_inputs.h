@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "collage/backend.h"
+#include "collage/sdk/backend.h"
 #include "collage/tensor.h"
 
 namespace collage::backend_ops {

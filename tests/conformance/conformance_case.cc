@@ -13,7 +13,7 @@
 #include "collage/session.h"
 #include "onnx/onnx_import.h"
 #include "onnx/tensor_proto.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage::conformance {
 namespace fs = std::filesystem;

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "cost/cost_database.h"
-#include "ir/graph_builder.h"
+#include "ops/graph_builder.h"
 
 namespace collage::fuzz {
 

@@ -248,7 +248,7 @@ void CostDatabaseSeeds(const fs::path& dir) {
     conv.p90_ms = 0.3;
     conv.samples = 20;
     conv.input_layouts = {Layout::ChannelsLast(), Layout::Plain()};
-    conv.output_layouts = {Layout::Opaque("nChw8c", 4608)};
+    conv.output_layouts = {Layout::Opaque("onednn", "nChw8c", 4608)};
     Check(db->Put(fuzz::SeedCostKey("conv"), conv), "Put");
     CostRecord relu;
     relu.reason = "disagreed with the reference kernels";

@@ -2,7 +2,7 @@
 // the error must reach the user, naming the file.
 #include <memory>
 
-#include "collage/backend.h"
+#include "collage/sdk/backend.h"
 
 namespace {
 

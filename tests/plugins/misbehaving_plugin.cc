@@ -13,7 +13,7 @@
 #include <memory>
 #include <thread>
 
-#include "collage/backend.h"
+#include "collage/sdk/backend.h"
 
 namespace {
 

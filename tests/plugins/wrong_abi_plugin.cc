@@ -1,6 +1,6 @@
 // A plug-in that claims a backend ABI version this collage does not have: loading it must be
 // refused before its registration function runs.
-#include "collage/backend.h"
+#include "collage/sdk/backend.h"
 
 extern "C" __attribute__((visibility("default"))) int collage_plugin_abi_version() {
   return collage::kBackendAbiVersion + 1000;

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "collage/status.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backend/skipped_backends.h"
-#include "collage/backend.h"
+#include "builtin/skipped_backends.h"
+#include "collage/sdk/backend.h"
 #include "collage/version.h"
 #include "cost/device_fingerprint.h"
 

@@ -6,7 +6,7 @@
 #include <mutex>
 #include <thread>
 
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage::cli {
 

@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "backend/skipped_backends.h"
-#include "collage/backend.h"
+#include "builtin/skipped_backends.h"
+#include "collage/sdk/backend.h"
 #include "collage/version.h"
 #include "commands.h"
 

@@ -4,7 +4,7 @@
 
 #include "commands.h"
 #include "ir/flops.h"
-#include "ir/graph.h"
+#include "collage/sdk/graph.h"
 
 namespace collage::cli {
 

@@ -10,12 +10,12 @@
 #include "commands.h"
 #include "optimize_json.h"
 #include "optimize_summary.h"
-#include "search/in_run_profile.h"
-#include "search/placement_report.h"
+#include "report/in_run_profile.h"
+#include "report/placement_report.h"
 #include "util/file_io.h"
 #include "util/interrupt.h"
 #include "util/duration_text.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 
 namespace collage::cli {
 

@@ -7,9 +7,9 @@
 #include <fmt/format.h>
 
 #include "commands.h"
-#include "util/errors.h"
+#include "collage/sdk/errors.h"
 #include "util/normalized_error.h"
-#include "util/tensor_file.h"
+#include "onnx/tensor_file.h"
 
 namespace collage::cli {
 

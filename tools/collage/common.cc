@@ -4,15 +4,15 @@
 #include <new>
 #include <random>
 
-#include "collage/backend.h"
+#include "collage/sdk/backend.h"
 #include "commands.h"
 #include "onnx/onnx_import.h"
-#include "search/in_run_profile.h"
-#include "util/errors.h"
+#include "report/in_run_profile.h"
+#include "collage/sdk/errors.h"
 #include "util/interrupt.h"
 #include "util/printable_text.h"
 #include "util/random_tensor.h"
-#include "util/tensor_file.h"
+#include "onnx/tensor_file.h"
 
 namespace collage::cli {
 

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "search/in_run_profile.h"
+#include "report/in_run_profile.h"
 
 namespace collage::cli {
 

@@ -6,7 +6,7 @@
 
 #include "commands.h"
 #include "progress_bar.h"
-#include "search/in_run_profile.h"
+#include "report/in_run_profile.h"
 #include "search/finalist_summary.h"
 
 namespace collage::cli {

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "collage/backend.h"
+#include "collage/sdk/backend.h"
 #include "cost/worker_protocol.h"
 #include "cost/worker_service.h"
 

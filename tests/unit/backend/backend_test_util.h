@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/graph.h"
+#include "collage/sdk/graph.h"
 
 namespace collage::testing {
 

@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "collage/backend.h"
+#include "collage/sdk/backend.h"
 #include "backend_test_util.h"
 #include "runtime/executable.h"
 #include "runtime/placement.h"

@@ -2,7 +2,7 @@
 // inserts between kernels that disagree on layouts.
 #include <gtest/gtest.h>
 
-#include "collage/backend.h"
+#include "collage/sdk/backend.h"
 #include "runtime/layout_conversion.h"
 
 namespace collage {
@@ -57,7 +57,7 @@ TEST(LayoutConversionTest, RefusesWhatDoesNotApply) {
   EXPECT_FALSE(CompileLayoutConversion(image, Layout::Plain(), Layout::Plain(),
                                        BackendRegistry::Global())
                    .ok());
-  auto unknown = CompileLayoutConversion(image, Layout::Opaque("nobody:fmt", 96), Layout::Plain(),
+  auto unknown = CompileLayoutConversion(image, Layout::Opaque("nobody", "fmt", 96), Layout::Plain(),
                                          BackendRegistry::Global());
   EXPECT_EQ(unknown.status().code(), StatusCode::kNotFound);
   EXPECT_NE(unknown.status().message().find("nobody"), std::string::npos);

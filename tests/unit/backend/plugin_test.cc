@@ -2,7 +2,7 @@
 // with a message naming the file and the reason.
 #include <gtest/gtest.h>
 
-#include "collage/backend.h"
+#include "collage/sdk/backend.h"
 #include "collage/session.h"
 #include "backend_test_util.h"
 #include "test_paths.h"

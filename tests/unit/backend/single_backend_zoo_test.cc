@@ -9,7 +9,7 @@
 #include <tuple>
 
 #include "../zoo/zoo_test_util.h"
-#include "collage/backend.h"
+#include "collage/sdk/backend.h"
 #include "collage/session.h"
 #include "util/normalized_error.h"
 #include "util/random_tensor.h"

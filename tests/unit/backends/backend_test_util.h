@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "collage/backend.h"
-#include "ir/graph_builder.h"
-#include "pattern/rule.h"
+#include "collage/sdk/backend.h"
+#include "ops/graph_builder.h"
+#include "collage/sdk/rule.h"
 #include "runtime/kernel_runner.h"
 #include "util/normalized_error.h"
 #include "util/random_tensor.h"

@@ -12,7 +12,7 @@
 #include <cstring>
 #include <thread>
 
-#include "ir/graph_builder.h"
+#include "ops/graph_builder.h"
 #include "native_elementwise_chain.h"
 #include "native_node_sequence.h"
 #include "backend_test_util.h"

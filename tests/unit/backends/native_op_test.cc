@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "ir/graph_builder.h"
+#include "ops/graph_builder.h"
 #include "native_backend.h"
 #include "backend_test_util.h"
-#include "ops/op_registry.h"
+#include "collage/sdk/op_registry.h"
 #include "zoo/zoo.h"
 
 namespace collage::testing {

@@ -23,7 +23,7 @@ TEST(OnednnLayout, BlockedAndChannelsLastRoundTrip) {
   const Backend& backend = BackendNamed("onednn");
   const TensorType type{DType::kFloat32, {2, 20, 3, 5}};
   // nChw16c: channels padded to 32.
-  const Layout blocked = Layout::Opaque("onednn:abcd:16b", 2 * 32 * 3 * 5 * 4);
+  const Layout blocked = Layout::Opaque("onednn", "abcd:16b", 2 * 32 * 3 * 5 * 4);
   std::mt19937 rng(3);
   Tensor x = RandomTensor(DType::kFloat32, type.shape, rng);
 
@@ -45,8 +45,8 @@ TEST(OnednnLayout, BlockedAndChannelsLastRoundTrip) {
   Tensor back = RunConversion(**to_plain, b, type.nbytes());
   for (int64_t i = 0; i < x.num_elements(); ++i) ASSERT_EQ(back.data_as<float>()[i], xp[i]) << i;
 
-  EXPECT_FALSE(backend.CompileConversion(type, Layout::Opaque("onednn:abzd", 1), Layout::Plain()).ok());
-  EXPECT_FALSE(backend.CompileConversion(type, Layout::Opaque("onednn:abc", 1), Layout::Plain()).ok());
+  EXPECT_FALSE(backend.CompileConversion(type, Layout::Opaque("onednn", "abzd", 1), Layout::Plain()).ok());
+  EXPECT_FALSE(backend.CompileConversion(type, Layout::Opaque("onednn", "abc", 1), Layout::Plain()).ok());
 }
 
 TEST(OnednnLayout, BlockedConvChainAgreesOnFormat) {

@@ -10,10 +10,10 @@
 #include <regex>
 
 #include "cli_test_util.h"
-#include "backend/skipped_backends.h"
-#include "collage/backend.h"
+#include "builtin/skipped_backends.h"
+#include "collage/sdk/backend.h"
 #include "collage/session.h"
-#include "ir/graph.h"
+#include "collage/sdk/graph.h"
 #include "../onnx/onnx_test_util.h"
 #include "onnx/onnx_export.h"
 #include "onnx/tensor_proto.h"

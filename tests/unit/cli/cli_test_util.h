@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "ir/graph.h"
+#include "collage/sdk/graph.h"
 #include "onnx/onnx_export.h"
 #include "test_paths.h"
 

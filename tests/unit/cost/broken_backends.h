@@ -8,8 +8,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "collage/backend.h"
-#include "util/errors.h"
+#include "collage/sdk/backend.h"
+#include "collage/sdk/errors.h"
 
 namespace collage::testing {
 

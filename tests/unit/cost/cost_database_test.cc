@@ -43,7 +43,7 @@ class CostDatabaseTest : public ::testing::Test {
     r.median_ms = ms;
     r.p90_ms = ms * 1.1;
     r.samples = 7;
-    r.input_layouts = {Layout::Plain(), Layout::Opaque("onednn:abcd8b:f32", 4096)};
+    r.input_layouts = {Layout::Plain(), Layout::Opaque("onednn", "abcd8b:f32", 4096)};
     r.output_layouts = {Layout::ChannelsLast()};
     return r;
   }
@@ -452,12 +452,16 @@ TEST_F(CostDatabaseTest, OnlyARegularFileIsOpened) {
 
 TEST(LayoutTextTest, RoundTripsAndRefusesGarbage) {
   for (const Layout& l :
-       {Layout::Plain(), Layout::ChannelsLast(), Layout::Opaque("onednn:a:b c", 123)}) {
+       {Layout::Plain(), Layout::ChannelsLast(), Layout::Opaque("onednn", "a:b c", 123)}) {
     auto back = LayoutFromText(LayoutToText(l));
     ASSERT_TRUE(back.ok()) << LayoutToText(l);
     EXPECT_EQ(*back, l);
+    EXPECT_EQ(back->owner(), l.owner());
+    EXPECT_EQ(back->format(), l.format());
   }
-  for (const char* bad : {"", "nchw", "opaque:", "opaque:12", "opaque:x:name", "opaque:12:"}) {
+  // An opaque layout's name is "<owner>:<format>": one without its owner is refused.
+  for (const char* bad : {"", "nchw", "opaque:", "opaque:12", "opaque:x:name", "opaque:12:",
+                          "opaque:12:ownerless", "opaque:12::format"}) {
     EXPECT_FALSE(LayoutFromText(bad).ok()) << bad;
   }
 }

@@ -9,9 +9,9 @@
 #include "cost/cache_scrub.h"
 #include "cost/group_signature.h"
 #include "cost/measure.h"
-#include "ir/graph_builder.h"
+#include "ops/graph_builder.h"
 #include "runtime/kernel_runner.h"
-#include "search/search_candidate.h"
+#include "cost/search_candidate.h"
 
 namespace collage {
 
@@ -135,7 +135,7 @@ TEST(MeasureTest, ConversionsAreMeasuredLikeKernels) {
   EXPECT_GT(record.median_ms, 0);
   ASSERT_EQ(record.output_layouts.size(), 1u);
   EXPECT_EQ(record.output_layouts[0], Layout::ChannelsLast());
-  CostRecord unknown = MeasureConversion(type, Layout::Opaque("nobody:format", 1 << 20), Layout::Plain(), registry, Quick());
+  CostRecord unknown = MeasureConversion(type, Layout::Opaque("nobody", "format", 1 << 20), Layout::Plain(), registry, Quick());
   EXPECT_FALSE(unknown.valid);
 }
 

@@ -7,8 +7,8 @@
 
 #include "cost/group_signature.h"
 #include "cost/worker_service.h"
-#include "ir/graph_builder.h"
-#include "onnx/group_model.h"
+#include "ops/graph_builder.h"
+#include "collage/sdk/group_model.h"
 #include "quick_settings.h"
 
 namespace collage {

@@ -1,12 +1,12 @@
-#include "ir/graph_builder.h"
+#include "ops/graph_builder.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <variant>
 
-#include "ops/op_registry.h"
-#include "util/errors.h"
+#include "collage/sdk/op_registry.h"
+#include "collage/sdk/errors.h"
 
 namespace collage {
 namespace {

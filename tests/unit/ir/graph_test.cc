@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "ir/graph.h"
+#include "collage/sdk/graph.h"
 
 namespace collage {
 namespace {

@@ -8,7 +8,7 @@
 #include <random>
 
 #include "../zoo/zoo_test_util.h"
-#include "ir/graph_builder.h"
+#include "ops/graph_builder.h"
 #include "util/normalized_error.h"
 
 namespace collage {

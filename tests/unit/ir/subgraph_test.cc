@@ -2,7 +2,7 @@
 
 #include <random>
 
-#include "ir/subgraph.h"
+#include "collage/sdk/subgraph.h"
 
 namespace collage {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "onnx/onnx_pb.h"
 #include "onnx_test_util.h"
-#include "ops/op_registry.h"
+#include "collage/sdk/op_registry.h"
 
 namespace collage {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "elementwise_test_util.h"
 #include "ops/op_helpers.h"
-#include "ops/op_registry.h"
+#include "collage/sdk/op_registry.h"
 
 namespace collage::testing {
 namespace {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "elementwise_test_util.h"
-#include "ops/op_registry.h"
+#include "collage/sdk/op_registry.h"
 
 namespace collage::testing {
 namespace {

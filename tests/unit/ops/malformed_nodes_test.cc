@@ -4,7 +4,7 @@
 
 #include <climits>
 
-#include "ops/op_registry.h"
+#include "collage/sdk/op_registry.h"
 
 namespace collage {
 namespace {

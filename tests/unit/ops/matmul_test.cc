@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "ops/op_helpers.h"
-#include "ops/op_registry.h"
+#include "collage/sdk/op_registry.h"
 
 namespace collage {
 namespace {

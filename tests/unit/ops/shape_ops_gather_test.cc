@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/op_registry.h"
+#include "collage/sdk/op_registry.h"
 
 namespace collage {
 namespace {

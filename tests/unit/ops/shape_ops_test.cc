@@ -6,7 +6,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "ops/op_registry.h"
+#include "collage/sdk/op_registry.h"
 
 namespace collage {
 namespace {

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "ops/op_registry.h"
+#include "collage/sdk/op_registry.h"
 
 namespace collage {
 namespace {

@@ -2,9 +2,9 @@
 
 #include <set>
 
-#include "ir/graph_builder.h"
-#include "ops/op_registry.h"
-#include "pattern/rule.h"
+#include "ops/graph_builder.h"
+#include "collage/sdk/op_registry.h"
+#include "collage/sdk/rule.h"
 #include "zoo/zoo.h"
 
 namespace collage {

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "ir/graph_builder.h"
-#include "pattern/rule.h"
+#include "ops/graph_builder.h"
+#include "collage/sdk/rule.h"
 
 namespace collage {
 namespace {

@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "../search/optimize_test_util.h"
-#include "collage/backend.h"
+#include "collage/sdk/backend.h"
 #include "collage/session.h"
 #include "util/normalized_error.h"
 #include "util/random_tensor.h"

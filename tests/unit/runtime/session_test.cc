@@ -3,9 +3,9 @@
 #include <random>
 #include <thread>
 
-#include "collage/backend.h"
+#include "collage/sdk/backend.h"
 #include "collage/session.h"
-#include "ir/graph.h"
+#include "collage/sdk/graph.h"
 #include "runtime/executable.h"
 #include "runtime/placement.h"
 

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "../search/optimize_test_util.h"
-#include "collage/backend.h"
+#include "collage/sdk/backend.h"
 #include "collage/session.h"
-#include "ir/graph_builder.h"
+#include "ops/graph_builder.h"
 #include "runtime/placement.h"
 #include "search/plan.h"
 

@@ -18,7 +18,7 @@
 namespace collage {
 namespace {
 
-const Layout kOpaque = Layout::Opaque("b:blocked", 256);
+const Layout kOpaque = Layout::Opaque("b", "blocked", 256);
 
 // A random DAG of `num_nodes` single-output nodes over one graph input; every value is a
 // float32[1x4x2x2]. Node i reads one or two earlier values; values nobody reads are outputs.

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "collage/optimize.h"
-#include "ir/graph_builder.h"
+#include "ops/graph_builder.h"
 
 namespace collage::testing {
 

@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "report_test_util.h"
-#include "search/placement_report.h"
+#include "report/placement_report.h"
 #include "util/subprocess.h"
 
 namespace collage {

@@ -3,7 +3,7 @@
 // the kept finalist marked and each finalist's speed against the others (or, without one,
 // that nothing was measured end to end); it is titled with the model's file, and a region's
 // share is its share of the run.
-#include "search/placement_report.h"
+#include "report/placement_report.h"
 
 #include <gtest/gtest.h>
 

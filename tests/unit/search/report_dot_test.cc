@@ -1,7 +1,7 @@
 // Graphviz's dot draws the report's graph where it is installed (every edge a path with an
 // arrowhead, conversions labelled, a region a cluster), and a dot that fails, hangs or is
 // switched off leaves the built-in layout in its place: a report is always drawn.
-#include "search/report_dot.h"
+#include "report/report_dot.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -13,7 +13,7 @@
 #include <set>
 
 #include "report_test_util.h"
-#include "search/report_graph_drawing.h"
+#include "report/report_graph_drawing.h"
 
 namespace collage {
 namespace {

@@ -2,7 +2,7 @@
 // ending in an arrowhead, no edge running behind a box (a residual edge gets a lane of its
 // own), no two boxes on top of one another, conversions labelled on their edges, a region's
 // nodes inside its frame and nothing else in it.
-#include "search/report_graph_layout.h"
+#include "report/report_graph_layout.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // What the report draws: a box per group (per node inside a region, framed by its cluster), a
 // box per model input and output, an edge for every value crossing between boxes, and each
 // conversion of the profiled run on the edge it converts.
-#include "search/report_graph.h"
+#include "report/report_graph.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The report's durations read at every scale (never "0 us"), a backend keeps its colour from
 // report to report, and a label is cut without breaking a character.
-#include "search/report_text.h"
+#include "report/report_text.h"
 
 #include <gtest/gtest.h>
 

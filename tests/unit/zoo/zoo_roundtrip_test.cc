@@ -11,7 +11,7 @@
 #include <variant>
 
 #include "collage/session.h"
-#include "ir/graph.h"
+#include "collage/sdk/graph.h"
 #include "onnx/onnx_export.h"
 #include "onnx/onnx_import.h"
 #include "zoo/zoo.h"

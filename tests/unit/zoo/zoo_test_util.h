@@ -11,8 +11,8 @@
 
 #include "collage/status.h"
 #include "collage/tensor.h"
-#include "ir/graph.h"
-#include "ops/op_registry.h"
+#include "collage/sdk/graph.h"
+#include "collage/sdk/op_registry.h"
 #include "util/random_tensor.h"
 
 namespace collage::zoo_test {

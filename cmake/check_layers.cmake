@@ -1,0 +1,102 @@
+# Fails when a source includes a header of a layer above its own (cmake/CollageLayers.cmake).
+#   cmake -DROOT=<source dir> -DTABLE=<layers.txt> -P check_layers.cmake
+# TABLE: one line per layer, "name|dir,dir|include/collage/x.h,...|dep,dep". A file belongs
+# to the layer whose folder holds it; an #include "a/b.h" names the layer of src/a (or, for
+# "collage/x.h", the layer listing include/collage/x.h); an include without a folder is the
+# file's own folder's. What no layer claims (tests, tools, generated files) is not checked.
+# Backends, in addition, see collage only through its SDK: under backends/<name>/ an include
+# with a folder must be "collage/..." (the SDK and the public headers) -- except the native
+# backend, which is collage's own reference kernels (src/ops) run as a backend.
+cmake_minimum_required(VERSION 3.25)
+if(NOT ROOT OR NOT TABLE)
+  message(FATAL_ERROR "usage: cmake -DROOT=<source dir> -DTABLE=<layers.txt> -P check_layers.cmake")
+endif()
+
+file(STRINGS ${TABLE} lines)
+set(layers "")
+foreach(line IN LISTS lines)
+  string(REPLACE "|" ";" fields "${line}")
+  list(GET fields 0 name)
+  list(GET fields 1 dirs)
+  list(GET fields 2 headers)
+  list(GET fields 3 deps)
+  string(REPLACE "," ";" dirs "${dirs}")
+  string(REPLACE "," ";" headers "${headers}")
+  string(REPLACE "," ";" deps "${deps}")
+  string(STRIP "${deps}" deps)
+  list(APPEND layers ${name})
+  set(dirs_${name} "")
+  foreach(dir IN LISTS dirs)
+    string(STRIP "${dir}" dir)
+    if(dir)
+      list(APPEND dirs_${name} ${dir})
+      set(layer_of_dir_${dir} ${name})
+    endif()
+  endforeach()
+  foreach(header IN LISTS headers)
+    string(STRIP "${header}" header)
+    if(header)
+      set(layer_of_header_${header} ${name})
+      list(APPEND headers_${name} ${header})
+    endif()
+  endforeach()
+  set(deps_${name} ${deps})
+endforeach()
+
+# allowed_<layer>: the layer itself and everything it reaches through DEPENDS.
+foreach(name IN LISTS layers)
+  set(allowed ${name})
+  set(frontier ${deps_${name}})
+  while(frontier)
+    list(POP_FRONT frontier dep)
+    if(NOT dep IN_LIST layers)
+      message(FATAL_ERROR "layer '${name}' depends on '${dep}', which is no layer")
+    endif()
+    if(NOT dep IN_LIST allowed)
+      list(APPEND allowed ${dep})
+      list(APPEND frontier ${deps_${dep}})
+    endif()
+  endwhile()
+  set(allowed_${name} ${allowed})
+endforeach()
+
+set(violations "")
+foreach(name IN LISTS layers)
+  set(files ${headers_${name}})
+  list(TRANSFORM files PREPEND "${ROOT}/")
+  foreach(dir IN LISTS dirs_${name})
+    file(GLOB_RECURSE dir_files ${ROOT}/${dir}/*.cc ${ROOT}/${dir}/*.h)
+    list(APPEND files ${dir_files})
+  endforeach()
+  foreach(file IN LISTS files)
+    file(STRINGS ${file} includes REGEX "^[ \t]*#[ \t]*include[ \t]+\"")
+    foreach(include IN LISTS includes)
+      string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]+\"([^\"]+)\".*" "\\1" path "${include}")
+      set(target "")
+      if(DEFINED layer_of_header_include/${path})
+        set(target ${layer_of_header_include/${path}})
+      elseif(path MATCHES "^([^/]+)/")
+        set(top ${CMAKE_MATCH_1})
+        if(DEFINED layer_of_dir_src/${top})
+          set(target ${layer_of_dir_src/${top}})
+        endif()
+      endif()
+      file(RELATIVE_PATH relative ${ROOT} ${file})
+      if(target AND NOT target IN_LIST allowed_${name})
+        string(APPEND violations
+               "  ${relative} (layer ${name}) includes \"${path}\" (layer ${target})\n")
+      elseif(relative MATCHES "^backends/" AND NOT relative MATCHES "^backends/native/"
+             AND path MATCHES "/" AND NOT path MATCHES "^collage/")
+        string(APPEND violations
+               "  ${relative} (a backend) includes \"${path}\", which is not in collage's SDK "
+               "(include/collage/sdk)\n")
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+
+if(violations)
+  message(FATAL_ERROR
+          "collage's layers: a layer may include only its own headers and those of the layers "
+          "below it, and backends only the SDK (cmake/CollageLayers.cmake). Includes that break this:\n${violations}")
+endif()

@@ -1,0 +1,23 @@
+// What one run's profile records (Session::Run with a RunProfile): the time of each step.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace collage {
+
+// Time spent in each step of one run, in execution order (filled by Run when requested).
+// A step is one kernel: a group of nodes on one backend, or a layout conversion.
+struct NodeTiming {
+  std::string node_name;  // the group's first node (the converted value for a conversion)
+  std::string op_type;    // the group's op types joined by '+', or "LayoutConversion"
+  double milliseconds = 0;
+  std::string backend;
+  std::string rule;       // for a conversion: "from->to"
+  double start_ms = 0;    // when the step started, from the start of the run
+};
+struct RunProfile {
+  std::vector<NodeTiming> nodes;
+};
+
+}  // namespace collage

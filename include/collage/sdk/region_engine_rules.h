@@ -1,0 +1,21 @@
+// The rules of an engine backend: a whole inference runtime (ONNX Runtime, OpenVINO) that
+// compiles any region of ONNX nodes it is handed, as an in-memory ONNX model. Such a backend
+// offers every node it supports alone ("single": what its kernels do for one op) and the
+// maximal convex regions of supported nodes ("whole": what its graph optimizer does across
+// ops; a fully supported model is one candidate). The graph-level search merges adjacent groups moved
+// to it into regions of any size between the two, compiled under the "whole" rule.
+#pragma once
+
+#include "collage/sdk/rule.h"
+
+namespace collage {
+
+// `supported`: the nodes the engine can take (its op coverage, dtypes, shapes).
+RuleSet MakeRegionEngineRules(const NodePredicate& supported);
+
+// Nodes every ONNX engine is expected to take: an op of the default ONNX domain whose inputs
+// and outputs all have a numeric dtype in `dtypes` and at least one element (engines disagree
+// on zero-sized tensors, and a kernel over an empty buffer has nothing to do).
+bool IsOnnxNodeOverDTypes(const Graph& graph, const Node& node, const std::vector<DType>& dtypes);
+
+}  // namespace collage

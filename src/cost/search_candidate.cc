@@ -1,0 +1,39 @@
+#include "cost/search_candidate.h"
+
+#include <algorithm>
+#include <set>
+
+#include "collage/sdk/errors.h"
+
+namespace collage {
+
+StatusOr<std::vector<SearchCandidate>> EnumerateSearchCandidates(
+    const Graph& graph, const std::vector<std::string>& backends, const BackendRegistry& registry,
+    bool strict_non_finite) {
+  std::vector<std::string> names = backends;
+  if (std::find(names.begin(), names.end(), "native") == names.end()) names.insert(names.begin(), "native");
+  std::vector<SearchCandidate> candidates;
+  std::set<std::string> seen_backends;
+  for (const std::string& name : names) {
+    if (!seen_backends.insert(name).second) continue;
+    const Backend* backend = registry.Find(name);
+    if (backend == nullptr) {
+      std::string registered;
+      for (const Backend* b : registry.backends()) registered += (registered.empty() ? "" : ", ") + b->name();
+      return NotFound("no backend named '{}' (registered: {})", name, registered);
+    }
+    for (Candidate& offered : EnumerateCandidates(graph, backend->rules(), strict_non_finite)) {
+      CompileRequest request = CompileRequest::For(graph, offered.nodes, offered.rule, 1);
+      SearchCandidate candidate;
+      candidate.backend = name;
+      candidate.rule = std::move(offered.rule);
+      candidate.nodes = std::move(offered.nodes);
+      candidate.inputs = std::move(request.inputs);
+      candidate.outputs = std::move(request.outputs);
+      candidates.push_back(std::move(candidate));
+    }
+  }
+  return candidates;
+}
+
+}  // namespace collage

@@ -1,0 +1,42 @@
+// What the placement searches work on: every group some backend offers to run, with its
+// measured cost and the layouts its kernel reads and writes.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "collage/sdk/backend.h"
+
+namespace collage {
+
+struct SearchCandidate {
+  std::string backend;
+  std::string rule;
+  SubGraph nodes;
+  std::vector<ValueId> inputs;   // non-constant values read (CompileRequest::inputs)
+  std::vector<ValueId> outputs;  // values produced for others (CompileRequest::outputs)
+  // Filled by the cost model; one per input / output.
+  std::vector<Layout> input_layouts;
+  std::vector<Layout> output_layouts;
+  double cost_ms = 0;
+};
+
+// Every group offered by the rules and fusions of `backends` (each registered; "native" is
+// always added, so that every node has a candidate), inputs and outputs filled, layouts and
+// cost not yet. One entry per (backend, rule, node set). `strict_non_finite`: only the rules
+// and fusions that meet the NaN/Inf contract (native's all do, so every node keeps one).
+StatusOr<std::vector<SearchCandidate>> EnumerateSearchCandidates(
+    const Graph& graph, const std::vector<std::string>& backends, const BackendRegistry& registry,
+    bool strict_non_finite = false);
+
+// The cost of converting `value` from layout `from` to `to`; 0 when they hold the same bytes.
+using TransitionCost = std::function<double(ValueId value, const Layout& from, const Layout& to)>;
+
+// The cost of running a kernel of backend `to` right after one of backend `from`, beyond
+// what it costs after one of its own: another library's thread pool winding down while this
+// one's workers wake (OpenMP, XNNPACK's pthreadpool), and this library's code, tables and
+// buffers evicted by the other's. 0 for the same backend.
+using LibrarySwitchCost = std::function<double(const std::string& from, const std::string& to)>;
+
+}  // namespace collage

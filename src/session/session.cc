@@ -1,0 +1,335 @@
+#include "collage/session.h"
+
+#include <chrono>
+#include <mutex>
+#include <new>
+
+#include "collage/sdk/graph.h"
+#include "ir/simplify.h"
+#include "onnx/onnx_import.h"
+#include "runtime/executable.h"
+#include "runtime/placement.h"
+#include "runtime/threading.h"
+#include "search/optimizer.h"
+#include "search/plan.h"
+#include "collage/sdk/errors.h"
+
+namespace collage {
+
+struct Session::Impl {
+  // SessionOptions::num_threads resolved (0 → one per core). A placement runs with it, but
+  // for a plan's when the count was left to the plan (threads_from_plan).
+  int requested_threads = 1;
+  bool threads_from_plan = false;
+  bool strict_non_finite = false;  // SessionOptions::strict_non_finite
+  LoadTimes load_times;
+  Graph graph;
+  std::vector<TensorInfo> inputs;
+  std::vector<TensorInfo> outputs;
+  std::vector<std::string> warnings;
+
+  // The current placement, compiled, and its plan. Run takes a reference under the mutex, so
+  // Optimize / LoadPlan can swap them while runs are in flight.
+  mutable std::mutex mutex;
+  std::shared_ptr<const Executable> executable;
+  int executable_threads = 1;  // what `executable` was compiled for: the session's count
+  Plan plan;
+
+  std::shared_ptr<const Executable> current() const { return current_with_threads().first; }
+  std::pair<std::shared_ptr<const Executable>, int> current_with_threads() const {
+    std::lock_guard<std::mutex> lock(mutex);
+    return {executable, executable_threads};
+  }
+  // Compiles `placement` for `threads` and makes it (and `plan`, and the count) current.
+  Status Install(const Placement& placement, Plan new_plan, int threads) {
+    // Every way to a placement filters by the declaration already; this makes sure no path
+    // (or a future one) slips an undeclared rule into a strict session.
+    if (strict_non_finite) {
+      COLLAGE_RETURN_IF_ERROR(CheckNonFiniteContract(graph, placement, BackendRegistry::Global()));
+    }
+    // oneDNN picks its algorithms for the calling thread's OpenMP count at compile time.
+    ApplyThreadPolicy(threads);
+    COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Executable> compiled,
+                             Executable::Create(graph, placement, BackendRegistry::Global(), threads));
+    std::lock_guard<std::mutex> lock(mutex);
+    executable = std::move(compiled);
+    executable_threads = threads;
+    plan = std::move(new_plan);
+    return Status();
+  }
+};
+
+Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Session::~Session() = default;
+
+namespace {
+
+// What the end-to-end decision says about the kept placement: its own estimate (a backend
+// alone has one too) and its margin over the runner-up.
+void RecordDecision(const OptimizeReport& report, Plan& plan) {
+  const FinalistReport* kept = nullptr;
+  const FinalistReport* runner_up = nullptr;
+  for (const FinalistReport& f : report.finalists) {
+    if (!f.skipped.empty()) continue;
+    if (f.kept) {
+      kept = &f;
+    } else if (runner_up == nullptr || f.ratio_to_kept < runner_up->ratio_to_kept) {
+      runner_up = &f;
+    }
+  }
+  if (kept == nullptr) return;
+  plan.kept_finalist = kept->name;
+  plan.estimated_ms = kept->estimated_ms;
+  plan.measured_ms = kept->median_ms;
+  if (runner_up != nullptr) {
+    plan.runner_up = runner_up->name;
+    plan.runner_up_ratio = runner_up->ratio_to_kept;
+  }
+}
+
+constexpr int kMaxThreads = 1024;
+
+// No exception may cross the public API: library code below (protobuf, the standard
+// library's allocations) can throw, most likely std::bad_alloc for a huge model or input.
+template <typename F>
+auto GuardExceptions(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    return Status(StatusCode::kInvalidArgument,
+                  "out of memory (the model's weights, intermediate values or outputs do not fit "
+                  "in this machine's memory; smaller input shapes need less)");
+  } catch (const std::exception& e) {
+    return Status(StatusCode::kInternal, std::string("unexpected exception: ") + e.what());
+  }
+}
+
+ImportOptions ToImportOptions(const SessionOptions& options) {
+  ImportOptions import;
+  import.input_shapes = options.input_shapes;
+  import.input_shape_origins = options.input_shape_origins;
+  return import;
+}
+
+TensorInfo InfoOf(const Value& value) { return TensorInfo{value.name, value.type.dtype, value.type.shape}; }
+
+double MillisecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Session>> Session::LoadFile(const std::string& path,
+                                                     const SessionOptions& options) {
+  return GuardExceptions([&]() -> StatusOr<std::unique_ptr<Session>> {
+    const auto start = std::chrono::steady_clock::now();
+    COLLAGE_ASSIGN_OR_RETURN(Graph graph, ImportOnnxFile(path, ToImportOptions(options)));
+    const double import_ms = MillisecondsSince(start);
+    COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, FromGraph(std::move(graph), options));
+    session->impl_->load_times.import_ms = import_ms;
+    return session;
+  });
+}
+
+StatusOr<std::unique_ptr<Session>> Session::LoadBytes(const std::string& onnx_bytes,
+                                                      const SessionOptions& options) {
+  return GuardExceptions([&]() -> StatusOr<std::unique_ptr<Session>> {
+    const auto start = std::chrono::steady_clock::now();
+    COLLAGE_ASSIGN_OR_RETURN(Graph graph, ImportOnnxBytes(onnx_bytes, ToImportOptions(options)));
+    const double import_ms = MillisecondsSince(start);
+    COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, FromGraph(std::move(graph), options));
+    session->impl_->load_times.import_ms = import_ms;
+    return session;
+  });
+}
+
+StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph, const SessionOptions& options) {
+  if (options.num_threads < 0 || options.num_threads > kMaxThreads) {
+    return InvalidArgument("thread count must be 1 to {} (or 0 for one per core), got {}",
+                           kMaxThreads, options.num_threads);
+  }
+  BackendRegistry& registry = BackendRegistry::Global();
+  const Backend* backend = registry.Find(options.backend);
+  if (backend == nullptr) {
+    std::string names;
+    for (const Backend* b : registry.backends()) names += (names.empty() ? "" : ", ") + b->name();
+    return NotFound("no backend named '{}' (registered: {})", options.backend, names);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  auto impl = std::make_unique<Impl>();
+  impl->requested_threads = ResolveThreadCount(options.num_threads);
+  impl->threads_from_plan = options.num_threads == 0;
+  impl->strict_non_finite = options.strict_non_finite;
+  // Simplified before anything looks at it: placements, costs and plans all see (and hash)
+  // the graph that runs.
+  COLLAGE_RETURN_IF_ERROR(SimplifyGraph(graph).status());
+  impl->graph = std::move(graph);
+  for (ValueId id : impl->graph.inputs()) impl->inputs.push_back(InfoOf(impl->graph.value(id)));
+  for (ValueId id : impl->graph.outputs()) impl->outputs.push_back(InfoOf(impl->graph.value(id)));
+  std::unique_ptr<Session> session(new Session(std::move(impl)));
+  if (!options.plan_path.empty()) {
+    COLLAGE_RETURN_IF_ERROR(session->LoadPlan(options.plan_path));
+    session->impl_->load_times.compile_ms = MillisecondsSince(start);
+    return session;
+  }
+  // Backends may pick their algorithms for the thread count at compile time.
+  const int threads = session->impl_->requested_threads;
+  ApplyThreadPolicy(threads);
+  COLLAGE_ASSIGN_OR_RETURN(
+      Placement placement,
+      PlaceOnSingleBackend(session->impl_->graph, *backend, registry, options.strict_non_finite));
+  Plan plan = MakePlan(session->impl_->graph, placement, registry, "single-backend:" + backend->name(),
+                       threads);
+  plan.strict_non_finite = options.strict_non_finite;
+  COLLAGE_RETURN_IF_ERROR(session->impl_->Install(placement, std::move(plan), threads));
+  session->impl_->load_times.compile_ms = MillisecondsSince(start);
+  return session;
+}
+
+Status Session::Optimize(const OptimizeOptions& options, OptimizeReport* report) {
+  return GuardExceptions([&]() -> Status {
+    BackendRegistry& registry = BackendRegistry::Global();
+    // A strict session stays strict: its placements only ever use declared rules.
+    OptimizeOptions effective = options;
+    effective.strict_non_finite = options.strict_non_finite || impl_->strict_non_finite;
+    // Measured and run with the count the session runs with now (a plan's, where it gave it).
+    const int threads = impl_->current_with_threads().second;
+    COLLAGE_ASSIGN_OR_RETURN(OptimizeResult result,
+                             OptimizePlacement(impl_->graph, registry, threads, effective));
+    const std::string& chosen_by =
+        result.report.kept_finalist.empty() ? result.report.search : result.report.kept_finalist;
+    Plan plan = MakePlan(impl_->graph, result.placement, registry, chosen_by, threads);
+    plan.strict_non_finite = effective.strict_non_finite;
+    plan.estimated_ms = result.report.estimated_ms;
+    RecordDecision(result.report, plan);
+    for (size_t g = 0; g < plan.groups.size(); ++g) plan.groups[g].cost_ms = result.report.groups[g].cost_ms;
+    COLLAGE_RETURN_IF_ERROR(impl_->Install(result.placement, std::move(plan), threads));
+    impl_->warnings.insert(impl_->warnings.end(), result.report.warnings.begin(), result.report.warnings.end());
+    if (report != nullptr) *report = std::move(result.report);
+    return Status();
+  });
+}
+
+Status Session::LoadPlan(const std::string& path) {
+  return GuardExceptions([&]() -> Status {
+    COLLAGE_ASSIGN_OR_RETURN(Plan plan, ReadPlanFile(path));
+    // The plan runs as it was measured unless the session asked for a count.
+    int threads = impl_->requested_threads;
+    if (impl_->threads_from_plan) {
+      if (plan.threads < 1 || plan.threads > kMaxThreads) {
+        return InvalidArgument("plan {}: its thread count {} is not 1 to {}", path, plan.threads,
+                               kMaxThreads);
+      }
+      threads = plan.threads;
+    }
+    std::vector<std::string> warnings;
+    auto placement =
+        PlacementFromPlan(plan, impl_->graph, BackendRegistry::Global(), threads, &warnings);
+    if (!placement.ok()) {
+      return Status(placement.status().code(), "plan " + path + ": " + placement.status().message());
+    }
+    Status contract = CheckNonFiniteContract(impl_->graph, *placement, BackendRegistry::Global());
+    if (impl_->strict_non_finite && !contract.ok()) {
+      return Status(contract.code(), "plan " + path + ": " + contract.message());
+    }
+    if (plan.strict_non_finite && !contract.ok()) {
+      // Placed in strict mode, but a rule has since withdrawn its declaration.
+      warnings.push_back("it was placed in strict NaN/Inf mode, but " + contract.message());
+    }
+    plan.strict_non_finite = contract.ok() && (plan.strict_non_finite || impl_->strict_non_finite);
+    COLLAGE_RETURN_IF_ERROR(impl_->Install(*placement, std::move(plan), threads));
+    for (std::string& w : warnings) impl_->warnings.push_back("plan " + path + ": " + w);
+    return Status();
+  });
+}
+
+Status Session::SavePlan(const std::string& path) const {
+  Plan plan;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    plan = impl_->plan;
+  }
+  return WritePlanFile(plan, path);
+}
+
+void Session::RecordMeasuredLatency(double milliseconds) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->plan.measured_ms = milliseconds;
+}
+
+std::string Session::placement_source() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->plan.search;
+}
+
+PlacementEstimate Session::placement_estimate() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  PlacementEstimate estimate;
+  estimate.total_ms = impl_->plan.estimated_ms;
+  for (const PlanGroup& group : impl_->plan.groups) estimate.group_ms.push_back(group.cost_ms);
+  return estimate;
+}
+
+const std::vector<std::string>& Session::warnings() const { return impl_->warnings; }
+
+const std::vector<TensorInfo>& Session::inputs() const { return impl_->inputs; }
+int Session::num_threads() const { return impl_->current_with_threads().second; }
+const LoadTimes& Session::load_times() const { return impl_->load_times; }
+const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs; }
+const Graph& Session::graph() const { return impl_->graph; }
+std::string Session::DescribePlacement() const {
+  return collage::DescribePlacement(impl_->current()->placement());
+}
+int Session::num_layout_conversions() const { return impl_->current()->num_conversions(); }
+
+StatusOr<std::map<std::string, Tensor>> Session::Run(const std::map<std::string, Tensor>& inputs,
+                                                     RunProfile* profile) {
+  return GuardExceptions([&] { return RunUnguarded(inputs, profile); });
+}
+
+StatusOr<std::map<std::string, Tensor>> Session::RunUnguarded(
+    const std::map<std::string, Tensor>& inputs, RunProfile* profile) {
+  std::vector<Tensor> ordered;
+  std::string missing;
+  for (const TensorInfo& info : impl_->inputs) {
+    auto it = inputs.find(info.name);
+    if (it == inputs.end()) {
+      missing += (missing.empty() ? "" : ", ") + info.name;
+      continue;
+    }
+    const Tensor& t = it->second;
+    if (t.dtype() != info.dtype) {
+      return InvalidArgument("input '{}' has dtype {}, the model expects {}", info.name,
+                             DTypeName(t.dtype()), DTypeName(info.dtype));
+    }
+    if (t.shape() != info.shape) {
+      return InvalidArgument("input '{}' has shape {}, the model expects {}", info.name,
+                             ShapeToString(t.shape()), ShapeToString(info.shape));
+    }
+    if (t.data() == nullptr && t.nbytes() > 0) {
+      return InvalidArgument("input '{}' has no data", info.name);
+    }
+    ordered.push_back(t);
+  }
+  if (!missing.empty()) return InvalidArgument("missing input(s): {}", missing);
+  for (const auto& [name, tensor] : inputs) {
+    bool known = false;
+    for (const TensorInfo& info : impl_->inputs) known = known || info.name == name;
+    if (!known) {
+      std::string names;
+      for (const TensorInfo& info : impl_->inputs) names += (names.empty() ? "" : ", ") + info.name;
+      return InvalidArgument("the model has no input named '{}' (its inputs: {})", name, names);
+    }
+  }
+  // The OpenMP team size is a per-thread setting: apply it on the thread that runs. Only that:
+  // nothing here may resize or destroy a pool that another session's run is using (XNNPACK's
+  // kernels hold the pool of the count they were compiled for).
+  const auto [executable, threads] = impl_->current_with_threads();
+  ApplyThreadPolicy(threads);
+  COLLAGE_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, executable->Run(ordered, profile));
+  std::map<std::string, Tensor> named;
+  for (size_t i = 0; i < outputs.size(); ++i) named[impl_->outputs[i].name] = std::move(outputs[i]);
+  return named;
+}
+
+}  // namespace collage
