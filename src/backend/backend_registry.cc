@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <mutex>
 
+#include "backend/builtin_backends.h"
 #include "collage/backend.h"
 #include "util/errors.h"
 
@@ -11,6 +12,15 @@ namespace collage {
 
 // Defined in the generated builtin_backends.cc (cmake/CollageBackend.cmake).
 Status RegisterBuiltinBackends(BackendRegistry& registry);
+
+namespace {
+
+std::vector<std::string>& MutableBuiltinBackendNames() {
+  static std::vector<std::string> names;
+  return names;
+}
+
+}  // namespace
 
 BackendRegistry& BackendRegistry::Global() {
   static BackendRegistry* registry = [] {
@@ -21,9 +31,17 @@ BackendRegistry& BackendRegistry::Global() {
       fmt::print(stderr, "collage: a built-in backend failed to register: {}\n", status.message());
       std::abort();
     }
+    for (const Backend* backend : r->backends()) {
+      MutableBuiltinBackendNames().push_back(backend->name());
+    }
     return r;
   }();
   return *registry;
+}
+
+const std::vector<std::string>& BuiltinBackendNames() {
+  BackendRegistry::Global();
+  return MutableBuiltinBackendNames();
 }
 
 Status BackendRegistry::Register(std::unique_ptr<Backend> backend) {
