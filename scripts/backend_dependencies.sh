@@ -7,6 +7,7 @@
 #                                  installed without their dependencies into BUILD_DIR/engines
 #   deb PATH SHA256 FROM TO        a file of the Debian archive (PATH under the mirror), checked
 #                                  against SHA256; its folder FROM is unpacked to engines/TO
+#                                  (engines/TO.from names the archive: not fetched again)
 #   link GLOB NAME                 beside the one file GLOB (under engines/) matches, a link
 #                                  NAME to it (a wheel that ships only the full version)
 
