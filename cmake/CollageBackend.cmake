@@ -8,6 +8,9 @@
 # `collage::Status RegisterOnednnBackend(collage::BackendRegistry&)` in the generated
 # builtin_backends.cc, called when the registry is first used. Find the backend's libraries
 # with find_package(... GLOBAL) so that the targets are visible where collage_core links.
+# Its unit tests (tests/*_test.cc in the folder) and what it needs installed (a file named
+# dependencies, read by scripts/install_deps.sh and install_engines.sh) stay in the folder
+# too: docs/backends.md.
 function(collage_add_backend)
   cmake_parse_arguments(ARG "" "NAME;REGISTER" "SOURCES;LIBRARIES" ${ARGN})
   if(NOT ARG_NAME OR NOT ARG_REGISTER OR NOT ARG_SOURCES)
@@ -20,6 +23,8 @@ function(collage_add_backend)
   target_link_libraries(${target} PUBLIC collage_backend collage_onnx OpenMP::OpenMP_CXX
                         ${ARG_LIBRARIES})
   set_property(GLOBAL APPEND PROPERTY COLLAGE_BACKEND_TARGETS ${target})
+  # Its unit tests, backends/<name>/tests/*_test.cc, go into the unit-test binary (tests/).
+  set_property(GLOBAL APPEND PROPERTY COLLAGE_BACKEND_TEST_DIRS ${CMAKE_CURRENT_SOURCE_DIR}/tests)
   set_property(GLOBAL APPEND PROPERTY COLLAGE_BACKEND_REGISTRATIONS "${ARG_NAME}:${ARG_REGISTER}")
 endfunction()
 

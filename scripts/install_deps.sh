@@ -9,10 +9,13 @@ BUILD_PACKAGES=(
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev
   libxml2-dev  # the unit tests parse the placement report's SVG
-  # the backend libraries (backends/*); OpenBLAS's OpenMP build shares one thread pool with
-  # oneDNN and our own kernels
-  libdnnl-dev libxnnpack-dev libpthreadpool-dev libopenblas-openmp-dev libeigen3-dev
 )
+# The libraries of the backends: each backend folder names its own (backends/*/dependencies).
+source "$(dirname "${BASH_SOURCE[0]}")/backend_dependencies.sh"
+check_backend_dependencies
+mapfile -t backend_package_lines < <(backend_dependencies apt)
+read -r -a backend_packages <<< "${backend_package_lines[*]:-}"
+BUILD_PACKAGES+=("${backend_packages[@]}")
 # Tests also need: the ONNX Python package (generates the ONNX node conformance cases),
 # PyTorch + torchvision (export models through another exporter), clang + libFuzzer,
 # Graphviz's dot (the report's layout) and Chromium (the report rendered headless to a PNG),

@@ -1,20 +1,14 @@
 #!/usr/bin/env bash
 # Installs the engines that Debian 12 does not package, into a folder of the build, where the
-# backends/onnxruntime and backends/openvino folders look for them:
+# backend folders look for them:
 #
 #   scripts/install_engines.sh BUILD_DIR      → BUILD_DIR/engines/
 #
-#   engines/lib/python3.X/site-packages/onnxruntime/capi/libonnxruntime.so.*   (PyPI wheel)
-#   engines/lib/python3.X/site-packages/openvino/{libs,include,cmake}          (PyPI wheel)
-#   engines/onnxruntime-headers/include/onnxruntime/*.h     (Debian's libonnxruntime-dev)
-#   engines/lib/libmkl_*.so.3, engines/include/mkl*.h, engines/lib/cmake/mkl (PyPI mkl,
-#                                                     mkl-include, mkl-devel)
-#
-# Only the native libraries of the wheels are used (no Python module is imported), so they are
-# installed without their Python dependencies; for MKL that also keeps Intel's OpenMP runtime
-# and TBB out (MKL runs on GNU OpenMP, the pool collage's other libraries share). ONNX Runtime's wheel has no C headers; its C API
-# is versioned and backward compatible, so the headers of Debian's next release (C API 21)
-# serve the wheel's library (which serves API versions 1-32).
+# What to install comes from each backend folder's dependencies file (backends/*/dependencies,
+# format in scripts/backend_dependencies.sh): its pinned PyPI wheels (`pip`), files of the
+# Debian archive checked by SHA-256 (`deb`) and links to the libraries (`link`). Only the
+# native libraries of the wheels are used (no Python module is imported), so they are
+# installed without their Python dependencies.
 #
 # Fast when everything is there. Where the package index or the archive cannot be reached,
 # it says so and exits 0: the build then skips those backends, with a message.
@@ -25,20 +19,20 @@ BUILD_DIR=${1:?usage: install_engines.sh BUILD_DIR}
 if [[ "${COLLAGE_ENGINES:-}" == "none" ]]; then
   exit 0
 fi
+source "$(dirname "${BASH_SOURCE[0]}")/backend_dependencies.sh"
+check_backend_dependencies
 ENGINES="$BUILD_DIR/engines"
 mkdir -p "$ENGINES"
-
-# Pinned: the versions go into the cost database's key through each backend's version().
-ORT_WHEEL=onnxruntime==1.32.0
-OPENVINO_WHEEL=openvino==2026.4.1
-MKL_WHEELS="mkl==2026.2.1 mkl-include==2026.2.1 mkl-devel==2026.2.1"
-ORT_DEB=pool/main/o/onnxruntime/libonnxruntime-dev_1.21.0+dfsg-1_amd64.deb
-ORT_DEB_SHA256=14f7d959d5deacbcf1504830d4189f91fc67382b399ed9ae9d3aa9c4050ced08
 DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+
+mapfile -t wheel_lines < <(backend_dependencies pip)
+mapfile -t deb_lines < <(backend_dependencies deb)
+mapfile -t link_lines < <(backend_dependencies link)
+read -r -a wheels <<< "${wheel_lines[*]:-}"
 
 PYTHON=$(command -v python3)
 STAMP="$ENGINES/.installed"
-want="$ORT_WHEEL $OPENVINO_WHEEL $MKL_WHEELS $ORT_DEB $($PYTHON -c 'import sys; print(sys.version_info[:2])')"
+want="${wheels[*]:-} | ${deb_lines[*]:-} | ${link_lines[*]:-} | $($PYTHON -c 'import sys; print(sys.version_info[:2])')"
 if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$want" ]]; then
   exit 0
 fi
@@ -46,37 +40,52 @@ fi
 warn() { echo "install_engines.sh: $*; the engines' backends will be skipped" >&2; }
 
 # The wheels: --no-deps because only their shared libraries are used.
-if ! "$PYTHON" -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-deps --no-warn-script-location \
-    --prefix "$ENGINES" "$ORT_WHEEL" "$OPENVINO_WHEEL" $MKL_WHEELS; then
-  warn "pip could not install $ORT_WHEEL $OPENVINO_WHEEL $MKL_WHEELS"
+if [[ ${#wheels[@]} -gt 0 ]] &&
+   ! "$PYTHON" -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-deps \
+       --no-warn-script-location --prefix "$ENGINES" "${wheels[@]}"; then
+  warn "pip could not install ${wheels[*]}"
   exit 0
 fi
 
-# The library's SONAME is libonnxruntime.so.1; the wheel ships only the full version.
-ort_lib=$(ls "$ENGINES"/lib/python3*/site-packages/onnxruntime/capi/libonnxruntime.so.1.* 2>/dev/null | head -1 || true)
-if [[ -n "$ort_lib" ]]; then
-  ln -sf "$(basename "$ort_lib")" "$(dirname "$ort_lib")/libonnxruntime.so.1"
-fi
+for entry in "${link_lines[@]}"; do
+  read -r pattern name <<< "$entry"
+  # The glob is expanded here, under engines/; no match leaves the backend to say it is missing.
+  target=$(compgen -G "$ENGINES/$pattern" | head -1 || true)
+  if [[ -n "$target" ]]; then
+    ln -sf "$(basename "$target")" "$(dirname "$target")/$name"
+  fi
+done
 
-headers="$ENGINES/onnxruntime-headers"
-if [[ ! -f "$headers/include/onnxruntime/onnxruntime_c_api.h" ]]; then
-  deb="$ENGINES/libonnxruntime-dev.deb"
-  if ! curl -fsSL -o "$deb" "$DEBIAN_MIRROR/$ORT_DEB"; then
-    warn "could not download $DEBIAN_MIRROR/$ORT_DEB"
+for entry in "${deb_lines[@]}"; do
+  read -r archive_path sha256 from to <<< "$entry"
+  dest="$ENGINES/$to"
+  # Unpacked before from this very archive: nothing to do.
+  if [[ -f "$dest.from" && "$(cat "$dest.from")" == "$archive_path" ]]; then
+    continue
+  fi
+  deb="$ENGINES/download.deb"
+  if ! curl -fsSL -o "$deb" "$DEBIAN_MIRROR/$archive_path"; then
+    warn "could not download $DEBIAN_MIRROR/$archive_path"
     rm -f "$deb"
     exit 0
   fi
-  if ! echo "$ORT_DEB_SHA256  $deb" | sha256sum -c --quiet -; then
-    warn "$ORT_DEB does not have the expected SHA-256"
+  if ! echo "$sha256  $deb" | sha256sum -c --quiet -; then
+    warn "$archive_path does not have the expected SHA-256"
     rm -f "$deb"
     exit 0
   fi
-  unpacked="$ENGINES/libonnxruntime-dev"
+  unpacked="$ENGINES/unpacked-deb"
   rm -rf "$unpacked"
   dpkg-deb -x "$deb" "$unpacked"
-  mkdir -p "$headers/include"
-  rm -rf "$headers/include/onnxruntime"
-  mv "$unpacked/usr/include/onnxruntime" "$headers/include/onnxruntime"
+  if [[ ! -d "$unpacked/$from" ]]; then
+    warn "$archive_path has no folder $from"
+    rm -rf "$unpacked" "$deb"
+    exit 0
+  fi
+  mkdir -p "$(dirname "$dest")"
+  rm -rf "$dest"
+  mv "$unpacked/$from" "$dest"
+  echo "$archive_path" > "$dest.from"
   rm -rf "$unpacked" "$deb"
-fi
+done
 echo "$want" > "$STAMP"

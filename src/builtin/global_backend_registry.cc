@@ -12,6 +12,15 @@ namespace collage {
 // Defined in the generated builtin_backends.cc (cmake/CollageBackend.cmake).
 Status RegisterBuiltinBackends(BackendRegistry& registry);
 
+namespace {
+
+std::vector<std::string>& MutableBuiltinBackendNames() {
+  static std::vector<std::string> names;
+  return names;
+}
+
+}  // namespace
+
 BackendRegistry& BackendRegistry::Global() {
   static BackendRegistry* registry = [] {
     auto* r = new BackendRegistry();
@@ -21,9 +30,17 @@ BackendRegistry& BackendRegistry::Global() {
       fmt::print(stderr, "collage: a built-in backend failed to register: {}\n", status.message());
       std::abort();
     }
+    for (const Backend* backend : r->backends()) {
+      MutableBuiltinBackendNames().push_back(backend->name());
+    }
     return r;
   }();
   return *registry;
+}
+
+const std::vector<std::string>& BuiltinBackendNames() {
+  BackendRegistry::Global();
+  return MutableBuiltinBackendNames();
 }
 
 }  // namespace collage

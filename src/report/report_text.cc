@@ -4,7 +4,9 @@
 
 #include <cmath>
 #include <cstdint>
-#include <map>
+#include <iterator>
+
+#include "collage/sdk/backend.h"
 
 namespace collage {
 
@@ -77,13 +79,27 @@ std::string HslColour(double hue, double saturation, double lightness) {
 }  // namespace
 
 std::string BackendColour(const std::string& backend) {
-  static const std::map<std::string, std::string> known = {
-      {"native", "#9e9e9e"},        {"onednn", "#1f77b4"},      {"xnnpack", "#2ca02c"},
-      {"xnnpack_graph", "#98df8a"}, {"openblas", "#d62728"},    {"eigen", "#9467bd"},
-      {"mkl", "#17becf"},           {"onnxruntime", "#ff7f0e"}, {"openvino", "#e377c2"},
-      {"cublas", "#bcbd22"},        {"cudnn", "#8c564b"}};
-  if (auto it = known.find(backend); it != known.end()) return it->second;
-  // Mid saturation and lightness: distinct from the palette's primaries, readable text on it.
+  // The reference kernels are the background every other backend stands out from.
+  if (backend == "native") return "#9e9e9e";
+  // Tableau's ten categorical colours without their grey, then their light variants: distinct
+  // at a glance and readable with black or white text.
+  static constexpr const char* kPalette[] = {
+      "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22",
+      "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2",
+      "#dbdb8d", "#9edae5"};
+  // Registry order (native first, then the built-in backends by folder name, then plug-ins)
+  // is the same on every run of a build, so each backend keeps its colour from report to report.
+  size_t slot = 0;
+  for (const Backend* registered : BackendRegistry::Global().backends()) {
+    if (registered->name() == "native") continue;
+    if (registered->name() == backend) {
+      if (slot < std::size(kPalette)) return kPalette[slot];
+      break;
+    }
+    ++slot;
+  }
+  // Past the palette or not registered here (a plan read from another machine's build):
+  // mid saturation and lightness, distinct from the palette's primaries, readable text on it.
   return HslColour(StableHash(backend) % 360, 0.45, 0.62);
 }
 

@@ -13,9 +13,10 @@ std::string XmlEscape(const std::string& text);
 // "1.25 s". Never "0 us" for a short step: 0 itself is "0".
 std::string FormatDuration(double milliseconds);
 
-// The fill colour of a backend: a fixed colour for every backend collage ships, so that a
-// backend looks the same in every report, and a colour derived from the name (the same on
-// every run and machine) for any other backend, e.g. a plug-in's.
+// The fill colour of a backend: grey for native; a colour of a fixed palette for each backend
+// of the registry, given in registration order, so that a backend looks the same in every
+// report of a build; and a colour derived from the name (the same on every run and machine)
+// for a backend past the palette or not registered in this process.
 std::string BackendColour(const std::string& backend);
 
 // Black or white, whichever reads better on `fill` ("#rrggbb").

@@ -33,6 +33,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "builtin/skipped_backends.h"
 #include "collage/sdk/backend.h"
 #include "group_check.h"
 #include "nan_contract.h"
@@ -43,10 +44,6 @@
 
 namespace collage::backend_ops {
 namespace {
-
-// The built-in backends a full build has; the summary names those this build lacks.
-const std::vector<std::string> kBuiltinBackends{"native", "onednn",      "xnnpack",  "openblas",
-                                                "eigen",  "onnxruntime", "openvino", "mkl"};
 
 struct Options {
   std::vector<std::string> plugin_dirs;
@@ -75,7 +72,7 @@ struct Item {
 struct Totals {
   int passed = 0;
   int failed = 0;
-  std::vector<std::string> not_compiled;  // "eigen (not registered in this build)"
+  std::vector<std::string> not_compiled;  // "mkl (not built: <reason>)"
 };
 
 bool Selected(const std::vector<std::string>& filter, const std::string& name) {
@@ -295,9 +292,10 @@ int Main(const Options& options) {
   Totals totals;
   NanContractTable nan_table;
   NanContractTable* nan = options.nan_contract == "off" ? nullptr : &nan_table;
-  for (const std::string& name : kBuiltinBackends) {
-    if (registry.Find(name) == nullptr && Selected(options.backends, name)) {
-      totals.not_compiled.push_back(name + " (not registered in this build)");
+  // The backend folders this build left out: the summary names them, with the reason.
+  for (const SkippedBackend& skipped : SkippedBuiltinBackends()) {
+    if (Selected(options.backends, skipped.name)) {
+      totals.not_compiled.push_back(skipped.name + " (not built: " + skipped.reason + ")");
     }
   }
   int listed = 0;

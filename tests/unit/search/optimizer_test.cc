@@ -20,7 +20,10 @@ TEST(OptimizerTest, RepeatedBlocksAreMeasuredOnceAndASecondRunMeasuresNothing) {
   TempDir dir;
   Graph graph = RepeatedBlocks(4);
   OptimizeOptions options = QuickOptimize(dir.file("costs.sqlite"));
-  options.backends = {"onednn", "xnnpack", "eigen"};
+  for (const char* name : {"onednn", "xnnpack", "eigen"}) {
+    if (BackendRegistry::Global().Find(name) != nullptr) options.backends.push_back(name);
+  }
+  if (options.backends.empty()) GTEST_SKIP() << "none of onednn, xnnpack and eigen is built";
   options.final_rounds = 0;  // the search's own plan, so that both runs must agree
   int progress_calls = 0;
   options.on_progress = [&](const OptimizeProgress& p) {
@@ -87,7 +90,7 @@ TEST(OptimizerTest, AnUnknownBackendIsNamed) {
   TempDir dir;
   Graph graph = RepeatedBlocks(1);
   OptimizeOptions options = QuickOptimize(dir.file("costs.sqlite"));
-  options.backends = {"onednn", "tensorrt"};
+  options.backends = {"native", "tensorrt"};
   auto result = OptimizePlacement(graph, BackendRegistry::Global(), 1, options);
   ASSERT_FALSE(result.ok());
   EXPECT_NE(result.status().message().find("no backend named 'tensorrt'"), std::string::npos);

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "report_test_util.h"
+#include "search/report_text.h"
 
 namespace collage {
 namespace {
@@ -107,9 +108,8 @@ TEST(PlacementReportTest, TheGraphSaysHowItWasLaidOutAndHasALegend) {
   ReportFixture f = MakeReportFixture(1, /*region=*/false);
   const std::string html = PlacementReportHtml(f.graph, f.report, f.in_run, BuiltIn());
   ExpectContains(html, "(built-in layered layout.)");
-  ExpectContains(html,
-                 "<span class=\"item\"><span class=\"swatch\" "
-                 "style=\"background:#1f77b4\"></span>onednn</span>");
+  ExpectContains(html, "<span class=\"item\"><span class=\"swatch\" style=\"background:" +
+                           BackendColour("onednn") + "\"></span>onednn</span>");
   EXPECT_TRUE(testing::ParseXml(testing::SvgOf(html))) << "the embedded graph is well-formed";
 }
 

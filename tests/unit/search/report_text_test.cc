@@ -6,6 +6,9 @@
 
 #include <regex>
 #include <set>
+#include <vector>
+
+#include "collage/sdk/backend.h"
 
 namespace collage {
 namespace {
@@ -24,13 +27,22 @@ TEST(ReportTextTest, DurationsAreShownAtTheirScale) {
   }
 }
 
-TEST(ReportTextTest, EveryShippedBackendHasItsOwnFixedColour) {
+TEST(ReportTextTest, EveryRegisteredBackendHasItsOwnColourFromThePalette) {
+  const std::regex hex("#[0-9a-f]{6}");
   std::set<std::string> colours;
-  const char* backends[] = {"native", "onednn", "xnnpack",     "xnnpack_graph", "openblas",
-                            "eigen",  "mkl",    "onnxruntime", "openvino"};
-  for (const char* backend : backends) colours.insert(BackendColour(backend));
-  EXPECT_EQ(colours.size(), std::size(backends)) << "two backends share a colour";
-  EXPECT_EQ(BackendColour("onednn"), "#1f77b4");
+  const std::vector<const Backend*> backends = BackendRegistry::Global().backends();
+  ASSERT_GE(backends.size(), 2u) << "native and at least one library";
+  for (const Backend* backend : backends) {
+    const std::string colour = BackendColour(backend->name());
+    EXPECT_TRUE(std::regex_match(colour, hex)) << backend->name() << ": " << colour;
+    EXPECT_EQ(colour, BackendColour(backend->name())) << backend->name();
+    colours.insert(colour);
+  }
+  EXPECT_EQ(colours.size(), backends.size()) << "two backends share a colour";
+  // native is grey whatever else is built; the palette starts with the first backend after it.
+  EXPECT_EQ(BackendColour("native"), "#9e9e9e");
+  EXPECT_EQ(backends[0]->name(), "native");
+  EXPECT_EQ(BackendColour(backends[1]->name()), "#1f77b4");
 }
 
 TEST(ReportTextTest, AnUnknownBackendGetsTheSameValidColourEveryTime) {

@@ -6,10 +6,10 @@
 
 #include <thread>
 
-#include "../zoo/zoo_test_util.h"
 #include "backend_test_util.h"
 #include "collage/session.h"
 #include "zoo/zoo.h"
+#include "zoo_test_util.h"
 
 namespace collage {
 namespace {
