@@ -13,8 +13,8 @@
 #include <thread>
 
 #include "ops/graph_builder.h"
-#include "native_elementwise_chain.h"
-#include "native_node_sequence.h"
+#include "../native_elementwise_chain.h"
+#include "../native_node_sequence.h"
 #include "backend_test_util.h"
 #include "zoo/zoo.h"
 

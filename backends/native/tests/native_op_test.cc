@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "ops/graph_builder.h"
-#include "native_backend.h"
+#include "../native_backend.h"
 #include "backend_test_util.h"
 #include "collage/sdk/op_registry.h"
 #include "zoo/zoo.h"

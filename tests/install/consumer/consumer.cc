@@ -127,6 +127,6 @@ int main(int argc, char** argv) {
   }
   std::printf("consumer: collage %s; plug-in error %.3g, plan (%s) error %.3g\n",
               collage::Version(), plugin_error, (*planned)->placement_source().c_str(), plan_error);
-  std::printf("%s", (*planned)->DescribePlacement().c_str());
+  std::printf("%s\n", (*planned)->DescribePlacement().c_str());
   return 0;
 }

@@ -14,7 +14,7 @@
 #include "builtin/skipped_backends.h"
 #include "collage/sdk/backend.h"
 #include "collage/session.h"
-#include "search/search_candidate.h"
+#include "cost/search_candidate.h"
 #include "util/normalized_error.h"
 #include "util/random_tensor.h"
 #include "zoo/zoo.h"

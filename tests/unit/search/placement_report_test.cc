@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "report_test_util.h"
-#include "search/report_text.h"
+#include "report/report_text.h"
 
 namespace collage {
 namespace {
