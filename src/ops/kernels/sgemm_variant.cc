@@ -25,7 +25,7 @@
 // linkage must therefore live in that namespace, and it uses no std:: templates that could
 // leave an out-of-line copy compiled for a wide ISA (the linker keeps one copy of such a
 // function for the whole program, which could then be this one on a CPU without it):
-// tests/unit/ops/sgemm_variant_symbols_test checks the objects for such symbols.
+// the sgemm_variant_symbols test (tests/sgemm_variant_symbols.cmake) checks the objects.
 #ifndef COLLAGE_SGEMM_VARIANT
 #error "compile with -DCOLLAGE_SGEMM_VARIANT=<namespace> (cmake/CollageSgemmVariants.cmake)"
 #endif
