@@ -27,6 +27,8 @@ function(collage_add_layer)
   endforeach()
   # Only for executables (src/runtime/thread_policy_preinit.cc says why): each one links it.
   list(FILTER sources EXCLUDE REGEX "/thread_policy_preinit\\.cc$")
+  # Compiled once per instruction set by collage_add_sgemm_variants (the ops layer).
+  list(FILTER sources EXCLUDE REGEX "/sgemm_variant\\.cc$")
   set(target collage_${ARG_NAME})
   add_library(${target} STATIC ${sources})
   target_include_directories(${target} PUBLIC

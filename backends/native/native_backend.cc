@@ -11,8 +11,9 @@
 
 #include "native_elementwise_chain.h"
 #include "native_node_sequence.h"
-#include "collage/sdk/op_registry.h"
 #include "collage/sdk/errors.h"
+#include "collage/sdk/op_registry.h"
+#include "ops/kernels/sgemm_variants.h"
 
 namespace collage::native {
 namespace {
@@ -65,7 +66,8 @@ class NativeBackend final : public Backend {
 
   std::string name() const override { return "native"; }
   std::string version() const override {
-    return fmt::format("collage {} {}", kNativeKernelVersion, NativeIsa());
+    return fmt::format("collage {} {} gemm, {} elsewhere", kNativeKernelVersion, NativeIsa(),
+                       NativeBaselineIsa());
   }
   const RuleSet& rules() const override { return rules_; }
 
@@ -98,25 +100,9 @@ class NativeBackend final : public Backend {
 
 }  // namespace
 
-const char* NativeIsa() {
-#if defined(__AVX512F__)
-  return "avx512";
-#elif defined(__AVX2__)
-  return "avx2";
-#elif defined(__AVX__)
-  return "avx";
-#elif defined(__SSE4_2__)
-  return "sse4.2";
-#elif defined(__x86_64__)
-  return "sse2";
-#elif defined(__ARM_FEATURE_SVE)
-  return "sve";
-#elif defined(__ARM_NEON)
-  return "neon";
-#else
-  return "generic";
-#endif
-}
+const char* NativeIsa() { return ActiveSgemmVariant().name; }
+
+const char* NativeBaselineIsa() { return CompiledSgemmVariants().back().name; }
 
 StatusOr<std::unique_ptr<Backend>> MakeNativeBackend() {
   COLLAGE_ASSIGN_OR_RETURN(Pattern any_op, AnyRegisteredOp());

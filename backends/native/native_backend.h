@@ -11,11 +11,16 @@ namespace collage::native {
 
 // Bumped whenever the native kernels (src/ops or the chain kernels here) change in a way
 // that changes their speed: part of version(), so old cost measurements are not reused.
-inline constexpr int kNativeKernelVersion = 1;
+inline constexpr int kNativeKernelVersion = 2;
 
-// The instruction set the build targets ("avx512", "avx2", ...): the project builds with
-// -march=native, so the compiler's macros say what the reference kernels were vectorised for.
+// The instruction set the reference GEMM (the heavy ops' core) runs with on this CPU, chosen
+// at run time among the copies the build compiled ("avx512", "avx2", "sse2", ...;
+// ops/kernels/sgemm_variants.h).
 const char* NativeIsa();
+
+// The instruction set the other reference kernels are compiled for: the build's own ("sse2"
+// for a portable x86-64 build, the machine's with COLLAGE_NATIVE_ARCH).
+const char* NativeBaselineIsa();
 
 // A new native backend (the registry holds one; tests may make their own).
 StatusOr<std::unique_ptr<Backend>> MakeNativeBackend();

@@ -47,7 +47,8 @@ TEST(NativeBackend, NameVersionAndRules) {
   const Backend& native = Native();
   EXPECT_EQ(native.name(), "native");
   EXPECT_EQ(native.version(), "collage " + std::to_string(native::kNativeKernelVersion) + " " +
-                                  native::NativeIsa());
+                                  native::NativeIsa() + " gemm, " + native::NativeBaselineIsa() +
+                                  " elsewhere");
   EXPECT_EQ(BackendRegistry::Global().backends().front(), &native);
   std::vector<std::string> names;
   for (const Rule& r : native.rules().rules()) names.push_back(r.name());
