@@ -404,13 +404,16 @@ StatusOr<ClipBounds<T>> ReadClipBounds(const Node& node, int64_t opset, const Te
     if (node.attributes.Has("max")) b.hi = static_cast<T>(node.attributes.GetFloat("max", 0));
     return b;
   }
-  for (const Tensor* bound : {min, max}) {
-    if (bound == nullptr || bound->empty()) continue;
-    if (bound->num_elements() != 1) {
+  // By position, not by pointer: Clip(x, c, c) passes one tensor as both bounds.
+  const Tensor* bounds[2] = {min, max};
+  T* values[2] = {&b.lo, &b.hi};
+  for (size_t i = 0; i < 2; ++i) {
+    if (bounds[i] == nullptr || bounds[i]->empty()) continue;
+    if (bounds[i]->num_elements() != 1) {
       return OpError(node, StatusCode::kInvalidModel, "{} must be a scalar, got shape {}",
-                     bound == min ? "min" : "max", ShapeToString(bound->shape()));
+                     i == 0 ? "min" : "max", ShapeToString(bounds[i]->shape()));
     }
-    (bound == min ? b.lo : b.hi) = bound->ToVector<T>()[0];
+    *values[i] = bounds[i]->ToVector<T>()[0];
   }
   return b;
 }

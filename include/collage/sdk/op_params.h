@@ -5,8 +5,11 @@
 // read them here, so that all of them agree on what a node means, and a backend keeps only
 // the translation of these numbers into its library's descriptors.
 //
-// Errors are InvalidModel and name the node and what is wrong with it, e.g.
+// Errors name the node and what is wrong with it, e.g.
 //   "Conv node 'conv1': attribute pads has 2 values, expected 4".
+// They are InvalidModel for a node the spec does not allow; Unsupported for a valid one the
+// graph form cannot read (a Clip bound the graph computes); InvalidArgument for a node of
+// another op type.
 //
 // Each reader has two forms: one over the node and its inputs' shapes (or tensors), as a
 // reference kernel sees them, and one over the graph, which takes the shapes and constant

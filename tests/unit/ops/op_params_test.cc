@@ -457,6 +457,21 @@ TEST(OpParamsClipTest, TheGraphFormTakesTheOpsetFromTheGraphAndRefusesComputedBo
   EXPECT_EQ(inputs->lo, -kInf);
   EXPECT_EQ(inputs->hi, 1.5f);
 
+  // One constant as both bounds: each is read by its position.
+  Graph same;
+  same.set_opset(13);
+  const ValueId x = same.AddValue("x", TensorType{DType::kFloat32, {4}});
+  same.AddInput(x);
+  const ValueId c = same.AddConstant("c", Tensor::Scalar<float>(0.25f));
+  Node clip = MakeNode("Clip", "shared");
+  clip.inputs = {x, c, c};
+  clip.outputs = {same.AddValue("y", TensorType{DType::kFloat32, {4}})};
+  const NodeId id = *same.AddNode(std::move(clip));
+  StatusOr<ClipBounds<float>> shared = ReadClipBounds(same, same.node(id));
+  ASSERT_TRUE(shared.ok()) << shared.status().ToString();
+  EXPECT_EQ(shared->lo, 0.25f);
+  EXPECT_EQ(shared->hi, 0.25f);
+
   OneNodeGraph computed = MakeGraph(MakeNode("Clip", "cc"), {4}, {}, /*opset=*/13, {{}});
   ExpectError(ReadClipBounds(computed.graph, computed.graph.node(computed.node)).status(),
               StatusCode::kUnsupported,
