@@ -59,7 +59,8 @@ StatusOr<DeconvDescs> DescribeDeconv(const Graph& graph, const Node& node, bool 
   const Shape& x = graph.value(node.inputs[0]).type.shape;
   const Shape& ws = graph.value(node.inputs[1]).type.shape;
   const Shape& y = graph.value(node.outputs[0]).type.shape;
-  const int64_t group = node.attributes.GetInt("group", 1);
+  COLLAGE_ASSIGN_OR_RETURN(const ConvTransposeParams p, ReadConvTransposeParams(graph, node));
+  const int64_t group = p.group;
   // ONNX weights are [C_in][C_out / group][k...]; oneDNN's logical dims are
   // [group][OC / group][IC / group][k...]: the same bytes seen through strides.
   const int64_t icg = ws[0] / group, ocg = ws[1];

@@ -100,9 +100,11 @@ const char* WhyRefused(const Graph& graph, const Node& node) {
   // Computed as log(1 + e^x) in f32: 0, even negative (Softplus(-29) = -1.9e-6) below
   // x = -15, where a Log after them then sees -inf or NaN.
   if (op == "Softplus" || op == "Mish") return "inaccurate for x < -15";
-  if (op == "MaxPool" && node.outputs.size() > 1 && node.outputs[1] != kNoValue &&
-      a.GetInt("storage_order", 0) != 0) {
-    return "MaxPool: storage_order=1 (column-major Indices) is ignored";
+  if (op == "MaxPool" && node.outputs.size() > 1 && node.outputs[1] != kNoValue) {
+    const StatusOr<PoolParams> p = ReadPoolParams(graph, node);
+    if (p.ok() && p->column_major_indices) {
+      return "MaxPool: storage_order=1 (column-major Indices) is ignored";
+    }
   }
   // Trilu with a k the graph computes and a single row: the plug-in infers that dim as
   // dynamic (and Compile refuses the shape).
