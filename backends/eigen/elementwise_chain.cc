@@ -157,7 +157,7 @@ StatusOr<std::unique_ptr<Kernel>> CompileElementwiseChain(const CompileRequest& 
     }
     ChainStep step;
     step.op = *op;
-    step.params = ReadParams(graph, node, *op);
+    COLLAGE_ASSIGN_OR_RETURN(step.params, ReadParams(graph, node, *op));
     step.output = IndexOf(request.outputs, node.outputs[0]);
     const size_t data_inputs = IsBinary(*op) ? 2 : 1;
     for (size_t i = 0; i < data_inputs; ++i) {

@@ -1,9 +1,10 @@
 #include "elementwise_ops.h"
 
+#include "collage/sdk/op_params.h"
+
 #include <Eigen/Core>
 #include <unsupported/Eigen/SpecialFunctions>
 
-#include <limits>
 #include <map>
 
 namespace collage::eigen {
@@ -13,11 +14,6 @@ using ConstArray = Eigen::Map<const Eigen::ArrayXf>;
 using Array = Eigen::Map<Eigen::ArrayXf>;
 
 bool IsFloat32(const TensorType& type) { return type.dtype == DType::kFloat32 && type.is_static(); }
-
-bool IsConstantScalar(const Graph& graph, ValueId id) {
-  const Value& v = graph.value(id);
-  return v.is_constant() && IsFloat32(v.type) && v.type.num_elements() == 1;
-}
 
 // The data operands of a node: Clip's bounds are parameters, not operands.
 size_t NumDataInputs(ElementwiseOp op) { return IsBinary(op) ? 2 : 1; }
@@ -75,12 +71,10 @@ bool ChainSupportsNode(const Graph& graph, const Node& node) {
   if (!IsFloat32(out)) return false;
   const size_t data_inputs = NumDataInputs(*op);
   if (node.inputs.size() < data_inputs) return false;
-  for (size_t i = 0; i < node.inputs.size(); ++i) {
+  // Clip's optional min / max are parameters: constants (ReadClipBounds says which).
+  if (*op == ElementwiseOp::kClip && !ReadClipBounds(graph, node).ok()) return false;
+  for (size_t i = 0; i < data_inputs; ++i) {
     const ValueId id = node.inputs[i];
-    if (i >= data_inputs) {  // Clip's optional min / max
-      if (id != kNoValue && !IsConstantScalar(graph, id)) return false;
-      continue;
-    }
     if (id == kNoValue) return false;
     const Value& v = graph.value(id);
     if (!IsFloat32(v.type)) return false;
@@ -91,24 +85,14 @@ bool ChainSupportsNode(const Graph& graph, const Node& node) {
   return true;
 }
 
-ElementwiseParams ReadParams(const Graph& graph, const Node& node, ElementwiseOp op) {
+StatusOr<ElementwiseParams> ReadParams(const Graph& graph, const Node& node, ElementwiseOp op) {
   ElementwiseParams p;
   if (op == ElementwiseOp::kLeakyRelu) p.alpha = node.attributes.GetFloat("alpha", 0.01f);
   if (op == ElementwiseOp::kClip) {
     // An absent bound is an infinity, which leaves +-inf inputs alone (as the reference).
-    p.lo = -std::numeric_limits<float>::infinity();
-    p.hi = std::numeric_limits<float>::infinity();
-    if (graph.opset() < 11) {
-      p.lo = node.attributes.GetFloat("min", p.lo);
-      p.hi = node.attributes.GetFloat("max", p.hi);
-    } else {
-      if (node.inputs.size() > 1 && node.inputs[1] != kNoValue) {
-        p.lo = *graph.value(node.inputs[1]).constant->data_as<float>();
-      }
-      if (node.inputs.size() > 2 && node.inputs[2] != kNoValue) {
-        p.hi = *graph.value(node.inputs[2]).constant->data_as<float>();
-      }
-    }
+    COLLAGE_ASSIGN_OR_RETURN(const ClipBounds<float> bounds, ReadClipBounds(graph, node));
+    p.lo = bounds.lo;
+    p.hi = bounds.hi;
   }
   return p;
 }

@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 
+#include "collage/status.h"
 #include "collage/tensor.h"
 #include "collage/sdk/graph.h"
 
@@ -50,8 +51,8 @@ struct ElementwiseParams {
   float lo = 0.0f;      // Clip
   float hi = 0.0f;
 };
-// Reads LeakyRelu's alpha and Clip's bounds (constants, checked by ChainSupportsNode).
-ElementwiseParams ReadParams(const Graph& graph, const Node& node, ElementwiseOp op);
+// Reads LeakyRelu's alpha and Clip's bounds (ReadClipBounds: constants).
+StatusOr<ElementwiseParams> ReadParams(const Graph& graph, const Node& node, ElementwiseOp op);
 
 // y[0, n) = op(x[0, n)) for a unary op.
 void EvalUnary(ElementwiseOp op, const ElementwiseParams& params, const float* x, float* y,

@@ -1,5 +1,6 @@
 // Conv (1-D/2-D/3-D, groups, depthwise, pads, strides, dilations, auto_pad, bias) with fused
 // activations and residual adds, in plain and oneDNN-chosen ("_blocked") layouts.
+#include "collage/sdk/op_params.h"
 #include "onednn_epilogue.h"
 #include "onednn_layout.h"
 #include "onednn_rules.h"
@@ -20,12 +21,11 @@ bool ConvOk(const Graph& graph, const Node& node) {
     const Value& b = graph.value(node.inputs[2]);
     if (!b.is_constant() || b.type.dtype != DType::kFloat32) return false;
   }
-  const int64_t group = node.attributes.GetInt("group", 1);
-  if (group < 1 || x.shape[1] % group != 0 || w.type.shape[0] % group != 0 ||
-      w.type.shape[1] * group != x.shape[1]) {
-    return false;
-  }
-  return ConvGeometryOf(node, x.shape, w.type.shape, y.shape, /*transposed=*/false).ok();
+  const StatusOr<ConvParams> params = ReadConvParams(graph, node);
+  return params.ok() && params->output_shape() == y.shape &&
+         OnednnConvGeometry(params->strides, params->dilations, params->pads_begin,
+                            params->pads_end)
+             .ok();
 }
 
 // The operand descriptors of a Conv node: activations as ActivationDesc(blocked), weights in
@@ -46,8 +46,10 @@ StatusOr<ConvDescs> DescribeConv(const Graph& graph, const Node& node, bool bloc
   const Shape& w = graph.value(node.inputs[1]).type.shape;
   const Shape& y = graph.value(node.outputs[0]).type.shape;
   ConvDescs d;
-  COLLAGE_ASSIGN_OR_RETURN(d.geometry, ConvGeometryOf(node, x, w, y, /*transposed=*/false));
-  const int64_t group = node.attributes.GetInt("group", 1);
+  COLLAGE_ASSIGN_OR_RETURN(const ConvParams p, ReadConvParams(node, x, w));
+  COLLAGE_ASSIGN_OR_RETURN(d.geometry,
+                           OnednnConvGeometry(p.strides, p.dilations, p.pads_begin, p.pads_end));
+  const int64_t group = p.group;
   memory::dims wdims = ToDims(w);
   if (group > 1) {
     wdims[0] /= group;

@@ -1,6 +1,7 @@
 // ConvTranspose as oneDNN deconvolution (1-D/2-D/3-D, groups, strides, dilations, pads,
-// VALID/SAME auto_pad, bias), plain and "_blocked", with fused activations. output_padding
-// and output_shape are refused.
+// VALID/SAME auto_pad, output_padding, output_shape, bias), plain and "_blocked", with fused
+// activations. Forms that need negative padding are refused.
+#include "collage/sdk/op_params.h"
 #include "onednn_epilogue.h"
 #include "onednn_layout.h"
 #include "onednn_rules.h"
@@ -10,26 +11,20 @@ namespace {
 
 using dnnl::memory;
 
-// The ConvTranspose forms oneDNN's deconvolution computes (no output_shape, no
-// output_padding, channels consistent with the group), with their geometry.
+// A ConvTranspose's geometry (ReadConvTransposeParams) as oneDNN's deconvolution, whose
+// output is (in - 1) * stride + dilated kernel - pads: output_padding (and an output_shape
+// beyond the scatter) is so much less end padding, refused where that would be negative.
 StatusOr<ConvGeometry> DeconvGeometryOf(const Graph& graph, const Node& node) {
   if (node.inputs.size() < 2 || node.outputs.size() != 1) return Unsupported("inputs");
   const Shape& x = graph.value(node.inputs[0]).type.shape;
-  const Shape& w = graph.value(node.inputs[1]).type.shape;
-  const Shape& y = graph.value(node.outputs[0]).type.shape;
-  if (x.size() < 3 || x.size() > 5 || w.size() != x.size() || y.size() != x.size()) {
-    return Unsupported("rank");
+  if (x.size() < 3 || x.size() > 5) return Unsupported("rank");
+  COLLAGE_ASSIGN_OR_RETURN(const ConvTransposeParams p, ReadConvTransposeParams(graph, node));
+  if (p.output_shape() != graph.value(node.outputs[0]).type.shape) {
+    return Unsupported("output size mismatch");
   }
-  const Attributes& a = node.attributes;
-  if (a.Has("output_shape")) return Unsupported("output_shape");
-  for (int64_t p : a.GetInts("output_padding")) {
-    if (p != 0) return Unsupported("output_padding");
-  }
-  const int64_t group = a.GetInt("group", 1);
-  if (group < 1 || x[1] != w[0] || x[1] % group != 0 || y[1] != w[1] * group) {
-    return Unsupported("channels");
-  }
-  return ConvGeometryOf(node, x, w, y, /*transposed=*/true);
+  std::vector<int64_t> pads_end = p.pads_end;
+  for (size_t d = 0; d < p.spatial_rank; ++d) pads_end[d] -= p.output_padding[d];
+  return OnednnConvGeometry(p.strides, p.dilations, p.pads_begin, pads_end);
 }
 
 bool DeconvOk(const Graph& graph, const Node& node) {
@@ -64,7 +59,8 @@ StatusOr<DeconvDescs> DescribeDeconv(const Graph& graph, const Node& node, bool 
   const Shape& x = graph.value(node.inputs[0]).type.shape;
   const Shape& ws = graph.value(node.inputs[1]).type.shape;
   const Shape& y = graph.value(node.outputs[0]).type.shape;
-  const int64_t group = node.attributes.GetInt("group", 1);
+  COLLAGE_ASSIGN_OR_RETURN(const ConvTransposeParams p, ReadConvTransposeParams(graph, node));
+  const int64_t group = p.group;
   // ONNX weights are [C_in][C_out / group][k...]; oneDNN's logical dims are
   // [group][OC / group][IC / group][k...]: the same bytes seen through strides.
   const int64_t icg = ws[0] / group, ocg = ws[1];

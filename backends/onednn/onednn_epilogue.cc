@@ -1,26 +1,14 @@
 #include "onednn_epilogue.h"
 
+#include "collage/sdk/op_params.h"
 #include "onednn_layout.h"
 
 #include <algorithm>
-#include <limits>
 
 namespace collage::onednn {
 namespace {
 
 using dnnl::algorithm;
-
-// A float32 scalar constant input, or nullopt.
-std::optional<float> ScalarInput(const Graph& graph, const Node& node, size_t i) {
-  if (i >= node.inputs.size() || node.inputs[i] == kNoValue) return std::nullopt;
-  const Value& v = graph.value(node.inputs[i]);
-  if (!v.is_constant() || v.constant->dtype() != DType::kFloat32 || v.constant->num_elements() != 1) {
-    return std::nullopt;
-  }
-  return v.constant->data_as<float>()[0];
-}
-
-bool HasInput(const Node& node, size_t i) { return i < node.inputs.size() && node.inputs[i] != kNoValue; }
 
 bool IsFloat(const Graph& graph, ValueId v) {
   return v != kNoValue && graph.value(v).type.dtype == DType::kFloat32;
@@ -43,23 +31,9 @@ std::optional<std::vector<EltwiseStep>> ActivationSteps(const Graph& graph, cons
   if (!node.domain.empty()) return std::nullopt;
   if (node.outputs.size() != 1) return std::nullopt;
   if (op == "Clip") {
-    const float inf = std::numeric_limits<float>::infinity();
-    float lo = -inf, hi = inf;
-    if (graph.opset() < 11) {
-      lo = a.GetFloat("min", -inf);
-      hi = a.GetFloat("max", inf);
-    } else {
-      if (HasInput(node, 1)) {
-        auto v = ScalarInput(graph, node, 1);
-        if (!v) return std::nullopt;
-        lo = *v;
-      }
-      if (HasInput(node, 2)) {
-        auto v = ScalarInput(graph, node, 2);
-        if (!v) return std::nullopt;
-        hi = *v;
-      }
-    }
+    const StatusOr<ClipBounds<float>> bounds = ReadClipBounds(graph, node);
+    if (!bounds.ok()) return std::nullopt;
+    const float lo = bounds->lo, hi = bounds->hi;
     // ONNX gives `max` everywhere when min > max; oneDNN's clip would not.
     if (!(lo <= hi)) return std::nullopt;
     return std::vector<EltwiseStep>{{algorithm::eltwise_clip, lo, hi}};

@@ -1,6 +1,7 @@
 // MatMul (2-D and batched, batch dims broadcast) and Gemm (transA/transB/alpha/beta, C
 // broadcast) as oneDNN matmul, with fused bias adds and activations as post-ops. Constant
 // right-hand sides are packed into the format the primitive picks.
+#include "collage/sdk/op_params.h"
 #include "onednn_epilogue.h"
 #include "onednn_layout.h"
 #include "onednn_rules.h"
@@ -23,21 +24,16 @@ bool MatMulOk(const Graph& graph, const Node& node) {
 bool GemmOk(const Graph& graph, const Node& node) {
   if (node.inputs.size() < 2 || node.outputs.size() != 1) return false;
   if (!IsFloatValue(graph, node.inputs[0]) || !IsFloatValue(graph, node.inputs[1])) return false;
-  if (graph.value(node.inputs[0]).type.shape.size() != 2 ||
-      graph.value(node.inputs[1]).type.shape.size() != 2) {
-    return false;
-  }
-  if (node.inputs.size() > 2 && node.inputs[2] != kNoValue) {
+  const StatusOr<GemmParams> p = ReadGemmParams(graph, node);
+  if (!p.ok()) return false;
+  if (p->has_c) {
     const Value& c = graph.value(node.inputs[2]);
-    if (c.type.dtype != DType::kFloat32 || c.type.shape.size() > 2) return false;
+    if (c.type.dtype != DType::kFloat32) return false;
     // A non-constant C can only be added as it is (oneDNN's output scale also scales the bias).
-    if (!c.is_constant() && (node.attributes.GetFloat("beta", 1.0f) != 1.0f ||
-                             node.attributes.GetFloat("alpha", 1.0f) != 1.0f)) {
-      return false;
-    }
+    if (!c.is_constant() && (p->beta != 1.0f || p->alpha != 1.0f)) return false;
   }
   // alpha scales the bias too: the bias is folded as beta / alpha * C, so alpha must not be 0.
-  return node.attributes.GetFloat("alpha", 1.0f) != 0.0f;
+  return p->alpha != 0.0f;
 }
 
 // The transposed view of a row-major 2-D operand as a strided descriptor.
@@ -88,9 +84,11 @@ StatusOr<std::unique_ptr<Kernel>> CompileMatmul(const CompileRequest& request) {
   std::unique_ptr<Kernel> kernel;
   COLLAGE_RETURN_IF_ERROR(Guard("matmul", [&]() -> Status {
     memory::desc src, weights_plain;
+    GemmParams params;
     if (gemm) {
-      src = Operand2D(a.type.shape, node.attributes.GetInt("transA", 0) != 0);
-      weights_plain = Operand2D(b.type.shape, node.attributes.GetInt("transB", 0) != 0);
+      COLLAGE_ASSIGN_OR_RETURN(params, ReadGemmParams(graph, node));
+      src = Operand2D(a.type.shape, params.trans_a);
+      weights_plain = Operand2D(b.type.shape, params.trans_b);
     } else if (FlattensTo2D(request, node)) {
       const int64_t rows = a.type.num_elements() / a.type.shape.back();
       src = PlainDesc({rows, a.type.shape.back()});
@@ -112,10 +110,10 @@ StatusOr<std::unique_ptr<Kernel>> CompileMatmul(const CompileRequest& request) {
     memory::desc bias_desc;
     Tensor bias;
     if (gemm) {
-      const float alpha = node.attributes.GetFloat("alpha", 1.0f);
-      const float beta = node.attributes.GetFloat("beta", 1.0f);
+      const float alpha = params.alpha;
+      const float beta = params.beta;
       if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
-      if (node.inputs.size() > 2 && node.inputs[2] != kNoValue) {
+      if (params.has_c) {
         const Value& c = graph.value(node.inputs[2]);
         bias_desc = PlainDesc(PadShape(c.type.shape, 2));
         if (c.is_constant()) {

@@ -1,6 +1,7 @@
 // Softmax (opset >= 13: one axis; before: the 2-D coercion), LayerNormalization over the last
 // axis with scale and optional bias, and inference BatchNormalization (constant statistics),
 // plain and "_blocked".
+#include "collage/sdk/op_params.h"
 #include "onednn_epilogue.h"
 #include "onednn_layout.h"
 #include "onednn_rules.h"
@@ -26,17 +27,11 @@ std::optional<std::pair<Shape, int>> SoftmaxForm(const Graph& graph, const Node&
     return std::nullopt;
   }
   const Shape& x = graph.value(node.inputs[0]).type.shape;
-  const int64_t rank = static_cast<int64_t>(x.size());
-  if (rank < 1 || rank > 6) return std::nullopt;
-  const bool coerced = graph.opset() < 13;
-  int64_t axis = node.attributes.GetInt("axis", coerced ? 1 : -1);
-  if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank) return std::nullopt;
-  if (!coerced) return std::make_pair(x, static_cast<int>(axis));
-  // Before opset 13 the input is read as 2-D [prod(dims < axis), prod(dims >= axis)].
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < rank; ++d) (d < axis ? outer : inner) *= x[static_cast<size_t>(d)];
-  return std::make_pair(Shape{outer, inner}, 1);
+  if (x.empty() || x.size() > 6) return std::nullopt;
+  const StatusOr<SoftmaxAxis> axis = ReadSoftmaxAxis(graph, node);
+  if (!axis.ok()) return std::nullopt;
+  if (!axis->flatten) return std::make_pair(x, static_cast<int>(axis->axis));
+  return std::make_pair(Shape{axis->outer, axis->n}, 1);
 }
 
 StatusOr<std::unique_ptr<Kernel>> CompileSoftmax(const CompileRequest& request) {

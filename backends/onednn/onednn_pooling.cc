@@ -2,6 +2,7 @@
 // GlobalMaxPool as oneDNN pooling, plain and "_blocked". ceil_mode becomes a larger right
 // padding, which oneDNN's max and exclude-padding average treat as ONNX does; an
 // include-padding average whose window would reach past the real padding is refused.
+#include "collage/sdk/op_params.h"
 #include "onednn_epilogue.h"
 #include "onednn_layout.h"
 #include "onednn_rules.h"
@@ -24,70 +25,31 @@ StatusOr<PoolGeometry> PoolGeometryOf(const Graph& graph, const Node& node) {
     if (node.outputs[i] != kNoValue) return Unsupported("MaxPool Indices output");
   }
   const Shape& x = graph.value(node.inputs[0]).type.shape;
-  const Shape& y = graph.value(node.outputs[0]).type.shape;
-  if (x.size() < 3 || x.size() > 5 || y.size() != x.size()) return Unsupported("rank");
-  const size_t spatial = x.size() - 2;
+  if (x.size() < 3 || x.size() > 5) return Unsupported("rank");
+  COLLAGE_ASSIGN_OR_RETURN(const PoolParams p, ReadPoolParams(graph, node));
+  if (p.output_shape() != graph.value(node.outputs[0]).type.shape) {
+    return Unsupported("output size mismatch");
+  }
   PoolGeometry g;
-  const std::string& op = node.op_type;
-  if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
-    g.algorithm = op == "GlobalMaxPool" ? dnnl::algorithm::pooling_max
-                                        : dnnl::algorithm::pooling_avg_exclude_padding;
-    for (size_t d = 0; d < spatial; ++d) {
-      g.kernel.push_back(x[d + 2]);
-      g.strides.push_back(1);
-      g.dilates.push_back(0);
-      g.pads_l.push_back(0);
-      g.pads_r.push_back(0);
+  g.algorithm = p.is_max()              ? dnnl::algorithm::pooling_max
+                : p.count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
+                                      : dnnl::algorithm::pooling_avg_exclude_padding;
+  for (size_t d = 0; d < p.spatial_rank; ++d) {
+    if (p.kind == PoolKind::kAverage && p.dilations[d] != 1) {
+      return Unsupported("AveragePool dilations");
     }
-    return g;
-  }
-  const Attributes& a = node.attributes;
-  const bool max = op == "MaxPool";
-  if (!max && op != "AveragePool") return Unsupported("op {}", op);
-  const bool include_pad = !max && a.GetInt("count_include_pad", 0) != 0;
-  g.algorithm = max ? dnnl::algorithm::pooling_max
-                    : include_pad ? dnnl::algorithm::pooling_avg_include_padding
-                                  : dnnl::algorithm::pooling_avg_exclude_padding;
-  std::vector<int64_t> kernel = a.GetInts("kernel_shape");
-  std::vector<int64_t> strides = a.GetInts("strides", std::vector<int64_t>(spatial, 1));
-  std::vector<int64_t> dilations = a.GetInts("dilations", std::vector<int64_t>(spatial, 1));
-  std::vector<int64_t> pads = a.GetInts("pads", std::vector<int64_t>(2 * spatial, 0));
-  const std::string auto_pad = a.GetString("auto_pad", "NOTSET");
-  const bool ceil_mode = a.GetInt("ceil_mode", 0) != 0;
-  if (kernel.size() != spatial || strides.size() != spatial || dilations.size() != spatial ||
-      pads.size() != 2 * spatial) {
-    return Unsupported("attribute sizes");
-  }
-  for (size_t d = 0; d < spatial; ++d) {
-    const int64_t k = kernel[d], s = strides[d], dil = dilations[d];
-    if (k < 1 || s < 1 || dil < 1) return Unsupported("non-positive geometry");
-    if (!max && dil != 1) return Unsupported("AveragePool dilations");
-    const int64_t dk = (k - 1) * dil + 1;
-    int64_t pl = 0, pr = 0;
-    if (auto_pad == "NOTSET") {
-      pl = pads[d];
-      pr = pads[d + spatial];
-    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      const int64_t total = std::max<int64_t>(0, (y[d + 2] - 1) * s + dk - x[d + 2]);
-      pl = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      pr = total - pl;
-    } else if (auto_pad != "VALID") {
-      return Unsupported("auto_pad '{}'", auto_pad);
-    }
-    if (pl < 0 || pr < 0) return Unsupported("negative pads");
-    // The right padding oneDNN needs to produce y's size (ceil_mode adds to it).
-    const int64_t needed = (y[d + 2] - 1) * s + dk - x[d + 2] - pl;
-    if (needed > pr) {
-      if (!ceil_mode || auto_pad != "NOTSET" || include_pad) return Unsupported("ceil_mode form");
-      pr = needed;
-    } else if ((x[d + 2] + pl + pr - dk) / s + 1 != y[d + 2]) {
-      return Unsupported("output size mismatch");
-    }
+    const int64_t pl = p.pads_begin[d];
+    // oneDNN's output size comes from its padding: the end padding the last window reaches,
+    // which ceil_mode can put past the real one. Max and the exclude-padding average treat
+    // that extra padding as ONNX does; the include-padding average would count it.
+    const int64_t pr = std::max(p.pads_end[d], p.reached_pad_end(d));
+    if (pr > p.pads_end[d] && p.count_include_pad) return Unsupported("ceil_mode form");
     // A window wholly in the padding has no ONNX value oneDNN would reproduce.
+    const int64_t dk = p.dilated_kernel(d);
     if (pl >= dk || pr >= dk) return Unsupported("padding as large as the window");
-    g.kernel.push_back(k);
-    g.strides.push_back(s);
-    g.dilates.push_back(dil - 1);
+    g.kernel.push_back(p.kernel[d]);
+    g.strides.push_back(p.strides[d]);
+    g.dilates.push_back(p.dilations[d] - 1);
     g.pads_l.push_back(pl);
     g.pads_r.push_back(pr);
   }

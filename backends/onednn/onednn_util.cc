@@ -112,46 +112,17 @@ Status OnednnKernel::Run(const KernelBuffers& buffers) const {
   });
 }
 
-StatusOr<ConvGeometry> ConvGeometryOf(const Node& node, const Shape& x, const Shape& w,
-                                      const Shape& y, bool transposed) {
-  const size_t spatial = x.size() - 2;
-  const Attributes& a = node.attributes;
-  std::vector<int64_t> strides = a.GetInts("strides", std::vector<int64_t>(spatial, 1));
-  std::vector<int64_t> dilations = a.GetInts("dilations", std::vector<int64_t>(spatial, 1));
-  std::vector<int64_t> pads = a.GetInts("pads", std::vector<int64_t>(2 * spatial, 0));
-  const std::string auto_pad = a.GetString("auto_pad", "NOTSET");
-  if (strides.size() != spatial || dilations.size() != spatial || pads.size() != 2 * spatial) {
-    return Unsupported("{} attribute sizes do not match the rank", node.op_type);
-  }
-  std::vector<int64_t> kernel = a.GetInts("kernel_shape", Shape(w.begin() + 2, w.end()));
-  if (kernel != Shape(w.begin() + 2, w.end())) return Unsupported("kernel_shape differs from W");
+StatusOr<ConvGeometry> OnednnConvGeometry(const std::vector<int64_t>& strides,
+                                          const std::vector<int64_t>& dilations,
+                                          const std::vector<int64_t>& pads_begin,
+                                          const std::vector<int64_t>& pads_end) {
   ConvGeometry g;
-  for (size_t d = 0; d < spatial; ++d) {
-    const int64_t s = strides[d], dil = dilations[d];
-    const int64_t in = x[d + 2], out = y[d + 2];
-    if (s < 1 || dil < 1) return Unsupported("strides/dilations must be positive");
-    const int64_t dk = (kernel[d] - 1) * dil + 1;
-    int64_t pl = 0, pr = 0;
-    if (auto_pad == "NOTSET") {
-      pl = pads[d];
-      pr = pads[d + spatial];
-    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      // The padding that gives the output size (Conv: ceil(in / stride), ConvTranspose:
-      // in * stride); none when the output needs less (ConvTranspose then fails below).
-      const int64_t total =
-          std::max<int64_t>(0, transposed ? (in - 1) * s + dk - out : (out - 1) * s + dk - in);
-      pl = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      pr = total - pl;
-    } else if (auto_pad != "VALID") {
-      return Unsupported("auto_pad '{}'", auto_pad);
-    }
-    if (pl < 0 || pr < 0) return Unsupported("negative pads");
-    const int64_t expected = transposed ? (in - 1) * s + dk - pl - pr : (in + pl + pr - dk) / s + 1;
-    if (expected != out) return Unsupported("output size mismatch");
-    g.strides.push_back(s);
-    g.dilates.push_back(dil - 1);  // oneDNN counts the holes: ONNX dilation d is d - 1
-    g.pads_l.push_back(pl);
-    g.pads_r.push_back(pr);
+  for (size_t d = 0; d < strides.size(); ++d) {
+    if (pads_begin[d] < 0 || pads_end[d] < 0) return Unsupported("negative pads");
+    g.strides.push_back(strides[d]);
+    g.dilates.push_back(dilations[d] - 1);
+    g.pads_l.push_back(pads_begin[d]);
+    g.pads_r.push_back(pads_end[d]);
   }
   return g;
 }

@@ -75,11 +75,12 @@ struct ConvGeometry {
   dnnl::memory::dims strides, dilates, pads_l, pads_r;
 };
 
-// The geometry of a Conv (`transposed` false) or ConvTranspose node from its strides,
-// dilations, pads, auto_pad and kernel_shape attributes and the static shapes of X, W and Y
-// (equal ranks, spatial dims from 2 on); errors for what oneDNN cannot express or what does
-// not give Y's spatial dims. SAME padding is split as the reference kernels split it.
-StatusOr<ConvGeometry> ConvGeometryOf(const Node& node, const Shape& x, const Shape& w,
-                                      const Shape& y, bool transposed);
+// A geometry read by ReadConvParams / ReadConvTransposeParams (collage/sdk/op_params.h) in
+// oneDNN's terms: oneDNN counts the dilation holes (ONNX dilation d is d - 1). Unsupported
+// for negative pads, which oneDNN has no form for.
+StatusOr<ConvGeometry> OnednnConvGeometry(const std::vector<int64_t>& strides,
+                                          const std::vector<int64_t>& dilations,
+                                          const std::vector<int64_t>& pads_begin,
+                                          const std::vector<int64_t>& pads_end);
 
 }  // namespace collage::onednn

@@ -16,6 +16,7 @@
 #include <set>
 #include <string>
 
+#include "collage/sdk/op_params.h"
 #include "collage/sdk/region_engine_backend.h"
 #include "openvino_kernel.h"
 #include "collage/sdk/errors.h"
@@ -45,26 +46,17 @@ struct CeilWindows {
   bool starts_in_padding = false;  // OpenVINO's output is larger than collage's
 };
 CeilWindows CeilModeWindows(const Graph& graph, const Node& node) {
-  const Attributes& a = node.attributes;
+  const StatusOr<PoolParams> p = ReadPoolParams(graph, node);
+  if (!p.ok()) return {true, true};  // not a form checked here
   CeilWindows w;
-  if (a.GetInt("ceil_mode", 0) == 0 || a.GetString("auto_pad", "NOTSET") != "NOTSET") return w;
-  const Shape& in = graph.value(node.inputs[0]).type.shape;
-  const Shape& out = graph.value(node.outputs[0]).type.shape;
-  const size_t rank = in.size() < 3 ? 0 : in.size() - 2;
-  const std::vector<int64_t> kernel = a.GetInts("kernel_shape", {});
-  const std::vector<int64_t> strides = a.GetInts("strides", std::vector<int64_t>(rank, 1));
-  const std::vector<int64_t> dilations = a.GetInts("dilations", std::vector<int64_t>(rank, 1));
-  const std::vector<int64_t> pads = a.GetInts("pads", std::vector<int64_t>(2 * rank, 0));
-  if (rank == 0 || out.size() != in.size() || kernel.size() != rank || strides.size() != rank ||
-      dilations.size() != rank || pads.size() != 2 * rank) {
-    return {true, true};  // not a form checked here
-  }
-  for (size_t i = 0; i < rank; ++i) {
+  if (!p->ceil_mode) return w;
+  for (size_t d = 0; d < p->spatial_rank; ++d) {
     const int64_t span =
-        in[i + 2] + pads[i] + pads[i + rank] - ((kernel[i] - 1) * dilations[i] + 1);
-    if (span < 0 || strides[i] <= 0) return {true, true};
-    w.overhang |= span % strides[i] != 0;
-    w.starts_in_padding |= (span + strides[i] - 1) / strides[i] + 1 != out[i + 2];
+        p->in_spatial[d] + p->pads_begin[d] + p->pads_end[d] - p->dilated_kernel(d);
+    const int64_t s = p->strides[d];
+    w.overhang |= span % s != 0;
+    // OpenVINO's ceil_mode output keeps every window that starts inside the padded input.
+    w.starts_in_padding |= (span + s - 1) / s + 1 != p->out_spatial[d];
   }
   return w;
 }
@@ -100,16 +92,19 @@ const char* WhyRefused(const Graph& graph, const Node& node) {
   if (op == "MaxPool" || op == "AveragePool") {
     const CeilWindows w = CeilModeWindows(graph, node);
     if (w.starts_in_padding) return "ceil_mode: OpenVINO keeps a last window in the end padding";
-    if (w.overhang && op == "AveragePool" && a.GetInt("count_include_pad", 0) != 0) {
+    const StatusOr<PoolParams> p = ReadPoolParams(graph, node);
+    if (w.overhang && p.ok() && p->count_include_pad) {
       return "ceil_mode with count_include_pad: the divisor of the last window is wrong";
     }
   }
   // Computed as log(1 + e^x) in f32: 0, even negative (Softplus(-29) = -1.9e-6) below
   // x = -15, where a Log after them then sees -inf or NaN.
   if (op == "Softplus" || op == "Mish") return "inaccurate for x < -15";
-  if (op == "MaxPool" && node.outputs.size() > 1 && node.outputs[1] != kNoValue &&
-      a.GetInt("storage_order", 0) != 0) {
-    return "MaxPool: storage_order=1 (column-major Indices) is ignored";
+  if (op == "MaxPool" && node.outputs.size() > 1 && node.outputs[1] != kNoValue) {
+    const StatusOr<PoolParams> p = ReadPoolParams(graph, node);
+    if (p.ok() && p->column_major_indices) {
+      return "MaxPool: storage_order=1 (column-major Indices) is ignored";
+    }
   }
   // Trilu with a k the graph computes and a single row: the plug-in infers that dim as
   // dynamic (and Compile refuses the shape).

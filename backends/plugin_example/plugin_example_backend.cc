@@ -2,11 +2,11 @@
 // and Clip with constant bounds) on float32 tensors of any shape, in one pass over
 // contiguous memory. Small on purpose: it exists to show and test the plug-in contract.
 #include <algorithm>
-#include <limits>
 #include <memory>
 
 #include "collage/sdk/backend.h"
 #include "collage/sdk/errors.h"
+#include "collage/sdk/op_params.h"
 
 namespace collage::plugin_example {
 namespace {
@@ -49,37 +49,16 @@ bool IsFloat32(const Graph& graph, ValueId value) {
   return graph.value(value).type.dtype == DType::kFloat32;
 }
 
-// A Clip bound: the attribute before opset 11, an optional constant scalar input after.
-bool ClipBound(const Graph& graph, const Node& node, size_t input, const char* attribute,
-               float default_value, float* bound) {
-  if (graph.opset() < 11) {
-    *bound = node.attributes.GetFloat(attribute, default_value);
-    return true;
-  }
-  if (input >= node.inputs.size() || node.inputs[input] == kNoValue) {
-    *bound = default_value;
-    return true;
-  }
-  const Value& value = graph.value(node.inputs[input]);
-  if (!value.is_constant() || value.constant->num_elements() != 1 ||
-      value.constant->dtype() != DType::kFloat32) {
-    return false;
-  }
-  *bound = value.constant->data_as<float>()[0];
-  return true;
-}
-
 class PluginExampleBackend : public Backend {
  public:
   PluginExampleBackend() {
     Pattern input = Any().IfValue(IsFloat32);
     rules_.Add(Rule("relu", Op("Relu")(input)));
     rules_.Add(Rule("leaky_relu", Op("LeakyRelu")(input)));
+    // The bounds' ONNX semantics (attributes or inputs, by opset) are the SDK's reader's.
     rules_.Add(Rule("clip", Op("Clip")(input, Optional(Const()), Optional(Const())))
                    .Where([](const Match& m) {
-                     float lo, hi;
-                     return ClipBound(*m.graph, m.root_node(), 1, "min", 0, &lo) &&
-                            ClipBound(*m.graph, m.root_node(), 2, "max", 0, &hi);
+                     return ReadClipBounds(*m.graph, m.root_node()).ok();
                    }));
   }
 
@@ -103,12 +82,9 @@ class PluginExampleBackend : public Backend {
       return std::unique_ptr<Kernel>(new ActivationKernel(Activation::kLeakyRelu, elements, alpha, 0, 0));
     }
     if (node.op_type == "Clip") {
-      float lo = 0, hi = 0;
-      if (!ClipBound(graph, node, 1, "min", std::numeric_limits<float>::lowest(), &lo) ||
-          !ClipBound(graph, node, 2, "max", std::numeric_limits<float>::max(), &hi)) {
-        return Unsupported("Clip bounds must be constant float32 scalars");
-      }
-      return std::unique_ptr<Kernel>(new ActivationKernel(Activation::kClip, elements, 0, lo, hi));
+      COLLAGE_ASSIGN_OR_RETURN(const ClipBounds<float> bounds, ReadClipBounds(graph, node));
+      return std::unique_ptr<Kernel>(
+          new ActivationKernel(Activation::kClip, elements, 0, bounds.lo, bounds.hi));
     }
     return Unsupported("plugin_example has no kernel for {}", node.op_type);
   }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "collage/sdk/errors.h"
+#include "collage/sdk/op_params.h"
 #include "xnnpack_checks.h"
 
 namespace collage::xnnpack {
@@ -56,22 +57,6 @@ Status RequireSingleOutput(const Graph& graph, const Node& node) {
   return RequireFloat(graph, node, node.outputs[0], "the output");
 }
 
-StatusOr<std::vector<int64_t>> Ints(const Node& node, const char* name, size_t n, int64_t fill,
-                                    int64_t min_value) {
-  if (!node.attributes.Has(name)) return std::vector<int64_t>(n, fill);
-  std::vector<int64_t> v = node.attributes.GetInts(name);
-  if (v.size() != n) {
-    return Unsupported("{} '{}': {} has {} values, expected {}", node.op_type, node.name, name,
-                       v.size(), n);
-  }
-  for (int64_t x : v) {
-    if (x < min_value || x > kMaxGeometry) {
-      return Unsupported("{} '{}': {} value {} is out of range", node.op_type, node.name, name, x);
-    }
-  }
-  return v;
-}
-
 Status CheckOutputShape(const Graph& graph, const Node& node, const Shape& expected) {
   const Shape& actual = TypeOf(graph, node.outputs[0]).shape;
   if (actual != expected) {
@@ -81,9 +66,6 @@ Status CheckOutputShape(const Graph& graph, const Node& node, const Shape& expec
   return Status();
 }
 
-float ScalarConstant(const Graph& graph, ValueId v) {
-  return graph.value(v).constant->ToVector<float>()[0];
-}
 
 // ---- Clamp ------------------------------------------------------------------------------
 
@@ -92,20 +74,9 @@ StatusOr<ClampRange> AnalyzeClamp(const Graph& graph, const Node& node) {
   if (node.op_type == "Relu") {
     range.min = 0.0f;
   } else if (node.op_type == "Clip") {
-    if (graph.opset() < 11) {
-      if (node.attributes.Has("min")) range.min = node.attributes.GetFloat("min", 0.0f);
-      if (node.attributes.Has("max")) range.max = node.attributes.GetFloat("max", 0.0f);
-    } else {
-      for (size_t i = 1; i <= 2; ++i) {
-        ValueId bound = Input(node, i);
-        if (bound == kNoValue) continue;
-        COLLAGE_RETURN_IF_ERROR(RequireConst(graph, node, bound, i == 1 ? "min" : "max"));
-        if (TypeOf(graph, bound).num_elements() != 1) {
-          return Unsupported("Clip '{}': bounds must be scalars", node.name);
-        }
-        (i == 1 ? range.min : range.max) = ScalarConstant(graph, bound);
-      }
-    }
+    COLLAGE_ASSIGN_OR_RETURN(const ClipBounds<float> bounds, ReadClipBounds(graph, node));
+    range.min = bounds.lo;
+    range.max = bounds.hi;
   } else {
     return Unsupported("{} '{}' is not a clamp", node.op_type, node.name);
   }

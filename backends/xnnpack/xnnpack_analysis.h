@@ -71,6 +71,24 @@ struct PoolSpec {
 };
 StatusOr<PoolSpec> AnalyzePool(const Graph& graph, const Node& node);
 
+// Copies a 2-D window geometry read by the shared ONNX readers (ConvParams,
+// ConvTransposeParams or PoolParams, collage/sdk/op_params.h) into a ConvSpec or PoolSpec.
+template <typename Spec, typename Params>
+void TakeWindow2d(const Params& p, Spec& s) {
+  s.kh = p.kernel[0];
+  s.kw = p.kernel[1];
+  s.sh = p.strides[0];
+  s.sw = p.strides[1];
+  s.dh = p.dilations[0];
+  s.dw = p.dilations[1];
+  s.pad_top = p.pads_begin[0];
+  s.pad_left = p.pads_begin[1];
+  s.pad_bottom = p.pads_end[0];
+  s.pad_right = p.pads_end[1];
+  s.oh = p.out_spatial[0];
+  s.ow = p.out_spatial[1];
+}
+
 enum class BinaryKind { kAdd, kSub, kMul, kDiv, kMax, kMin };
 struct BinarySpec {
   BinaryKind kind = BinaryKind::kAdd;

@@ -1,5 +1,5 @@
-// Checks shared by the per-family analyses (xnnpack_analysis.h): dtype, constness, attribute
-// ranges. Each returns Unsupported naming the node, so a rule's refusal can be explained.
+// Checks shared by the per-family analyses (xnnpack_analysis.h): dtype, constness, geometry
+// bounds. Each returns Unsupported naming the node, so a rule's refusal can be explained.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +17,6 @@ inline const TensorType& TypeOf(const Graph& graph, ValueId v) { return graph.va
 inline ValueId Input(const Node& node, size_t i) {
   return i < node.inputs.size() ? node.inputs[i] : kNoValue;
 }
-inline int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // float32, static, non-empty.
 Status RequireFloat(const Graph& graph, const Node& node, ValueId v, const char* what);
@@ -28,11 +27,7 @@ Status RequireData(const Graph& graph, const Node& node, ValueId v, const char* 
 Status RequireConst(const Graph& graph, const Node& node, ValueId v, const char* what);
 // Exactly one used output, float32.
 Status RequireSingleOutput(const Graph& graph, const Node& node);
-// An ints attribute of n values in [min_value, kMaxGeometry], or n copies of `fill`.
-StatusOr<std::vector<int64_t>> Ints(const Node& node, const char* name, size_t n, int64_t fill,
-                                    int64_t min_value);
 // The computed output shape agrees with type inference.
 Status CheckOutputShape(const Graph& graph, const Node& node, const Shape& expected);
-float ScalarConstant(const Graph& graph, ValueId v);
 
 }  // namespace collage::xnnpack

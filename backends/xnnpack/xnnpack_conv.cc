@@ -2,9 +2,9 @@
 // and out, with a fused Relu/Clip as the operator's output range. AnalyzeConv decides what
 // they can run (ONNX geometry → XNNPACK padding/adjustment), for the rules and both backends.
 #include <algorithm>
-#include <string>
 
 #include "collage/sdk/errors.h"
+#include "collage/sdk/op_params.h"
 #include "xnnpack_checks.h"
 #include "xnnpack_kernels.h"
 
@@ -33,106 +33,45 @@ StatusOr<ConvSpec> AnalyzeConv(const Graph& graph, const Node& node) {
     return Unsupported("{} '{}': only 2-D convolutions (4-D input) are supported", node.op_type,
                        node.name);
   }
-  s.n = x[0];
-  s.c = x[1];
-  s.h = x[2];
-  s.wd = x[3];
-  s.kh = w[2];
-  s.kw = w[3];
-  s.groups = node.attributes.GetInt("group", 1);
-  if (s.groups < 1 || s.c % s.groups != 0) {
-    return Unsupported("{} '{}': group {} does not divide {} channels", node.op_type, node.name,
-                       s.groups, s.c);
-  }
+  // The ONNX geometry, read once for every library; what follows is XNNPACK's form of it.
+  // Conv's and ConvTranspose's params name these fields alike.
+  auto take_geometry = [&s](const auto& p) {
+    s.n = p.batch;
+    s.c = p.in_channels;
+    s.m = p.out_channels;
+    s.groups = p.group;
+    s.h = p.in_spatial[0];
+    s.wd = p.in_spatial[1];
+    TakeWindow2d(p, s);
+  };
   if (s.transpose) {
-    if (w[0] != s.c) return Unsupported("ConvTranspose '{}': weight shape mismatch", node.name);
-    s.m = w[1] * s.groups;
-  } else {
-    if (w[1] != s.c / s.groups || w[0] % s.groups != 0) {
-      return Unsupported("Conv '{}': weight shape mismatch", node.name);
+    COLLAGE_ASSIGN_OR_RETURN(const ConvTransposeParams p, ReadConvTransposeParams(graph, node));
+    for (size_t d = 0; d < 2; ++d) {
+      // XNNPACK's adjustment (ONNX output_padding) must be smaller than the stride.
+      if (p.output_padding[d] >= p.strides[d]) {
+        return Unsupported("ConvTranspose '{}': output_padding {} must be below stride {}",
+                           node.name, p.output_padding[d], p.strides[d]);
+      }
+      // Negative padding (an output larger than the scatter) has no XNNPACK form.
+      if (p.pads_begin[d] < 0 || p.pads_end[d] < 0) {
+        return Unsupported("ConvTranspose '{}': negative padding", node.name);
+      }
     }
-    s.m = w[0];
+    take_geometry(p);
+    s.adj_h = p.output_padding[0];
+    s.adj_w = p.output_padding[1];
+  } else {
+    COLLAGE_ASSIGN_OR_RETURN(const ConvParams p, ReadConvParams(graph, node));
+    take_geometry(p);
   }
   if (s.b != kNoValue && TypeOf(graph, s.b).shape != Shape{s.m}) {
     return Unsupported("{} '{}': bias shape is not [{}]", node.op_type, node.name, s.m);
   }
-  if (node.attributes.Has("kernel_shape") &&
-      node.attributes.GetInts("kernel_shape") != std::vector<int64_t>{s.kh, s.kw}) {
-    return Unsupported("{} '{}': kernel_shape differs from the weight", node.op_type, node.name);
-  }
-  COLLAGE_ASSIGN_OR_RETURN(std::vector<int64_t> strides, Ints(node, "strides", 2, 1, 1));
-  COLLAGE_ASSIGN_OR_RETURN(std::vector<int64_t> dilations, Ints(node, "dilations", 2, 1, 1));
-  COLLAGE_ASSIGN_OR_RETURN(std::vector<int64_t> pads, Ints(node, "pads", 4, 0, 0));
-  s.sh = strides[0];
-  s.sw = strides[1];
-  s.dh = dilations[0];
-  s.dw = dilations[1];
-  const std::string auto_pad = node.attributes.GetString("auto_pad", "NOTSET");
-  if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" &&
-      auto_pad != "SAME_LOWER") {
-    return Unsupported("{} '{}': auto_pad '{}'", node.op_type, node.name, auto_pad);
-  }
-  if (auto_pad != "NOTSET") pads.assign(4, 0);
-  const int64_t in[2] = {s.h, s.wd};
-  const int64_t k[2] = {s.kh, s.kw};
-  const int64_t st[2] = {s.sh, s.sw};
-  const int64_t dil[2] = {s.dh, s.dw};
-  int64_t out[2] = {0, 0};
-  int64_t adj[2] = {0, 0};
-  if (s.transpose) {
-    COLLAGE_ASSIGN_OR_RETURN(std::vector<int64_t> output_padding,
-                             Ints(node, "output_padding", 2, 0, 0));
-    std::vector<int64_t> target;
-    if (node.attributes.Has("output_shape")) {
-      target = node.attributes.GetInts("output_shape");
-      if (target.size() == 4) target.erase(target.begin(), target.begin() + 2);
-      if (target.size() != 2) return Unsupported("ConvTranspose '{}': output_shape", node.name);
-    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      target = {in[0] * st[0], in[1] * st[1]};
-    }
-    for (int d = 0; d < 2; ++d) {
-      // XNNPACK's adjustment (ONNX output_padding) must be smaller than the stride.
-      if (output_padding[d] >= st[d]) {
-        return Unsupported("ConvTranspose '{}': output_padding {} must be below stride {}",
-                           node.name, output_padding[d], st[d]);
-      }
-      adj[d] = output_padding[d];
-      const int64_t full = st[d] * (in[d] - 1) + adj[d] + (k[d] - 1) * dil[d] + 1;
-      if (!target.empty()) {
-        const int64_t total = full - target[d];
-        // Negative padding (an output larger than the scatter) has no XNNPACK form.
-        if (total < 0) return Unsupported("ConvTranspose '{}': negative padding", node.name);
-        pads[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-        pads[d + 2] = total - pads[d];
-      }
-      out[d] = full - pads[d] - pads[d + 2];
-    }
-  } else {
-    for (int d = 0; d < 2; ++d) {
-      const int64_t extent = (k[d] - 1) * dil[d] + 1;
-      if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-        out[d] = CeilDiv(in[d], st[d]);
-        const int64_t total = std::max<int64_t>(0, (out[d] - 1) * st[d] + extent - in[d]);
-        pads[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-        pads[d + 2] = total - pads[d];
-      } else {
-        const int64_t span = in[d] + pads[d] + pads[d + 2] - extent;
-        out[d] = span < 0 ? 0 : span / st[d] + 1;
-      }
-    }
-  }
-  if (out[0] <= 0 || out[1] <= 0) {
+  if (s.oh <= 0 || s.ow <= 0) {
     return Unsupported("{} '{}': empty output", node.op_type, node.name);
   }
-  s.pad_top = pads[0];
-  s.pad_left = pads[1];
-  s.pad_bottom = pads[2];
-  s.pad_right = pads[3];
-  s.adj_h = adj[0];
-  s.adj_w = adj[1];
-  s.oh = out[0];
-  s.ow = out[1];
-  for (int64_t v : {s.c, s.m, s.kh, s.kw, s.pad_top, s.pad_left, s.pad_bottom, s.pad_right}) {
+  for (int64_t v : {s.c, s.m, s.kh, s.kw, s.sh, s.sw, s.dh, s.dw, s.pad_top, s.pad_left,
+                    s.pad_bottom, s.pad_right}) {
     if (v > kMaxGeometry)
       return Unsupported("{} '{}': geometry too large", node.op_type, node.name);
   }

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "collage/sdk/errors.h"
+#include "collage/sdk/op_params.h"
 #include "xnnpack_checks.h"
 #include "xnnpack_kernels.h"
 
@@ -109,14 +110,13 @@ StatusOr<SoftmaxSpec> AnalyzeSoftmax(const Graph& graph, const Node& node) {
   COLLAGE_RETURN_IF_ERROR(RequireData(graph, node, Input(node, 0), "the input"));
   COLLAGE_RETURN_IF_ERROR(RequireSingleOutput(graph, node));
   const Shape& x = TypeOf(graph, node.inputs[0]).shape;
-  const int64_t rank = static_cast<int64_t>(x.size());
-  if (rank == 0) return Unsupported("Softmax '{}': scalar input", node.name);
-  // Opset 13 normalises along `axis` (default -1); before, the input is coerced to 2-D at
-  // `axis` (default 1). Both are a last-axis softmax exactly when axis is the last one.
-  int64_t axis = node.attributes.GetInt("axis", graph.opset() >= 13 ? -1 : 1);
-  if (axis < 0) axis += rank;
-  if (axis != rank - 1) {
-    return Unsupported("Softmax '{}': only the last axis is supported (axis {})", node.name, axis);
+  if (x.empty()) return Unsupported("Softmax '{}': scalar input", node.name);
+  COLLAGE_ASSIGN_OR_RETURN(const SoftmaxAxis axis, ReadSoftmaxAxis(graph, node));
+  // Opset 13's single axis and the older 2-D coercion both are a last-axis softmax exactly
+  // when the axis is the last one.
+  if (axis.axis != static_cast<int64_t>(x.size()) - 1) {
+    return Unsupported("Softmax '{}': only the last axis is supported (axis {})", node.name,
+                       axis.axis);
   }
   SoftmaxSpec s;
   s.channels = x.back();

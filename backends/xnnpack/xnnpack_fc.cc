@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "collage/sdk/errors.h"
+#include "collage/sdk/op_params.h"
 #include "xnnpack_checks.h"
 #include "xnnpack_kernels.h"
 
@@ -31,15 +32,13 @@ StatusOr<FcSpec> AnalyzeFc(const Graph& graph, const Node& node) {
     s.n = w[1];
     out.assign(a.begin(), a.end() - 1);
   } else if (node.op_type == "Gemm") {
-    if (a.size() != 2) return Unsupported("Gemm '{}': A must be 2-D", node.name);
-    if (node.attributes.GetInt("transA", 0) != 0) {
-      return Unsupported("Gemm '{}': transA is not supported", node.name);
-    }
-    s.w_is_nk = node.attributes.GetInt("transB", 0) != 0;
-    s.k = s.w_is_nk ? w[1] : w[0];
-    s.n = s.w_is_nk ? w[0] : w[1];
-    s.alpha = node.attributes.GetFloat("alpha", 1.0f);
-    s.beta = node.attributes.GetFloat("beta", 1.0f);
+    COLLAGE_ASSIGN_OR_RETURN(const GemmParams p, ReadGemmParams(graph, node));
+    if (p.trans_a) return Unsupported("Gemm '{}': transA is not supported", node.name);
+    s.w_is_nk = p.trans_b;
+    s.k = p.k;
+    s.n = p.n;
+    s.alpha = p.alpha;
+    s.beta = p.beta;
     if (!std::isfinite(s.alpha) || !std::isfinite(s.beta)) {
       return Unsupported("Gemm '{}': alpha/beta must be finite", node.name);
     }

@@ -3,9 +3,9 @@
 // Channels-last in and out. The ONNX corner cases XNNPACK computes differently
 // (count_include_pad with padding, ceil_mode adding windows) are refused by AnalyzePool.
 #include <algorithm>
-#include <string>
 
 #include "collage/sdk/errors.h"
+#include "collage/sdk/op_params.h"
 #include "xnnpack_checks.h"
 #include "xnnpack_kernels.h"
 
@@ -14,94 +14,58 @@ namespace collage::xnnpack {
 // ---- Pooling ----------------------------------------------------------------------------
 
 StatusOr<PoolSpec> AnalyzePool(const Graph& graph, const Node& node) {
-  PoolSpec s;
-  if (node.op_type == "MaxPool") {
-    s.kind = PoolKind::kMax;
-  } else if (node.op_type == "AveragePool") {
-    s.kind = PoolKind::kAverage;
-  } else if (node.op_type == "GlobalAveragePool") {
-    s.kind = PoolKind::kGlobalAverage;
-  } else {
-    return Unsupported("{} '{}' is not a supported pooling", node.op_type, node.name);
-  }
   COLLAGE_RETURN_IF_ERROR(RequireData(graph, node, Input(node, 0), "the input"));
   COLLAGE_RETURN_IF_ERROR(RequireSingleOutput(graph, node));  // MaxPool's Indices refused
   const Shape& x = TypeOf(graph, node.inputs[0]).shape;
   if (x.size() != 4) return Unsupported("{} '{}': only 2-D pooling", node.op_type, node.name);
-  s.n = x[0];
-  s.c = x[1];
-  s.h = x[2];
-  s.w = x[3];
-  if (s.kind == PoolKind::kGlobalAverage) {
-    s.oh = s.ow = 1;
-    COLLAGE_RETURN_IF_ERROR(CheckOutputShape(graph, node, {s.n, s.c, 1, 1}));
-    return s;
+  // The ONNX geometry, read once for every library; what follows is XNNPACK's form of it.
+  COLLAGE_ASSIGN_OR_RETURN(const PoolParams p, ReadPoolParams(graph, node));
+  PoolSpec s;
+  s.n = p.batch;
+  s.c = p.channels;
+  s.h = p.in_spatial[0];
+  s.w = p.in_spatial[1];
+  switch (p.kind) {
+    case collage::PoolKind::kMax: s.kind = PoolKind::kMax; break;
+    case collage::PoolKind::kAverage: s.kind = PoolKind::kAverage; break;
+    case collage::PoolKind::kGlobalAverage:
+      s.kind = PoolKind::kGlobalAverage;
+      s.oh = s.ow = 1;
+      COLLAGE_RETURN_IF_ERROR(CheckOutputShape(graph, node, p.output_shape()));
+      return s;
+    case collage::PoolKind::kGlobalMax:
+      return Unsupported("GlobalMaxPool '{}' is not supported", node.name);
   }
-  if (!node.attributes.Has("kernel_shape")) {
-    return Unsupported("{} '{}': kernel_shape is missing", node.op_type, node.name);
-  }
-  COLLAGE_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, Ints(node, "kernel_shape", 2, 1, 1));
-  COLLAGE_ASSIGN_OR_RETURN(std::vector<int64_t> strides, Ints(node, "strides", 2, 1, 1));
-  COLLAGE_ASSIGN_OR_RETURN(std::vector<int64_t> dilations, Ints(node, "dilations", 2, 1, 1));
-  COLLAGE_ASSIGN_OR_RETURN(std::vector<int64_t> pads, Ints(node, "pads", 4, 0, 0));
-  if (kernel[0] * kernel[1] == 1) {
-    // XNNPACK refuses 1x1 pooling windows.
+  if (p.kernel[0] * p.kernel[1] == 1) {  // XNNPACK refuses 1x1 pooling windows
     return Unsupported("{} '{}': 1x1 pooling", node.op_type, node.name);
   }
-  if (s.kind == PoolKind::kAverage && (dilations[0] != 1 || dilations[1] != 1)) {
+  if (s.kind == PoolKind::kAverage && (p.dilations[0] != 1 || p.dilations[1] != 1)) {
     return Unsupported("AveragePool '{}': dilations", node.name);
   }
-  const std::string auto_pad = node.attributes.GetString("auto_pad", "NOTSET");
-  if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" &&
-      auto_pad != "SAME_LOWER") {
-    return Unsupported("{} '{}': auto_pad '{}'", node.op_type, node.name, auto_pad);
-  }
-  if (auto_pad != "NOTSET") pads.assign(4, 0);
-  const int64_t in[2] = {s.h, s.w};
-  int64_t out[2] = {0, 0};
-  for (int d = 0; d < 2; ++d) {
-    const int64_t extent = (kernel[d] - 1) * dilations[d] + 1;
-    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      out[d] = CeilDiv(in[d], strides[d]);
-      const int64_t total = std::max<int64_t>(0, (out[d] - 1) * strides[d] + extent - in[d]);
-      pads[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      pads[d + 2] = total - pads[d];
-    } else {
-      const int64_t span = in[d] + pads[d] + pads[d + 2] - extent;
-      // XNNPACK rounds the output size down; ceil_mode is accepted only where the inferred
-      // output (which honours it) comes out the same, checked below.
-      out[d] = span < 0 ? 0 : span / strides[d] + 1;
-    }
+  for (size_t d = 0; d < 2; ++d) {
     // A window lying wholly in the padding has no ONNX-compatible value in XNNPACK.
-    if (pads[d] >= extent || pads[d + 2] >= extent) {
+    if (p.pads_begin[d] >= p.dilated_kernel(d) || p.pads_end[d] >= p.dilated_kernel(d)) {
       return Unsupported("{} '{}': padding as large as the window", node.op_type, node.name);
     }
+    // XNNPACK rounds the output size down: ceil_mode only where it adds no window.
+    if (p.reached_pad_end(d) > p.pads_end[d]) {
+      return Unsupported("{} '{}': ceil_mode changes the output size", node.op_type, node.name);
+    }
   }
-  if (out[0] <= 0 || out[1] <= 0)
-    return Unsupported("{} '{}': empty output", node.op_type, node.name);
-  const bool any_pad = pads[0] + pads[1] + pads[2] + pads[3] > 0;
+  const bool any_pad = p.pads_begin[0] + p.pads_begin[1] + p.pads_end[0] + p.pads_end[1] > 0;
   // XNNPACK's average pooling divides by the number of in-image elements (ONNX
   // count_include_pad = 0); count_include_pad = 1 matches only without padding.
-  if (s.kind == PoolKind::kAverage && any_pad &&
-      node.attributes.GetInt("count_include_pad", 0) != 0) {
+  if (s.kind == PoolKind::kAverage && any_pad && p.count_include_pad) {
     return Unsupported("AveragePool '{}': count_include_pad with padding", node.name);
   }
-  s.kh = kernel[0];
-  s.kw = kernel[1];
-  s.sh = strides[0];
-  s.sw = strides[1];
-  s.dh = dilations[0];
-  s.dw = dilations[1];
-  s.pad_top = pads[0];
-  s.pad_left = pads[1];
-  s.pad_bottom = pads[2];
-  s.pad_right = pads[3];
-  s.oh = out[0];
-  s.ow = out[1];
-  const Shape expected = {s.n, s.c, s.oh, s.ow};
-  if (TypeOf(graph, node.outputs[0]).shape != expected) {
-    return Unsupported("{} '{}': ceil_mode changes the output size", node.op_type, node.name);
+  TakeWindow2d(p, s);
+  for (int64_t v : {s.kh, s.kw, s.sh, s.sw, s.dh, s.dw, s.pad_top, s.pad_left, s.pad_bottom,
+                    s.pad_right}) {
+    if (v > kMaxGeometry) {
+      return Unsupported("{} '{}': geometry too large", node.op_type, node.name);
+    }
   }
+  COLLAGE_RETURN_IF_ERROR(CheckOutputShape(graph, node, p.output_shape()));
   return s;
 }
 

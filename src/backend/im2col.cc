@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <cstring>
-#include <string>
 #include <vector>
 
 #include "collage/sdk/errors.h"
+#include "collage/sdk/op_params.h"
 
 namespace collage {
 namespace {
@@ -50,60 +50,24 @@ StatusOr<Conv2dGeometry> ReadConv2dGeometry(const Node& node, const Shape& x, co
     return Unsupported("Conv with X {} and W {}: only 2-D convolution is supported",
                        ShapeToString(x), ShapeToString(w));
   }
-  const Attributes& attrs = node.attributes;
+  COLLAGE_ASSIGN_OR_RETURN(const ConvParams p, ReadConvParams(node, x, w));
   Conv2dGeometry g;
-  g.batch = x[0];
-  g.in_channels = x[1];
-  g.in_h = x[2];
-  g.in_w = x[3];
-  g.out_channels = w[0];
-  g.kernel_h = w[2];
-  g.kernel_w = w[3];
-  g.group = attrs.GetInt("group", 1);
-  if (g.group < 1 || w[1] * g.group != g.in_channels || g.out_channels % g.group != 0) {
-    return InvalidArgument("Conv group {} does not fit X {} and W {}", g.group, ShapeToString(x),
-                           ShapeToString(w));
-  }
-  const std::vector<int64_t> strides = attrs.GetInts("strides", {1, 1});
-  const std::vector<int64_t> dilations = attrs.GetInts("dilations", {1, 1});
-  const std::vector<int64_t> pads = attrs.GetInts("pads", {0, 0, 0, 0});
-  if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4) {
-    return InvalidArgument("Conv strides/dilations/pads have the wrong length");
-  }
-  g.stride_h = strides[0];
-  g.stride_w = strides[1];
-  g.dilation_h = dilations[0];
-  g.dilation_w = dilations[1];
-  const std::string auto_pad = attrs.GetString("auto_pad", "NOTSET");
-  const int64_t in[2] = {g.in_h, g.in_w};
-  const int64_t kernel[2] = {g.kernel_h, g.kernel_w};
-  int64_t begin[2] = {pads[0], pads[1]};
-  int64_t end[2] = {pads[2], pads[3]};
-  int64_t out[2] = {0, 0};
-  for (int d = 0; d < 2; ++d) {
-    const int64_t s = strides[static_cast<size_t>(d)];
-    const int64_t extent = (kernel[d] - 1) * dilations[static_cast<size_t>(d)] + 1;
-    if (s < 1 || dilations[static_cast<size_t>(d)] < 1)
-      return InvalidArgument("Conv stride/dilation < 1");
-    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      // ONNX: output = ceil(in / stride); the odd pad goes at the end for SAME_UPPER.
-      const int64_t o = (in[d] + s - 1) / s;
-      const int64_t total = std::max<int64_t>(0, (o - 1) * s + extent - in[d]);
-      begin[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      end[d] = total - begin[d];
-    } else if (auto_pad == "VALID") {
-      begin[d] = end[d] = 0;
-    } else if (auto_pad != "NOTSET") {
-      return Unsupported("Conv auto_pad '{}'", auto_pad);
-    }
-    const int64_t span = in[d] + begin[d] + end[d] - extent;
-    if (span < 0) return InvalidArgument("Conv kernel is larger than the padded input");
-    out[d] = span / s + 1;
-  }
-  g.pad_top = begin[0];
-  g.pad_left = begin[1];
-  g.out_h = out[0];
-  g.out_w = out[1];
+  g.batch = p.batch;
+  g.in_channels = p.in_channels;
+  g.out_channels = p.out_channels;
+  g.group = p.group;
+  g.in_h = p.in_spatial[0];
+  g.in_w = p.in_spatial[1];
+  g.kernel_h = p.kernel[0];
+  g.kernel_w = p.kernel[1];
+  g.out_h = p.out_spatial[0];
+  g.out_w = p.out_spatial[1];
+  g.stride_h = p.strides[0];
+  g.stride_w = p.strides[1];
+  g.dilation_h = p.dilations[0];
+  g.dilation_w = p.dilations[1];
+  g.pad_top = p.pads_begin[0];
+  g.pad_left = p.pads_begin[1];
   return g;
 }
 

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "collage/sdk/op_params.h"
 #include "collage/sdk/op_registry.h"
 #include "util/random_tensor.h"
 
@@ -59,26 +60,24 @@ int64_t NodeReduction(const Graph& graph, const Node& node) {
   auto in_shape = [&](size_t i) -> const Shape& { return graph.value(node.inputs[i]).type.shape; };
   auto has_input = [&](size_t i) { return i < node.inputs.size() && node.inputs[i] != kNoValue; };
   const std::string& op = node.op_type;
-  if ((op == "Conv" || op == "ConvTranspose") && has_input(1)) {
-    const Shape& w = in_shape(1);
-    if (op == "Conv") return Product(w, 1);
-    const int64_t group = node.attributes.GetInt("group", 1);
-    return w.empty() ? 1 : w[0] / std::max<int64_t>(1, group) * Product(w, 2);
+  if (op == "Conv" && has_input(1)) return Product(in_shape(1), 1);
+  if (op == "ConvTranspose") {
+    const StatusOr<ConvTransposeParams> p = ReadConvTransposeParams(graph, node);
+    return p.ok() ? p->group_in_channels() * NumElements(p->kernel) : 1;
   }
   if (op == "MatMul" && has_input(0)) {
     const Shape& a = in_shape(0);
     return a.empty() ? 1 : a.back();
   }
-  if (op == "Gemm" && has_input(0)) {
-    const Shape& a = in_shape(0);
-    if (a.size() != 2) return 1;
-    return node.attributes.GetInt("transA", 0) ? a[0] : a[1];
+  if (op == "Gemm") {
+    const StatusOr<GemmParams> p = ReadGemmParams(graph, node);
+    return p.ok() ? p->k : 1;
   }
-  if (op == "MaxPool" || op == "AveragePool" || op == "LpPool") {
-    std::vector<int64_t> k = node.attributes.GetInts("kernel_shape");
-    return Product(k, 0);
+  if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" ||
+      op == "GlobalMaxPool") {
+    const StatusOr<PoolParams> p = ReadPoolParams(graph, node);
+    return p.ok() ? NumElements(p->kernel) : 1;
   }
-  if (op == "GlobalAveragePool" || op == "GlobalMaxPool") return Product(in_shape(0), 2);
   if (op == "LayerNormalization") {
     const Shape& x = in_shape(0);
     int64_t axis = node.attributes.GetInt("axis", -1);
@@ -90,11 +89,9 @@ int64_t NodeReduction(const Graph& graph, const Node& node) {
       node.outputs[0] != kNoValue) {
     // Softmax (opset 13+) reduces one axis; input/output would say 1, so ask the axis.
     const Shape& x = in_shape(0);
-    if ((op == "Softmax" || op == "LogSoftmax") && !x.empty()) {
-      int64_t axis = node.attributes.GetInt("axis", graph.opset() >= 13 ? -1 : 1);
-      if (axis < 0) axis += static_cast<int64_t>(x.size());
-      axis = std::clamp<int64_t>(axis, 0, static_cast<int64_t>(x.size()) - 1);
-      return graph.opset() >= 13 ? x[static_cast<size_t>(axis)] : Product(x, static_cast<size_t>(axis));
+    if (op == "Softmax" || op == "LogSoftmax") {
+      const StatusOr<SoftmaxAxis> axis = ReadSoftmaxAxis(graph, node);
+      if (axis.ok()) return axis->n;
     }
     const int64_t out = std::max<int64_t>(1, graph.value(node.outputs[0]).type.num_elements());
     return NumElements(x) / out;

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "collage/sdk/op_params.h"
 #include "ops/kernels/gemm_kernel.h"
 #include "ops/op_helpers.h"
 #include "collage/sdk/op_registry.h"
@@ -31,104 +32,10 @@ constexpr int64_t kParallelMinWork = 1 << 16;
 // Largest im2col matrix built at once, in elements (32 MiB of float).
 constexpr int64_t kColBudget = int64_t{8} << 20;
 
-// Everything the kernel needs, resolved from the attributes and the input shapes.
-struct ConvGeometry {
-  int64_t batch = 0;
-  int64_t in_channels = 0;
-  int64_t out_channels = 0;
-  int64_t group = 1;
-  Shape in_spatial;
-  Shape kernel;
-  Shape out_spatial;
-  std::vector<int64_t> strides;
-  std::vector<int64_t> dilations;
-  std::vector<int64_t> pads_begin;
-  std::vector<int64_t> pads_end;
-};
-
-StatusOr<ConvGeometry> ResolveConv(const Node& node, const Shape& x, const Shape& w,
-                                   const Shape* bias) {
-  if (x.size() < 3) {
-    return OpError(node, StatusCode::kInvalidModel,
-                   "input X has shape {}, expected rank >= 3 (N x C x spatial...)",
-                   ShapeToString(x));
-  }
-  if (w.size() != x.size()) {
-    return OpError(node, StatusCode::kInvalidModel, "weight W has shape {}, X has shape {}",
-                   ShapeToString(w), ShapeToString(x));
-  }
-  const size_t nd = x.size() - 2;
-  ConvGeometry g;
-  g.batch = x[0];
-  g.in_channels = x[1];
-  g.out_channels = w[0];
-  g.group = node.attributes.GetInt("group", 1);
-  // w[1] * group can overflow for a hostile group (any group divides 0 channels).
-  if (g.group < 1 || g.in_channels % g.group != 0 || g.out_channels % g.group != 0 ||
-      CheckedMul(w[1], g.group) != g.in_channels) {
-    return OpError(node, StatusCode::kInvalidModel,
-                   "group {} does not fit X {} and W {} (need C = W[1] * group, M % group == 0)",
-                   g.group, ShapeToString(x), ShapeToString(w));
-  }
-  g.in_spatial.assign(x.begin() + 2, x.end());
-  g.kernel.assign(w.begin() + 2, w.end());
-  if (node.attributes.Has("kernel_shape") &&
-      node.attributes.GetInts("kernel_shape") != std::vector<int64_t>(g.kernel)) {
-    return OpError(node, StatusCode::kInvalidModel,
-                   "kernel_shape attribute does not match W's spatial dims {}",
-                   ShapeToString(g.kernel));
-  }
-  COLLAGE_ASSIGN_OR_RETURN(g.strides, SpatialInts(node, "strides", nd, 1, 1));
-  COLLAGE_ASSIGN_OR_RETURN(g.dilations, SpatialInts(node, "dilations", nd, 1, 1));
-  COLLAGE_ASSIGN_OR_RETURN(std::vector<int64_t> pads, SpatialInts(node, "pads", 2 * nd, 0, 0));
-  const std::string auto_pad = node.attributes.GetString("auto_pad", "NOTSET");
-  if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" &&
-      auto_pad != "SAME_LOWER") {
-    return OpError(node, StatusCode::kInvalidModel, "unknown auto_pad '{}'", auto_pad);
-  }
-  g.pads_begin.assign(nd, 0);
-  g.pads_end.assign(nd, 0);
-  g.out_spatial.assign(nd, 0);
-  for (size_t d = 0; d < nd; ++d) {
-    // Attributes are bounded (SpatialInts), but the kernel dims come from W's shape, which
-    // can be as large as any tensor: (k - 1) * dilation overflows for k = 2^40.
-    const int64_t in = g.in_spatial[d];
-    const int64_t k = g.kernel[d];
-    const int64_t dil = g.dilations[d];
-    COLLAGE_ASSIGN_OR_RETURN(
-        const int64_t extent,  // dilated kernel
-        CheckedValue(node, (CheckedInt(k) - 1) * dil + 1,
-                     "spatial axis {}: dilated kernel (kernel {} - 1) * dilation {} + 1", d, k,
-                     dil));
-    const int64_t s = g.strides[d];
-    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      const int64_t out = CeilDiv(in, s);
-      COLLAGE_ASSIGN_OR_RETURN(
-          const int64_t needed,
-          CheckedValue(node, (CheckedInt(out) - 1) * s + extent - in,
-                       "spatial axis {}: SAME padding ({} - 1) * stride {} + kernel extent {} - "
-                       "input {}",
-                       d, out, s, extent, in));
-      const int64_t total = std::max<int64_t>(0, needed);
-      // SAME_UPPER puts the odd pad at the end, SAME_LOWER at the beginning.
-      g.pads_begin[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      g.pads_end[d] = total - g.pads_begin[d];
-    } else if (auto_pad == "NOTSET") {
-      g.pads_begin[d] = pads[d];
-      g.pads_end[d] = pads[d + nd];
-    }
-    COLLAGE_ASSIGN_OR_RETURN(const int64_t padded,
-                             CheckedValue(node, CheckedInt(in) + g.pads_begin[d] + g.pads_end[d],
-                                          "spatial axis {}: padded input {} + {} + {}", d, in,
-                                          g.pads_begin[d], g.pads_end[d]));
-    const int64_t span = padded - extent;
-    if (span < 0) {
-      return OpError(node, StatusCode::kInvalidModel,
-                     "dilated kernel {} is larger than the padded input {} along spatial axis {}",
-                     extent, padded, d);
-    }
-    g.out_spatial[d] = span / s + 1;
-  }
+// The geometry (the shared reader's) and the bias's shape check.
+StatusOr<ConvParams> ResolveConv(const Node& node, const Shape& x, const Shape& w,
+                                 const Shape* bias) {
+  COLLAGE_ASSIGN_OR_RETURN(ConvParams g, ReadConvParams(node, x, w));
   if (bias != nullptr && (bias->size() != 1 || (*bias)[0] != g.out_channels)) {
     return OpError(node, StatusCode::kInvalidModel, "bias B has shape {}, expected [{}]",
                    ShapeToString(*bias), g.out_channels);
@@ -141,12 +48,10 @@ Status InferConv(InferContext& ctx) {
   COLLAGE_RETURN_IF_ERROR(RequireSameDType(ctx, 0, 1));
   const bool has_bias = ctx.has_input(2);
   if (has_bias) COLLAGE_RETURN_IF_ERROR(RequireSameDType(ctx, 0, 2));
-  COLLAGE_ASSIGN_OR_RETURN(ConvGeometry g,
+  COLLAGE_ASSIGN_OR_RETURN(ConvParams g,
                            ResolveConv(ctx.node, ctx.input_type(0).shape, ctx.input_type(1).shape,
                                        has_bias ? &ctx.input_type(2).shape : nullptr));
-  Shape out = {g.batch, g.out_channels};
-  out.insert(out.end(), g.out_spatial.begin(), g.out_spatial.end());
-  ctx.output_types[0] = TensorType{ctx.input_type(0).dtype, out};
+  ctx.output_types[0] = TensorType{ctx.input_type(0).dtype, g.output_shape()};
   return Status::Ok();
 }
 
@@ -155,7 +60,7 @@ Status InferConv(InferContext& ctx) {
 // in_offset the offset of the input row those output pixels read, or -1 when that row lies in
 // the padding.
 template <typename F>
-void ForEachOutputRow(const ConvGeometry& g, const std::vector<int64_t>& koff, F&& row) {
+void ForEachOutputRow(const ConvParams& g, const std::vector<int64_t>& koff, F&& row) {
   const size_t outer = g.out_spatial.size() - 1;
   const int64_t out_w = g.out_spatial.back();
   const int64_t in_w = g.in_spatial.back();
@@ -187,7 +92,7 @@ std::pair<int64_t, int64_t> ValidColumns(int64_t out_w, int64_t in_w, int64_t st
 }
 
 // Kernel offsets of kernel position `kpos` (row-major over the kernel dims).
-std::vector<int64_t> KernelOffsets(const ConvGeometry& g, int64_t kpos) {
+std::vector<int64_t> KernelOffsets(const ConvParams& g, int64_t kpos) {
   const size_t nd = g.kernel.size();
   std::vector<int64_t> koff(nd);
   for (size_t d = nd; d-- > 0;) {
@@ -201,7 +106,7 @@ std::vector<int64_t> KernelOffsets(const ConvGeometry& g, int64_t kpos) {
 // col[(c * kernel_size + kpos) * (p1 - p0) + p - p0] = the input value kernel position kpos of
 // channel c reads for output pixel p, or 0 in the padding.
 template <typename T>
-void Im2Col(const ConvGeometry& g, const T* x, int64_t channels, int64_t p0, int64_t p1, T* col) {
+void Im2Col(const ConvParams& g, const T* x, int64_t channels, int64_t p0, int64_t p1, T* col) {
   const int64_t kernel_size = NumElements(g.kernel);
   const int64_t in_size = NumElements(g.in_spatial);
   const int64_t out_w = g.out_spatial.back();
@@ -254,7 +159,7 @@ void Im2Col(const ConvGeometry& g, const T* x, int64_t channels, int64_t p0, int
 // One input channel per group: y[n][oc] = bias + sum over kernel positions of the weight
 // times the shifted (strided) input plane of channel oc / (M / group).
 template <typename T>
-void DirectDepthwise(const ConvGeometry& g, const T* x, const T* w, const T* bias, T* y) {
+void DirectDepthwise(const ConvParams& g, const T* x, const T* w, const T* bias, T* y) {
   const int64_t kernel_size = NumElements(g.kernel);
   const int64_t in_size = NumElements(g.in_spatial);
   const int64_t out_size = NumElements(g.out_spatial);
@@ -297,7 +202,7 @@ void DirectDepthwise(const ConvGeometry& g, const T* x, const T* w, const T* bia
 }
 
 template <typename T>
-void ConvTyped(const ConvGeometry& g, const T* x, const T* w, const T* bias, T* y) {
+void ConvTyped(const ConvParams& g, const T* x, const T* w, const T* bias, T* y) {
   const int64_t in_size = NumElements(g.in_spatial);
   const int64_t out_size = NumElements(g.out_spatial);
   const int64_t kernel_size = NumElements(g.kernel);
@@ -348,7 +253,7 @@ Status RunConv(KernelContext& ctx) {
   const Tensor& x = ctx.inputs[0];
   const Tensor& w = ctx.inputs[1];
   const Tensor* bias = ctx.has_input(2) ? &ctx.inputs[2] : nullptr;
-  COLLAGE_ASSIGN_OR_RETURN(ConvGeometry g, ResolveConv(ctx.node, x.shape(), w.shape(),
+  COLLAGE_ASSIGN_OR_RETURN(ConvParams g, ResolveConv(ctx.node, x.shape(), w.shape(),
                                                        bias != nullptr ? &bias->shape() : nullptr));
   return DispatchFloat(ctx.node, x.dtype(), [&](auto tag) {
     using T = decltype(tag);

@@ -5,9 +5,9 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <string>
 #include <vector>
 
+#include "collage/sdk/op_params.h"
 #include "ops/kernels/gemm_kernel.h"
 #include "ops/op_helpers.h"
 #include "collage/sdk/op_registry.h"
@@ -22,136 +22,12 @@ constexpr int64_t kParallelMinWork = 1 << 16;
 int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 int64_t CeilDiv(int64_t a, int64_t b) { return -FloorDiv(-a, b); }
 
-// Everything the kernel needs, resolved from the attributes and the input shapes.
-struct Geometry {
-  int64_t batch = 0;
-  int64_t in_channels = 0;
-  int64_t out_channels = 0;
-  int64_t group = 1;
-  Shape in_spatial;
-  Shape kernel;
-  Shape out_spatial;
-  std::vector<int64_t> strides;
-  std::vector<int64_t> dilations;
-  std::vector<int64_t> pads_begin;  // may be negative when output_shape asks for a larger output
-};
-
-StatusOr<Geometry> ResolveGeometry(const Node& node, const Shape& x, const Shape& w) {
-  if (x.size() < 3) {
-    return OpError(node, StatusCode::kInvalidModel, "input X has rank {}, expected at least 3",
-                   x.size());
-  }
-  if (w.size() != x.size()) {
-    return OpError(node, StatusCode::kInvalidModel, "weight W has rank {}, X has rank {}", w.size(),
-                   x.size());
-  }
-  const size_t nd = x.size() - 2;
-  const Attributes& attrs = node.attributes;
-  Geometry g;
-  g.batch = x[0];
-  g.in_channels = x[1];
-  g.group = attrs.GetInt("group", 1);
-  if (g.group < 1 || g.in_channels % g.group != 0) {
-    return OpError(node, StatusCode::kInvalidModel,
-                   "group {} does not divide the {} input channels", g.group, g.in_channels);
-  }
-  if (w[0] != g.in_channels) {
-    return OpError(node, StatusCode::kInvalidModel,
-                   "weight W has {} input channels (dim 0), X has {}", w[0], g.in_channels);
-  }
-  // group is an unbounded attribute: any group divides 0 input channels.
-  COLLAGE_ASSIGN_OR_RETURN(g.out_channels,
-                           CheckedValue(node, CheckedInt(w[1]) * g.group,
-                                        "output channels W[1] {} * group {}", w[1], g.group));
-  g.in_spatial.assign(x.begin() + 2, x.end());
-  g.kernel.assign(w.begin() + 2, w.end());
-  if (attrs.Has("kernel_shape") && attrs.GetInts("kernel_shape") != g.kernel) {
-    return OpError(node, StatusCode::kInvalidModel, "kernel_shape {} does not match W's shape {}",
-                   ShapeToString(attrs.GetInts("kernel_shape")), ShapeToString(w));
-  }
-  COLLAGE_ASSIGN_OR_RETURN(g.strides, SpatialInts(node, "strides", nd, 1, 1));
-  COLLAGE_ASSIGN_OR_RETURN(g.dilations, SpatialInts(node, "dilations", nd, 1, 1));
-  COLLAGE_ASSIGN_OR_RETURN(std::vector<int64_t> output_padding,
-                           SpatialInts(node, "output_padding", nd, 0, 0));
-  COLLAGE_ASSIGN_OR_RETURN(std::vector<int64_t> pads, SpatialInts(node, "pads", 2 * nd, 0, 0));
-
-  const std::string auto_pad = attrs.GetString("auto_pad", "NOTSET");
-  if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" &&
-      auto_pad != "SAME_LOWER") {
-    return OpError(node, StatusCode::kInvalidModel, "auto_pad '{}' is not a valid value", auto_pad);
-  }
-  // The extent the scatter covers with no padding at all. The attributes are bounded
-  // (SpatialInts) but the input and kernel dims come from shapes, so the products can
-  // overflow: stride 2^31 times an input of 2^40.
-  std::vector<int64_t> full(nd);
-  for (size_t i = 0; i < nd; ++i) {
-    const int64_t in = g.in_spatial[i], k = g.kernel[i];
-    const int64_t s = g.strides[i], d = g.dilations[i];
-    COLLAGE_ASSIGN_OR_RETURN(
-        full[i], CheckedValue(node,
-                              CheckedInt(s) * (CheckedInt(in) - 1) + output_padding[i] +
-                                  (CheckedInt(k) - 1) * d + 1,
-                              "spatial axis {}: stride {} * (input {} - 1) + output_padding {} + "
-                              "(kernel {} - 1) * dilation {} + 1",
-                              i, s, in, output_padding[i], k, d));
-  }
-
-  std::vector<int64_t> target;  // the requested output size, when pads are derived from it
-  if (attrs.Has("output_shape")) {
-    target = attrs.GetInts("output_shape");
-    // Exporters write either the spatial dims or the full N, C, spatial shape.
-    if (target.size() == nd + 2) target.erase(target.begin(), target.begin() + 2);
-    if (target.size() != nd) {
-      return OpError(node, StatusCode::kInvalidModel,
-                     "output_shape has {} values, expected {} spatial dims", target.size(), nd);
-    }
-  } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-    target.resize(nd);
-    for (size_t i = 0; i < nd; ++i) {
-      COLLAGE_ASSIGN_OR_RETURN(
-          target[i], CheckedValue(node, CheckedInt(g.in_spatial[i]) * g.strides[i],
-                                  "spatial axis {}: SAME output size input {} * stride {}", i,
-                                  g.in_spatial[i], g.strides[i]));
-    }
-  }
-
-  g.pads_begin.assign(nd, 0);
-  g.out_spatial.assign(nd, 0);
-  for (size_t i = 0; i < nd; ++i) {
-    if (!target.empty()) {
-      // The spec's formula: the total padding is split in halves, the odd one going to the
-      // end for SAME_UPPER and to the start otherwise. Floor division keeps this right for a
-      // negative total (an output larger than the scatter covers: the extra is zeros).
-      // output_shape is an unbounded attribute: full - INT64_MIN overflows.
-      COLLAGE_ASSIGN_OR_RETURN(const int64_t total,
-                               CheckedValue(node, CheckedInt(full[i]) - target[i],
-                                            "spatial axis {}: total padding {} - output_shape {}",
-                                            i, full[i], target[i]));
-      g.pads_begin[i] = auto_pad == "SAME_UPPER" ? FloorDiv(total, 2) : total - FloorDiv(total, 2);
-      g.out_spatial[i] = target[i];
-    } else if (auto_pad == "VALID") {
-      g.out_spatial[i] = full[i];
-    } else {
-      g.pads_begin[i] = pads[i];
-      COLLAGE_ASSIGN_OR_RETURN(g.out_spatial[i],
-                               CheckedValue(node, CheckedInt(full[i]) - pads[i] - pads[i + nd],
-                                            "spatial axis {}: output {} - pads {} - {}", i, full[i],
-                                            pads[i], pads[i + nd]));
-    }
-    if (g.out_spatial[i] <= 0) {
-      return OpError(node, StatusCode::kInvalidModel,
-                     "output spatial dim {} would be {} (input {}, kernel {}, stride {})", i,
-                     g.out_spatial[i], g.in_spatial[i], g.kernel[i], g.strides[i]);
-    }
-  }
-  return g;
-}
-
 Status InferConvTranspose(InferContext& ctx) {
   COLLAGE_RETURN_IF_ERROR(RequireDType(ctx, 0, {DType::kFloat32, DType::kFloat64}));
   COLLAGE_RETURN_IF_ERROR(RequireSameDType(ctx, 0, 1));
   const Shape& x = ctx.input_type(0).shape;
-  COLLAGE_ASSIGN_OR_RETURN(Geometry g, ResolveGeometry(ctx.node, x, ctx.input_type(1).shape));
+  COLLAGE_ASSIGN_OR_RETURN(ConvTransposeParams g,
+                           ReadConvTransposeParams(ctx.node, x, ctx.input_type(1).shape));
   if (ctx.has_input(2)) {
     COLLAGE_RETURN_IF_ERROR(RequireSameDType(ctx, 0, 2));
     if (ctx.input_type(2).shape != Shape{g.out_channels}) {
@@ -159,16 +35,14 @@ Status InferConvTranspose(InferContext& ctx) {
                      ShapeToString(ctx.input_type(2).shape), g.out_channels);
     }
   }
-  Shape out = {g.batch, g.out_channels};
-  out.insert(out.end(), g.out_spatial.begin(), g.out_spatial.end());
-  ctx.output_types[0] = TensorType{ctx.input_type(0).dtype, out};
+  ctx.output_types[0] = TensorType{ctx.input_type(0).dtype, g.output_shape()};
   return Status::Ok();
 }
 
 // Adds `col` (rows: out_channels_per_group × kernel offsets, columns: input pixels) into the
 // output planes `dst` (out_channels_per_group × output pixels).
 template <typename T>
-void Col2Im(const Geometry& g, int64_t channels, const T* col, T* dst) {
+void Col2Im(const ConvTransposeParams& g, int64_t channels, const T* col, T* dst) {
   const size_t nd = g.in_spatial.size();
   const std::vector<int64_t> in_strides = StridesOf(g.in_spatial);
   const std::vector<int64_t> out_strides = StridesOf(g.out_spatial);
@@ -227,7 +101,7 @@ void Col2Im(const Geometry& g, int64_t channels, const T* col, T* dst) {
 }
 
 template <typename T>
-void ConvTransposeKernel(const Geometry& g, const T* xd, const T* wd, const T* bias, T* yd) {
+void ConvTransposeKernel(const ConvTransposeParams& g, const T* xd, const T* wd, const T* bias, T* yd) {
   const int64_t cg = g.in_channels / g.group;
   const int64_t mg = g.out_channels / g.group;
   const int64_t kernel_size = NumElements(g.kernel);
@@ -255,7 +129,8 @@ void ConvTransposeKernel(const Geometry& g, const T* xd, const T* wd, const T* b
 
 Status RunConvTranspose(KernelContext& ctx) {
   const Tensor& x = ctx.inputs[0];
-  COLLAGE_ASSIGN_OR_RETURN(Geometry g, ResolveGeometry(ctx.node, x.shape(), ctx.inputs[1].shape()));
+  COLLAGE_ASSIGN_OR_RETURN(ConvTransposeParams g,
+                           ReadConvTransposeParams(ctx.node, x.shape(), ctx.inputs[1].shape()));
   // The kernel's col matrix, (M / group · kernel) × input pixels, is no tensor of the model,
   // so no output size check has bounded it.
   const int64_t mg_kernel = g.out_channels / g.group * NumElements(g.kernel);  // <= W's size

@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "collage/sdk/op_params.h"
 #include "ops/kernels/gemm_kernel.h"
 #include "ops/op_helpers.h"
 #include "collage/sdk/op_registry.h"
@@ -130,64 +131,20 @@ Status RunMatMul(KernelContext& ctx) {
 // ---------------------------------------------------------------------------------------------
 // Gemm: Y = alpha * op(A) * op(B) + beta * C, C unidirectionally broadcast to [M, N].
 
-struct GemmGeometry {
-  int64_t m = 0;
-  int64_t n = 0;
-  int64_t k = 0;
-  bool trans_a = false;
-  bool trans_b = false;
-};
-
-StatusOr<GemmGeometry> ResolveGemm(const Node& node, int64_t opset, const Shape& a, const Shape& b,
-                                   const Shape* c) {
-  if (a.size() != 2 || b.size() != 2) {
-    return OpError(node, StatusCode::kInvalidModel, "A and B must be 2-D, got {} and {}",
-                   ShapeToString(a), ShapeToString(b));
-  }
-  GemmGeometry g;
-  g.trans_a = node.attributes.GetInt("transA", 0) != 0;
-  g.trans_b = node.attributes.GetInt("transB", 0) != 0;
-  g.m = g.trans_a ? a[1] : a[0];
-  g.k = g.trans_a ? a[0] : a[1];
-  const int64_t kb = g.trans_b ? b[1] : b[0];
-  g.n = g.trans_b ? b[0] : b[1];
-  if (g.k != kb) {
-    return OpError(node, StatusCode::kInvalidModel,
-                   "inner dimensions differ: op(A) is {}x{}, op(B) is {}x{}", g.m, g.k, kb, g.n);
-  }
-  if (c == nullptr) {
-    if (opset < 11) {
-      return OpError(node, StatusCode::kInvalidModel, "input C is required before opset 11");
-    }
-    return g;
-  }
-  const Shape out = {g.m, g.n};
-  bool ok = c->size() <= 2;
-  for (size_t i = 0; ok && i < c->size(); ++i) {
-    const int64_t d = (*c)[c->size() - 1 - i];
-    ok = d == 1 || d == out[out.size() - 1 - i];
-  }
-  if (!ok) {
-    return OpError(node, StatusCode::kInvalidModel, "C of shape {} cannot be broadcast to {}",
-                   ShapeToString(*c), ShapeToString(out));
-  }
-  return g;
-}
-
 Status InferGemm(InferContext& ctx) {
   COLLAGE_RETURN_IF_ERROR(RequireDType(ctx, 0, kGemmDTypes));
   COLLAGE_RETURN_IF_ERROR(RequireSameDType(ctx, 0, 1));
   const bool has_c = ctx.has_input(2);
   if (has_c) COLLAGE_RETURN_IF_ERROR(RequireSameDType(ctx, 0, 2));
-  COLLAGE_ASSIGN_OR_RETURN(GemmGeometry g, ResolveGemm(ctx.node, ctx.opset, ctx.input_type(0).shape,
-                                                       ctx.input_type(1).shape,
-                                                       has_c ? &ctx.input_type(2).shape : nullptr));
+  COLLAGE_ASSIGN_OR_RETURN(
+      GemmParams g, ReadGemmParams(ctx.node, ctx.opset, ctx.input_type(0).shape,
+                                   ctx.input_type(1).shape, has_c ? &ctx.input_type(2).shape : nullptr));
   ctx.output_types[0] = TensorType{ctx.input_type(0).dtype, {g.m, g.n}};
   return Status::Ok();
 }
 
 template <typename T>
-void GemmTyped(const GemmGeometry& g, T alpha, T beta, const Tensor& a, const Tensor& b,
+void GemmTyped(const GemmParams& g, T alpha, T beta, const Tensor& a, const Tensor& b,
                const Tensor* c, Tensor& y) {
   T* out = y.data_as<T>();
   const bool use_c = c != nullptr && beta != T{0};
@@ -207,10 +164,10 @@ Status RunGemm(KernelContext& ctx) {
   const Tensor& a = ctx.inputs[0];
   const Tensor& b = ctx.inputs[1];
   const Tensor* c = ctx.has_input(2) ? &ctx.inputs[2] : nullptr;
-  COLLAGE_ASSIGN_OR_RETURN(GemmGeometry g, ResolveGemm(ctx.node, ctx.opset, a.shape(), b.shape(),
-                                                       c != nullptr ? &c->shape() : nullptr));
-  const float alpha = ctx.attributes().GetFloat("alpha", 1.0f);
-  const float beta = ctx.attributes().GetFloat("beta", 1.0f);
+  COLLAGE_ASSIGN_OR_RETURN(GemmParams g, ReadGemmParams(ctx.node, ctx.opset, a.shape(), b.shape(),
+                                                        c != nullptr ? &c->shape() : nullptr));
+  const float alpha = g.alpha;
+  const float beta = g.beta;
   const bool integer = a.dtype() != DType::kFloat32 && a.dtype() != DType::kFloat64;
   // std::trunc instead of a cast to int64: a cast of NaN or 1e30 is undefined behaviour.
   if (integer && (alpha != std::trunc(alpha) || beta != std::trunc(beta) ||

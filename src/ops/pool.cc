@@ -16,6 +16,7 @@
 #include <tuple>
 #include <vector>
 
+#include "collage/sdk/op_params.h"
 #include "ops/op_helpers.h"
 #include "collage/sdk/op_registry.h"
 
@@ -41,44 +42,24 @@ struct PoolGeometry {
   std::vector<int64_t> pads_begin;
   std::vector<int64_t> pads_end;
   Shape out_shape;  // N x C x the real output spatial dims
+  bool count_include_pad = false;  // AveragePool
+  bool column_major = false;       // MaxPool's Indices (storage_order 1)
 };
 
-Status CheckPoolInput(const Node& node, const Shape& x) {
-  if (x.size() < 3) {
-    return OpError(node, StatusCode::kInvalidModel,
-                   "input X has shape {}, expected rank >= 3 (N x C x spatial...)",
-                   ShapeToString(x));
-  }
-  return Status::Ok();
-}
-
+// The shared reader's geometry, left-padded to kMaxSpatialRank dims for the kernels.
 StatusOr<PoolGeometry> ResolvePool(const Node& node, const Shape& x) {
-  COLLAGE_RETURN_IF_ERROR(CheckPoolInput(node, x));
-  const size_t nd = x.size() - 2;
+  COLLAGE_ASSIGN_OR_RETURN(const PoolParams p, ReadPoolParams(node, x));
+  const size_t nd = p.spatial_rank;
   if (nd > kMaxSpatialRank) {
     return OpError(node, StatusCode::kUnsupported,
                    "{} spatial dims are not supported (1 to {} are)", nd, kMaxSpatialRank);
   }
-  if (!node.attributes.Has("kernel_shape")) {
-    return OpError(node, StatusCode::kInvalidModel, "attribute kernel_shape is missing");
-  }
-  COLLAGE_ASSIGN_OR_RETURN(std::vector<int64_t> kernel,
-                           SpatialInts(node, "kernel_shape", nd, 1, 1));
-  COLLAGE_ASSIGN_OR_RETURN(std::vector<int64_t> strides, SpatialInts(node, "strides", nd, 1, 1));
-  COLLAGE_ASSIGN_OR_RETURN(std::vector<int64_t> dilations,
-                           SpatialInts(node, "dilations", nd, 1, 1));
-  COLLAGE_ASSIGN_OR_RETURN(std::vector<int64_t> pads, SpatialInts(node, "pads", 2 * nd, 0, 0));
-  const bool ceil_mode = node.attributes.GetInt("ceil_mode", 0) != 0;
-  const std::string auto_pad = node.attributes.GetString("auto_pad", "NOTSET");
-  if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" &&
-      auto_pad != "SAME_LOWER") {
-    return OpError(node, StatusCode::kInvalidModel, "unknown auto_pad '{}'", auto_pad);
-  }
-
   PoolGeometry g;
-  g.batch = x[0];
-  g.channels = x[1];
-  g.out_shape = {x[0], x[1]};
+  g.batch = p.batch;
+  g.channels = p.channels;
+  g.out_shape = p.output_shape();
+  g.count_include_pad = p.count_include_pad;
+  g.column_major = p.column_major_indices;
   const size_t lead = kMaxSpatialRank - nd;
   g.in.assign(kMaxSpatialRank, 1);
   g.out.assign(kMaxSpatialRank, 1);
@@ -89,58 +70,13 @@ StatusOr<PoolGeometry> ResolvePool(const Node& node, const Shape& x) {
   g.pads_end.assign(kMaxSpatialRank, 0);
   for (size_t d = 0; d < nd; ++d) {
     const size_t e = lead + d;
-    const int64_t in = x[2 + d];
-    const int64_t s = strides[d];
-    // The attributes are bounded (SpatialInts), which keeps these in range for any input a
-    // model can declare, but the bounds are far from obvious here, so every step is checked.
-    COLLAGE_ASSIGN_OR_RETURN(
-        const int64_t extent,  // dilated window
-        CheckedValue(node, (CheckedInt(kernel[d]) - 1) * dilations[d] + 1,
-                     "spatial axis {}: dilated window (kernel {} - 1) * dilation {} + 1", d,
-                     kernel[d], dilations[d]));
-    int64_t pb = 0;
-    int64_t pe = 0;
-    int64_t out = 0;
-    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      // Output ceil(in / stride) whatever ceil_mode says; the odd pad goes to the end for
-      // SAME_UPPER, to the beginning for SAME_LOWER.
-      out = CeilDiv(in, s);
-      COLLAGE_ASSIGN_OR_RETURN(
-          const int64_t needed,
-          CheckedValue(node, (CheckedInt(out) - 1) * s + extent - in,
-                       "spatial axis {}: SAME padding ({} - 1) * stride {} + window {} - input {}",
-                       d, out, s, extent, in));
-      const int64_t total = std::max<int64_t>(0, needed);
-      pb = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      pe = total - pb;
-    } else {
-      if (auto_pad == "NOTSET") {
-        pb = pads[d];
-        pe = pads[d + nd];
-      }
-      COLLAGE_ASSIGN_OR_RETURN(
-          const int64_t padded,
-          CheckedValue(node, CheckedInt(in) + pb + pe, "spatial axis {}: padded input {} + {} + {}",
-                       d, in, pb, pe));
-      const int64_t span = padded - extent;
-      if (span < 0) {
-        return OpError(node, StatusCode::kInvalidModel,
-                       "window {} is larger than the padded input {} along spatial axis {}", extent,
-                       padded, d);
-      }
-      out = (ceil_mode ? CeilDiv(span, s) : FloorDiv(span, s)) + 1;
-      // ceil_mode must not add a window that starts in the end padding (in + pb <= padded
-      // fits; a start beyond int64 is beyond it too).
-      if (ceil_mode && CheckedMul(out - 1, s).value_or(INT64_MAX) >= in + pb) --out;
-    }
-    g.in[e] = in;
-    g.out[e] = out;
-    g.kernel[e] = kernel[d];
-    g.strides[e] = s;
-    g.dilations[e] = dilations[d];
-    g.pads_begin[e] = pb;
-    g.pads_end[e] = pe;
-    g.out_shape.push_back(out);
+    g.in[e] = p.in_spatial[d];
+    g.out[e] = p.out_spatial[d];
+    g.kernel[e] = p.kernel[d];
+    g.strides[e] = p.strides[d];
+    g.dilations[e] = p.dilations[d];
+    g.pads_begin[e] = p.pads_begin[d];
+    g.pads_end[e] = p.pads_end[d];
   }
   return g;
 }
@@ -278,11 +214,6 @@ Status InferMaxPool(InferContext& ctx) {
   COLLAGE_RETURN_IF_ERROR(
       RequireDType(ctx, 0, {DType::kFloat32, DType::kFloat64, DType::kInt8, DType::kUInt8}));
   COLLAGE_ASSIGN_OR_RETURN(PoolGeometry g, ResolvePool(ctx.node, ctx.input_type(0).shape));
-  const int64_t storage_order = ctx.attributes().GetInt("storage_order", 0);
-  if (storage_order != 0 && storage_order != 1) {
-    return OpError(ctx.node, StatusCode::kInvalidModel, "storage_order {} is not 0 or 1",
-                   storage_order);
-  }
   ctx.output_types[0] = TensorType{ctx.input_type(0).dtype, g.out_shape};
   if (ctx.output_types.size() > 1) ctx.output_types[1] = TensorType{DType::kInt64, g.out_shape};
   return Status::Ok();
@@ -350,7 +281,7 @@ void MaxPoolTyped(const PoolGeometry& g, bool column_major, const T* x, T* y, in
 Status RunMaxPool(KernelContext& ctx) {
   const Tensor& x = ctx.inputs[0];
   COLLAGE_ASSIGN_OR_RETURN(PoolGeometry g, ResolvePool(ctx.node, x.shape()));
-  const bool column_major = ctx.attributes().GetInt("storage_order", 0) == 1;
+  const bool column_major = g.column_major;
   int64_t* indices = nullptr;
   if (ctx.outputs.size() > 1 && !ctx.outputs[1].empty()) {
     indices = ctx.outputs[1].data_as<int64_t>();
@@ -405,10 +336,9 @@ void AveragePoolTyped(const PoolGeometry& g, bool count_include_pad, const T* x,
 Status RunAveragePool(KernelContext& ctx) {
   const Tensor& x = ctx.inputs[0];
   COLLAGE_ASSIGN_OR_RETURN(PoolGeometry g, ResolvePool(ctx.node, x.shape()));
-  const bool count_include_pad = ctx.attributes().GetInt("count_include_pad", 0) != 0;
   return DispatchFloat(ctx.node, x.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    AveragePoolTyped<T>(g, count_include_pad, x.data_as<T>(), ctx.outputs[0].data_as<T>());
+    AveragePoolTyped<T>(g, g.count_include_pad, x.data_as<T>(), ctx.outputs[0].data_as<T>());
   });
 }
 
@@ -417,12 +347,8 @@ Status RunAveragePool(KernelContext& ctx) {
 
 Status InferGlobalPool(InferContext& ctx) {
   COLLAGE_RETURN_IF_ERROR(RequireDType(ctx, 0, {DType::kFloat32, DType::kFloat64}));
-  const Shape& x = ctx.input_type(0).shape;
-  COLLAGE_RETURN_IF_ERROR(CheckPoolInput(ctx.node, x));
-  Shape out(x.size(), 1);
-  out[0] = x[0];
-  out[1] = x[1];
-  ctx.output_types[0] = TensorType{ctx.input_type(0).dtype, out};
+  COLLAGE_ASSIGN_OR_RETURN(const PoolParams p, ReadPoolParams(ctx.node, ctx.input_type(0).shape));
+  ctx.output_types[0] = TensorType{ctx.input_type(0).dtype, p.output_shape()};
   return Status::Ok();
 }
 
@@ -447,7 +373,7 @@ void GlobalPoolTyped(bool is_max, int64_t planes, int64_t plane_size, const T* x
 
 Status RunGlobalPool(KernelContext& ctx, bool is_max) {
   const Tensor& x = ctx.inputs[0];
-  COLLAGE_RETURN_IF_ERROR(CheckPoolInput(ctx.node, x.shape()));
+  COLLAGE_RETURN_IF_ERROR(ReadPoolParams(ctx.node, x.shape()).status());
   const int64_t planes = x.dim(0) * x.dim(1);
   const int64_t plane_size = planes == 0 ? 0 : x.num_elements() / planes;
   return DispatchFloat(ctx.node, x.dtype(), [&](auto tag) {

@@ -1,11 +1,12 @@
 // Softmax, LogSoftmax and Hardmax (registered by RegisterReductionOps).
 // Opset < 13: the input is coerced to 2-D at `axis` (default 1) and each row of
 // prod(dims[axis:]) elements is normalised. Opset >= 13: along the single dim `axis`
-// (default -1). Both are an [outer, n, inner] view (AxisSplit) of the same kernel.
+// (default -1). Both are an [outer, n, inner] view (ReadSoftmaxAxis) of the same kernel.
 #include <cmath>
 #include <limits>
 #include <vector>
 
+#include "collage/sdk/op_params.h"
 #include "ops/elementwise.h"
 #include "ops/op_helpers.h"
 
@@ -14,14 +15,10 @@ namespace {
 
 enum class SoftmaxKind { kSoftmax, kLogSoftmax, kHardmax };
 
-int64_t DefaultAxis(int64_t opset) { return opset < 13 ? 1 : -1; }
-
 Status InferSoftmax(InferContext& ctx) {
   COLLAGE_RETURN_IF_ERROR(RequireDTypeSet(ctx, 0, DTypeSet::kFloat));
-  const auto rank = static_cast<int64_t>(ctx.input_type(0).shape.size());
   COLLAGE_RETURN_IF_ERROR(
-      NormalizeAxis(ctx.node, ctx.attributes().GetInt("axis", DefaultAxis(ctx.opset)), rank)
-          .status());
+      ReadSoftmaxAxis(ctx.node, ctx.opset, ctx.input_type(0).shape).status());
   ctx.output_types[0] = ctx.input_type(0);
   return Status::Ok();
 }
@@ -120,21 +117,17 @@ void SoftmaxBlock(const T* x, T* y, int64_t n, int64_t inner, std::vector<T>& ma
 template <SoftmaxKind kKind>
 Status RunSoftmax(KernelContext& ctx) {
   const Tensor& x = ctx.inputs[0];
-  COLLAGE_ASSIGN_OR_RETURN(
-      int64_t axis,
-      NormalizeAxis(ctx.node, ctx.attributes().GetInt("axis", DefaultAxis(ctx.opset)), x.rank()));
-  const AxisSplit s =
-      ctx.opset < 13 ? SplitAsMatrix(x.shape(), axis) : SplitAtAxis(x.shape(), axis);
+  COLLAGE_ASSIGN_OR_RETURN(const SoftmaxAxis s, ReadSoftmaxAxis(ctx.node, ctx.opset, x.shape()));
   return DispatchFloat(ctx.node, x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* px = x.data_as<T>();
     T* py = ctx.outputs[0].data_as<T>();
-    const int64_t block = s.axis * s.inner;
+    const int64_t block = s.n * s.inner;
     ParallelFor(s.outer, block * 10, [&](int64_t begin, int64_t end) {
       std::vector<T> max;
       std::vector<double> sum;
       for (int64_t o = begin; o < end; ++o) {
-        SoftmaxBlock<kKind, T>(px + o * block, py + o * block, s.axis, s.inner, max, sum);
+        SoftmaxBlock<kKind, T>(px + o * block, py + o * block, s.n, s.inner, max, sum);
       }
     });
   });

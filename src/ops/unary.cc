@@ -7,6 +7,7 @@
 #include <numbers>
 #include <string>
 
+#include "collage/sdk/op_params.h"
 #include "ops/elementwise.h"
 #include "ops/op_helpers.h"
 
@@ -289,8 +290,8 @@ Status CheckCelu(const InferContext& ctx) {
 }
 
 // ---- Clip --------------------------------------------------------------------------------
-// Opset < 11: `min`/`max` float attributes. Opset >= 11: optional scalar inputs 1 and 2 of the
-// input's dtype. Absent bounds are the dtype's limits; min > max gives max everywhere.
+// The bounds' semantics by opset are ReadClipBounds's (collage/sdk/op_params.h); inference
+// checks their types, which it sees whether or not they are constants.
 
 Status InferClip(InferContext& ctx) {
   COLLAGE_RETURN_IF_ERROR(RequireDTypeSet(ctx, 0, DTypeSet::kNumeric));
@@ -315,23 +316,22 @@ Status InferClip(InferContext& ctx) {
 
 Status RunClip(KernelContext& ctx) {
   const Tensor& x = ctx.inputs[0];
-  return DispatchNumeric(ctx.node, x.dtype(), [&](auto tag) {
+  const Tensor* min = ctx.has_input(1) ? &ctx.inputs[1] : nullptr;
+  const Tensor* max = ctx.has_input(2) ? &ctx.inputs[2] : nullptr;
+  Status status;
+  COLLAGE_RETURN_IF_ERROR(DispatchNumeric(ctx.node, x.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    // Infinities for floats, so that an absent bound leaves +-inf alone.
-    T lo = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
-                                                : std::numeric_limits<T>::lowest();
-    T hi = std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
-                                                : std::numeric_limits<T>::max();
-    if (ctx.opset < 11) {
-      if (ctx.attributes().Has("min")) lo = static_cast<T>(ctx.attributes().GetFloat("min", 0));
-      if (ctx.attributes().Has("max")) hi = static_cast<T>(ctx.attributes().GetFloat("max", 0));
-    } else {
-      if (ctx.has_input(1)) lo = *ctx.inputs[1].data_as<T>();
-      if (ctx.has_input(2)) hi = *ctx.inputs[2].data_as<T>();
+    const StatusOr<ClipBounds<T>> bounds = ReadClipBounds<T>(ctx.node, ctx.opset, min, max);
+    if (!bounds.ok()) {
+      status = bounds.status();
+      return;
     }
+    const T lo = bounds->lo;
+    const T hi = bounds->hi;
     MapUnary(x.data_as<T>(), ctx.outputs[0].data_as<T>(), x.num_elements(), 1,
              [lo, hi](T v) { return std::min(std::max(v, lo), hi); });
-  });
+  }));
+  return status;
 }
 
 void RegisterClip(OpRegistry& registry) {

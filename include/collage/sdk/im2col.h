@@ -30,9 +30,8 @@ struct Conv2dGeometry {
   }
 };
 
-// The geometry of a Conv node whose X is [N, C, H, W] and W is [M, C/group, KH, KW]: group,
-// strides, dilations, explicit pads or auto_pad (SAME_UPPER, SAME_LOWER, VALID) as the ONNX
-// spec defines them. Unsupported for other ranks.
+// The geometry of a Conv node whose X is [N, C, H, W] and W is [M, C/group, KH, KW], as
+// ReadConvParams (collage/sdk/op_params.h) reads it. Unsupported for other ranks.
 StatusOr<Conv2dGeometry> ReadConv2dGeometry(const Node& node, const Shape& x, const Shape& w);
 
 // col[patch() x out_pixels()] from x, the group_in() channels of one image and group
