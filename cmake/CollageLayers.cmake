@@ -2,9 +2,10 @@
 #
 #   util <- ir <- ops <- onnx
 #                  ops <- pattern <- backend <- backends (backends/*, src/builtin)
-#                                    backend <- runtime <- cost <- search <- session
+#                                    backend <- runtime <- cost <- search <- session <- report
 #                  ops <- zoo                  onnx <- cost, backends <- session
 #
+# (the table in docs/architecture.md says what each holds).
 # A layer's code may include its own headers and those of the layers below it, nothing
 # above. The include directories cannot say that (every layer's headers are found as
 # "layer/file.h" under src/), so cmake/check_layers.cmake reads every #include and the

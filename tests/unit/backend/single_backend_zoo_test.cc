@@ -42,7 +42,8 @@ TEST_P(SingleBackendZooTest, OutputsMatchTheReferenceKernels) {
   ASSERT_TRUE(candidates.ok()) << candidates.status().ToString();
   const bool backend_has_rules =
       std::any_of(candidates->begin(), candidates->end(),
-                  [&](const SearchCandidate& c) { return c.backend == backend; });
+                  // (A structured binding is captured by copy: clang refuses to capture it.)
+                  [name = backend](const SearchCandidate& c) { return c.backend == name; });
   const std::map<std::string, Tensor> inputs = zoo_test::RandomGraphInputs(*graph, 5);
   auto reference = zoo_test::RunWithReferenceKernels(*graph, inputs);
   ASSERT_TRUE(reference.ok()) << reference.status().ToString();
