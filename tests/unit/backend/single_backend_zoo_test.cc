@@ -40,9 +40,9 @@ TEST_P(SingleBackendZooTest, OutputsMatchTheReferenceKernels) {
   // generator, made of ConvTranspose).
   auto candidates = EnumerateSearchCandidates(*graph, {backend}, BackendRegistry::Global());
   ASSERT_TRUE(candidates.ok()) << candidates.status().ToString();
+  // The structured binding is captured by copy: clang refuses to capture one.
   const bool backend_has_rules =
       std::any_of(candidates->begin(), candidates->end(),
-                  // (A structured binding is captured by copy: clang refuses to capture it.)
                   [name = backend](const SearchCandidate& c) { return c.backend == name; });
   const std::map<std::string, Tensor> inputs = zoo_test::RandomGraphInputs(*graph, 5);
   auto reference = zoo_test::RunWithReferenceKernels(*graph, inputs);
