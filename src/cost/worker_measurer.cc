@@ -81,9 +81,7 @@ std::string FindMeasureWorker(const std::string& configured, std::vector<std::st
     const std::filesystem::path installed =
         std::filesystem::path(library.dli_fname).parent_path().parent_path() / "bin" /
         "collage_measure_worker";
-    if (installed != self.parent_path() / "collage_measure_worker" && pick(installed.string())) {
-      return installed.string();
-    }
+    if (pick(installed.string())) return installed.string();
   }
 #ifdef COLLAGE_MEASURE_WORKER_BUILD_PATH
   if (pick(COLLAGE_MEASURE_WORKER_BUILD_PATH)) return COLLAGE_MEASURE_WORKER_BUILD_PATH;
