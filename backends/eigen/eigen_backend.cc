@@ -2,12 +2,8 @@
 // expressions.
 #include <Eigen/Core>
 
-#include <exception>
-
 #include "collage/sdk/backend.h"
 #include "eigen_rules.h"
-#include "elementwise_chain.h"
-#include "gemm_kernels.h"
 #include "collage/sdk/errors.h"
 
 namespace collage {
@@ -26,17 +22,6 @@ class EigenBackend final : public Backend {
   }
 
   const RuleSet& rules() const override { return rules_; }
-
-  StatusOr<std::unique_ptr<Kernel>> Compile(const CompileRequest& request) const override {
-    try {
-      if (request.rule == "matmul") return eigen::CompileMatMul(request);
-      if (request.rule == "gemm") return eigen::CompileGemm(request);
-      if (request.rule == "elementwise_chain") return eigen::CompileElementwiseChain(request);
-      return InvalidArgument("eigen has no rule '{}'", request.rule);
-    } catch (const std::exception& e) {  // allocation failures while packing constants
-      return Internal("eigen: {}", e.what());
-    }
-  }
 
   // No process-wide thread count: Eigen::setNbThreads is one process-wide value, which sessions with
   // different thread counts would overwrite under each other's runs. Never set, Eigen's

@@ -6,12 +6,9 @@
 #include <mkl_service.h>
 
 #include <cstring>
-#include <exception>
 #include <string>
 
 #include "collage/sdk/backend.h"
-#include "conv_kernel.h"
-#include "gemm_kernels.h"
 #include "mkl_rules.h"
 #include "collage/sdk/errors.h"
 
@@ -66,19 +63,6 @@ class MklBackend final : public Backend {
   }
 
   const RuleSet& rules() const override { return rules_; }
-
-  StatusOr<std::unique_ptr<Kernel>> Compile(const CompileRequest& request) const override {
-    try {
-      if (request.rule == "matmul" || request.rule == "matmul_bias") {
-        return mkl::CompileMatMul(request);
-      }
-      if (request.rule == "gemm") return mkl::CompileGemm(request);
-      if (request.rule == "conv" || request.rule == "conv_relu") return mkl::CompileConv(request);
-      return InvalidArgument("mkl has no rule '{}'", request.rule);
-    } catch (const std::exception& e) {  // allocation failures while copying weights
-      return Internal("mkl: {}", e.what());
-    }
-  }
 
   // No process-wide thread count: each kernel runs on its CompileRequest::num_threads, set for the
   // calling thread only around its MKL calls (MklThreadScope, mkl_threads.h).

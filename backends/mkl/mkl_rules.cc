@@ -1,6 +1,8 @@
 #include "mkl_rules.h"
 
 #include "collage/sdk/float32_rule_checks.h"
+#include "conv_kernel.h"
+#include "gemm_kernels.h"
 
 namespace collage::mkl {
 namespace {
@@ -20,7 +22,10 @@ RuleSet BuildRules() {
   // Relu epilogues are collage's own loops, which keep NaN (checked by collage_backend_ops
   // --nan-contract=enforce).
   // MatMul of any float32 operands: a constant one is packed, the others are kernel inputs.
-  rules.Add(Rule("matmul", Op("MatMul")(Any(), Any())).Where(AllStaticFloat32).PropagatesNonFinite());
+  rules.Add(Rule("matmul", Op("MatMul")(Any(), Any()))
+                .Where(AllStaticFloat32)
+                .PropagatesNonFinite()
+                .Compiles(CompileMatMul));
   // MatMul by a constant weight, then Add of a constant bias row (a Linear layer).
   rules.Add(Rule("matmul_bias", Op("Add")(Op("MatMul")(Any(), Const()), Const()))
                 .Where(AllStaticFloat32)
@@ -32,17 +37,21 @@ RuleSet BuildRules() {
                   return mm.shape == m.output_type().shape &&
                          IsRowBias(m.capture_type(2), mm.shape);
                 })
-                .PropagatesNonFinite());
+                .PropagatesNonFinite()
+                .Compiles(CompileMatMul));
   rules.Add(Rule("gemm", Op("Gemm")(Any(), Any(), Optional(Any())))
                 .Where(AllStaticFloat32)
                 .Where(BroadcastsAsOpset7)
-                .PropagatesNonFinite());
+                .PropagatesNonFinite()
+                .Compiles(CompileGemm));
   rules.Add(Rule("conv", Op("Conv")(Any(), Const(), Optional(Const())))
                 .Where(Conv2dSupported)
-                .PropagatesNonFinite());
+                .PropagatesNonFinite()
+                .Compiles(CompileConv));
   rules.Add(Rule("conv_relu", Op("Relu")(Op("Conv")(Any(), Const(), Optional(Const()))))
                 .Where(Conv2dSupported)
-                .PropagatesNonFinite());
+                .PropagatesNonFinite()
+                .Compiles(CompileConv));
   return rules;
 }
 

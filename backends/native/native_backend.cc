@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <exception>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,13 +43,20 @@ class NativeBackend final : public Backend {
     // One node of any registered op: the reference kernel handles every attribute, dtype
     // and optional input the op's type inference accepted. Native runs the reference kernels
     // themselves, so all its rules meet the NaN/Inf contract: strict mode's fallback.
-    rules_.Add(Rule("op", std::move(any_op)).PropagatesNonFinite());
+    rules_.Add(Rule("op", std::move(any_op))
+                   .PropagatesNonFinite()
+                   .Compiles([](const CompileRequest& request, const Match&) {
+                     return CompileNodeByNode(request);
+                   }));
     rules_.Add(Fusion("elementwise_chain")
                    .Seed({OpKind::kElementwise, OpKind::kBroadcast})
                    .Grow({OpKind::kElementwise, OpKind::kBroadcast})
                    .MaxOps(8)
                    .Where(IsChainableNode)
-                   .PropagatesNonFinite());
+                   .PropagatesNonFinite()
+                   .Compiles([](const CompileRequest& request) {
+                     return CompileElementwiseChain(request);
+                   }));
     // Node by node, intermediates in the workspace: one kernel launch for a chain of data
     // movement, not loop fusion.
     rules_.Add(Fusion("injective_chain")
@@ -61,7 +67,8 @@ class NativeBackend final : public Backend {
                      return IsRegisteredKind(node, {OpKind::kInjective, OpKind::kElementwise,
                                                     OpKind::kBroadcast});
                    })
-                   .PropagatesNonFinite());
+                   .PropagatesNonFinite()
+                   .Compiles(CompileNodeByNode));
   }
 
   std::string name() const override { return "native"; }
@@ -71,30 +78,7 @@ class NativeBackend final : public Backend {
   }
   const RuleSet& rules() const override { return rules_; }
 
-  StatusOr<std::unique_ptr<Kernel>> Compile(const CompileRequest& request) const override {
-    try {
-      return CompileRule(request);
-    } catch (const std::exception& e) {
-      return Internal("native backend: {}", e.what());
-    }
-  }
-
  private:
-  StatusOr<std::unique_ptr<Kernel>> CompileRule(const CompileRequest& request) const {
-    if (request.graph == nullptr || request.nodes.empty()) {
-      return InvalidArgument("native backend: empty compile request");
-    }
-    if (request.rule == "op") {
-      if (request.nodes.size() != 1) {
-        return InvalidArgument("rule 'op' compiles one node, not {}", request.nodes.size());
-      }
-      return CompileNodeByNode(request);
-    }
-    if (request.rule == "elementwise_chain") return CompileElementwiseChain(request);
-    if (request.rule == "injective_chain") return CompileNodeByNode(request);
-    return InvalidArgument("native backend has no rule '{}'", request.rule);
-  }
-
   RuleSet rules_;
 };
 

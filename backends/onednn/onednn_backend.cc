@@ -1,7 +1,6 @@
 // The oneDNN backend: registration, version, the rule table and its dispatch to the
 // families' Compile functions, and layout conversions (reorders).
 #include <algorithm>
-#include <map>
 #include <set>
 #include <string>
 
@@ -28,10 +27,12 @@ bool IsFloatValue(const Graph& graph, ValueId value) {
   return value != kNoValue && graph.value(value).type.dtype == DType::kFloat32;
 }
 
-bool MatchEpilogueOk(const Match& match) { return EpilogueSupported(*match.graph, match.op_nodes); }
+bool MatchEpilogueOk(const Match& match) { return EpilogueSupported(*match.graph, ChainOrder(match)); }
 
-const Node& MainNode(const CompileRequest& request) {
-  return request.graph->node(request.node_ids().front());
+const Node& MainNode(const Match& match) { return match.graph->node(match.op_nodes.back()); }
+
+std::vector<NodeId> ChainOrder(const Match& match) {
+  return std::vector<NodeId>(match.op_nodes.rbegin(), match.op_nodes.rend());
 }
 
 namespace {
@@ -66,13 +67,11 @@ class OnednnBackend : public Backend {
     AddNormRules(entries);
     // The variants in the layout oneDNN picks go first: single-backend runs break ties by
     // declaration order, and across a chain of oneDNN groups that layout needs no reorders.
-    std::stable_partition(entries.begin(), entries.end(), [](const RuleEntry& e) {
-      return e.rule.name().ends_with("_blocked");
-    });
+    std::stable_partition(entries.begin(), entries.end(),
+                          [](const RuleEntry& e) { return e.blocked; });
     for (RuleEntry& e : entries) {
       if (MeetsNonFiniteContract(e.rule.name())) e.rule.PropagatesNonFinite();
-      compile_.emplace(e.rule.name(), std::move(e.compile));
-      rules_.Add(std::move(e.rule));
+      rules_.Add(std::move(e.rule.Compiles(std::move(e.compile))));
     }
   }
 
@@ -84,19 +83,6 @@ class OnednnBackend : public Backend {
   }
 
   const RuleSet& rules() const override { return rules_; }
-
-  StatusOr<std::unique_ptr<Kernel>> Compile(const CompileRequest& request) const override {
-    auto it = compile_.find(request.rule);
-    if (it == compile_.end()) return InvalidArgument("oneDNN has no rule '{}'", request.rule);
-    if (request.graph == nullptr || request.nodes.empty()) return InvalidArgument("empty group");
-    StatusOr<std::unique_ptr<Kernel>> result = Unsupported("not compiled");
-    Status status = Guard(request.rule, [&]() -> Status {
-      result = it->second(request);
-      return Status();
-    });
-    if (!status.ok()) return status;
-    return result;
-  }
 
   StatusOr<std::unique_ptr<Kernel>> CompileConversion(const TensorType& type, const Layout& from,
                                                       const Layout& to) const override {
@@ -120,7 +106,6 @@ class OnednnBackend : public Backend {
   }
 
   RuleSet rules_;
-  std::map<std::string, CompileFn> compile_;
 };
 
 }  // namespace

@@ -63,16 +63,16 @@ StatusOr<ConvDescs> DescribeConv(const Graph& graph, const Node& node, bool bloc
   return d;
 }
 
-StatusOr<std::unique_ptr<Kernel>> CompileConv(const CompileRequest& request, bool blocked) {
+StatusOr<std::unique_ptr<Kernel>> CompileConv(const CompileRequest& request, const Match& match, bool blocked) {
   const Graph& graph = *request.graph;
-  const Node& node = MainNode(request);
+  const Node& node = MainNode(match);
   if (!ConvOk(graph, node)) return Unsupported("Conv '{}' is not supported", node.name);
   const Value& w = graph.value(node.inputs[1]);
   std::unique_ptr<Kernel> kernel;
   COLLAGE_RETURN_IF_ERROR(Guard("convolution", [&]() -> Status {
     COLLAGE_ASSIGN_OR_RETURN(ConvDescs d, DescribeConv(graph, node, blocked));
     KernelBuilder builder(request);
-    COLLAGE_ASSIGN_OR_RETURN(Epilogue epilogue, BuildEpilogue(request, d.dst, builder));
+    COLLAGE_ASSIGN_OR_RETURN(Epilogue epilogue, BuildEpilogue(request, match, d.dst, builder));
     dnnl::primitive_attr attr = BaseAttr();
     attr.set_post_ops(epilogue.ops);
     dnnl::convolution_forward::primitive_desc pd(d.OpDesc(), attr, Engine());
@@ -95,7 +95,7 @@ Pattern ConvPattern() {
 
 // The blocked variant is a distinct candidate only when some activation has a non-plain form.
 bool BlockedDiffers(const Match& m) {
-  const Node& conv = m.graph->node(*std::min_element(m.op_nodes.begin(), m.op_nodes.end()));
+  const Node& conv = MainNode(m);
   return HasBlockedForm(m.graph->value(conv.inputs[0]).type.shape) ||
          HasBlockedForm(m.graph->value(conv.outputs[0]).type.shape);
 }
@@ -118,15 +118,11 @@ std::string ConvImplementation(const Graph& graph, const Node& node, bool blocke
   }
 }
 
-const Node& ConvOf(const Match& m) {
-  return m.graph->node(*std::min_element(m.op_nodes.begin(), m.op_nodes.end()));
-}
-
 // Declines a Conv oneDNN would run only with its reference implementation (see
 // IsReferenceImplementation): a 3-channel stem in the blocked layout, 4 channels per group.
 template <bool kBlocked>
 bool NotReference(const Match& m) {
-  return !IsReferenceImplementation(ConvImplementation(*m.graph, ConvOf(m), kBlocked, false));
+  return !IsReferenceImplementation(ConvImplementation(*m.graph, MainNode(m), kBlocked, false));
 }
 
 // oneDNN 2.6's gemm-based convolution gives wrong results in the channels-last format with a
@@ -137,7 +133,7 @@ bool AddPostOpIsSafe(const Match& m) {
     return n >= 0 && m.graph->node(n).op_type == "Add";
   });
   if (!has_add) return true;
-  return ConvImplementation(*m.graph, ConvOf(m), /*blocked=*/true, /*with_add=*/true).find("gemm") ==
+  return ConvImplementation(*m.graph, MainNode(m), /*blocked=*/true, /*with_add=*/true).find("gemm") ==
          std::string::npos;
 }
 
@@ -154,13 +150,13 @@ void AddConvRules(std::vector<RuleEntry>& rules) {
   for (const auto& entry : shapes) {
     const std::string& name = entry.first;
     rules.push_back({Rule(name, entry.second).Where(MatchEpilogueOk).Where(NotReference<false>),
-                     [](const CompileRequest& r) { return CompileConv(r, false); }});
+                     [](const CompileRequest& r, const Match& m) { return CompileConv(r, m, false); }, false});
     rules.push_back({Rule(name + "_blocked", entry.second)
                          .Where(MatchEpilogueOk)
                          .Where(BlockedDiffers)
                          .Where(NotReference<true>)
                          .Where(AddPostOpIsSafe),
-                     [](const CompileRequest& r) { return CompileConv(r, true); }});
+                     [](const CompileRequest& r, const Match& m) { return CompileConv(r, m, true); }, true});
   }
 }
 

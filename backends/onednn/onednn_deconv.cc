@@ -91,16 +91,16 @@ StatusOr<DeconvDescs> DescribeDeconv(const Graph& graph, const Node& node, bool 
   return d;
 }
 
-StatusOr<std::unique_ptr<Kernel>> CompileDeconv(const CompileRequest& request, bool blocked) {
+StatusOr<std::unique_ptr<Kernel>> CompileDeconv(const CompileRequest& request, const Match& match, bool blocked) {
   const Graph& graph = *request.graph;
-  const Node& node = MainNode(request);
+  const Node& node = MainNode(match);
   if (!DeconvOk(graph, node)) return Unsupported("ConvTranspose '{}' is not supported", node.name);
   const Value& w = graph.value(node.inputs[1]);
   std::unique_ptr<Kernel> kernel;
   COLLAGE_RETURN_IF_ERROR(Guard("deconvolution", [&]() -> Status {
     COLLAGE_ASSIGN_OR_RETURN(DeconvDescs d, DescribeDeconv(graph, node, blocked));
     KernelBuilder builder(request);
-    COLLAGE_ASSIGN_OR_RETURN(Epilogue epilogue, BuildEpilogue(request, d.dst, builder));
+    COLLAGE_ASSIGN_OR_RETURN(Epilogue epilogue, BuildEpilogue(request, match, d.dst, builder));
     dnnl::primitive_attr attr = BaseAttr();
     attr.set_post_ops(epilogue.ops);
     dnnl::deconvolution_forward::primitive_desc pd(d.OpDesc(), attr, Engine());
@@ -121,7 +121,7 @@ StatusOr<std::unique_ptr<Kernel>> CompileDeconv(const CompileRequest& request, b
 // IsReferenceImplementation; DCGAN's last layer to 3 channels, for one).
 template <bool kBlocked>
 bool NotReference(const Match& m) {
-  const Node& node = m.graph->node(*std::min_element(m.op_nodes.begin(), m.op_nodes.end()));
+  const Node& node = MainNode(m);
   try {
     auto d = DescribeDeconv(*m.graph, node, kBlocked);
     if (!d.ok()) return false;
@@ -133,7 +133,7 @@ bool NotReference(const Match& m) {
 }
 
 bool BlockedDiffers(const Match& m) {
-  const Node& node = m.graph->node(*std::min_element(m.op_nodes.begin(), m.op_nodes.end()));
+  const Node& node = MainNode(m);
   return HasBlockedForm(m.graph->value(node.inputs[0]).type.shape) ||
          HasBlockedForm(m.graph->value(node.outputs[0]).type.shape);
 }
@@ -147,12 +147,12 @@ void AddDeconvRules(std::vector<RuleEntry>& rules) {
       {"conv_transpose", deconv}, {"conv_transpose_act", WithActivation(deconv)}};
   for (const auto& entry : shapes) {
     rules.push_back({Rule(entry.first, entry.second).Where(MatchEpilogueOk).Where(NotReference<false>),
-                     [](const CompileRequest& r) { return CompileDeconv(r, false); }});
+                     [](const CompileRequest& r, const Match& m) { return CompileDeconv(r, m, false); }, false});
     rules.push_back({Rule(entry.first + "_blocked", entry.second)
                          .Where(MatchEpilogueOk)
                          .Where(BlockedDiffers)
                          .Where(NotReference<true>),
-                     [](const CompileRequest& r) { return CompileDeconv(r, true); }});
+                     [](const CompileRequest& r, const Match& m) { return CompileDeconv(r, m, true); }, true});
   }
 }
 

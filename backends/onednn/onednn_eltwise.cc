@@ -16,9 +16,9 @@ bool SingleStepActivation(const Graph& graph, const Node& node) {
   return ActivationSteps(graph, node)->size() == 1;
 }
 
-StatusOr<std::unique_ptr<Kernel>> CompileEltwise(const CompileRequest& request, bool blocked) {
+StatusOr<std::unique_ptr<Kernel>> CompileEltwise(const CompileRequest& request, const Match& match, bool blocked) {
   const Graph& graph = *request.graph;
-  const Node& node = MainNode(request);
+  const Node& node = MainNode(match);
   if (!SingleStepActivation(graph, node)) return Unsupported("{} '{}' is not supported", node.op_type, node.name);
   const EltwiseStep step = ActivationSteps(graph, node)->front();
   const Shape& x = graph.value(node.inputs[0]).type.shape;
@@ -57,9 +57,9 @@ std::optional<std::pair<ValueId, ValueId>> BinaryOperands(const Graph& graph, co
   return std::nullopt;
 }
 
-StatusOr<std::unique_ptr<Kernel>> CompileBinary(const CompileRequest& request, bool blocked) {
+StatusOr<std::unique_ptr<Kernel>> CompileBinary(const CompileRequest& request, const Match& match, bool blocked) {
   const Graph& graph = *request.graph;
-  const Node& node = MainNode(request);
+  const Node& node = MainNode(match);
   auto operands = BinaryOperands(graph, node);
   if (!operands) return Unsupported("{} '{}' is not supported", node.op_type, node.name);
   const Shape& y = graph.value(node.outputs[0]).type.shape;
@@ -70,7 +70,7 @@ StatusOr<std::unique_ptr<Kernel>> CompileBinary(const CompileRequest& request, b
     const memory::desc src1 = s1 == y ? dst : PlainDesc(PadShape(s1, y.size()));
     dnnl::binary::desc desc(*BinaryAlgorithm(node.op_type), dst, src1, dst);
     KernelBuilder builder(request);
-    COLLAGE_ASSIGN_OR_RETURN(Epilogue epilogue, BuildEpilogue(request, dst, builder));
+    COLLAGE_ASSIGN_OR_RETURN(Epilogue epilogue, BuildEpilogue(request, match, dst, builder));
     dnnl::primitive_attr attr = BaseAttr();
     attr.set_post_ops(epilogue.ops);
     dnnl::binary::primitive_desc pd(desc, attr, Engine());
@@ -96,7 +96,7 @@ bool IsImageWithBlockedForm(const Shape& shape) { return shape.size() >= 4 && Ha
 // Blocked binaries take same-shape operands only (a broadcast operand in a blocked format
 // is not something oneDNN promises to handle fast or at all).
 bool BinaryBlockedOk(const Match& m) {
-  const Node& node = m.graph->node(*std::min_element(m.op_nodes.begin(), m.op_nodes.end()));
+  const Node& node = MainNode(m);
   const Shape& y = m.graph->value(node.outputs[0]).type.shape;
   return m.graph->value(node.inputs[0]).type.shape == y &&
          m.graph->value(node.inputs[1]).type.shape == y && IsImageWithBlockedForm(y);
@@ -109,11 +109,11 @@ void AddEltwiseRules(std::vector<RuleEntry>& rules) {
   std::vector<Pattern> alternatives = {Op("Clip")(Any(), Optional(Const()), Optional(Const())).If(single)};
   for (const std::string& op : UnaryActivationOps()) alternatives.push_back(Op(op)(Any()).If(single));
   const Pattern eltwise = Alt(alternatives);
-  rules.push_back({Rule("eltwise", eltwise), [](const CompileRequest& r) { return CompileEltwise(r, false); }});
+  rules.push_back({Rule("eltwise", eltwise), [](const CompileRequest& r, const Match& m) { return CompileEltwise(r, m, false); }, false});
   rules.push_back({Rule("eltwise_blocked", eltwise).Where([](const Match& m) {
                      return IsImageWithBlockedForm(m.graph->value(m.root_node().inputs[0]).type.shape);
                    }),
-                   [](const CompileRequest& r) { return CompileEltwise(r, true); }});
+                   [](const CompileRequest& r, const Match& m) { return CompileEltwise(r, m, true); }, true});
 
   auto ok = [](const Graph& graph, const Node& node) { return BinaryOk(graph, node); };
   const Pattern binary = Op({"Add", "Sub", "Mul", "Div", "Max", "Min"})(Any(), Any()).If(ok);
@@ -121,9 +121,9 @@ void AddEltwiseRules(std::vector<RuleEntry>& rules) {
       {"binary", binary}, {"binary_act", WithActivation(binary)}};
   for (const auto& entry : shapes) {
     rules.push_back({Rule(entry.first, entry.second).Where(MatchEpilogueOk),
-                     [](const CompileRequest& r) { return CompileBinary(r, false); }});
+                     [](const CompileRequest& r, const Match& m) { return CompileBinary(r, m, false); }, false});
     rules.push_back({Rule(entry.first + "_blocked", entry.second).Where(MatchEpilogueOk).Where(BinaryBlockedOk),
-                     [](const CompileRequest& r) { return CompileBinary(r, true); }});
+                     [](const CompileRequest& r, const Match& m) { return CompileBinary(r, m, true); }, true});
   }
 }
 

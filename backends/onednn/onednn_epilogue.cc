@@ -2,6 +2,7 @@
 
 #include "collage/sdk/op_params.h"
 #include "onednn_layout.h"
+#include "onednn_rules.h"
 
 #include <algorithm>
 
@@ -150,10 +151,10 @@ StatusOr<std::unique_ptr<Kernel>> KernelBuilder::Finish(const std::string& what,
   return kernel;
 }
 
-StatusOr<Epilogue> BuildEpilogue(const CompileRequest& request, const dnnl::memory::desc& dst_desc,
-                                 KernelBuilder& builder) {
+StatusOr<Epilogue> BuildEpilogue(const CompileRequest& request, const Match& match,
+                                 const dnnl::memory::desc& dst_desc, KernelBuilder& builder) {
   const Graph& graph = *request.graph;
-  std::vector<NodeId> nodes = request.node_ids();
+  std::vector<NodeId> nodes = ChainOrder(match);
   Epilogue e;
   if (nodes.empty()) return Internal("empty group");
   ValueId chain = graph.node(nodes[0]).outputs[0];
@@ -187,9 +188,7 @@ StatusOr<Epilogue> BuildEpilogue(const CompileRequest& request, const dnnl::memo
   return e;
 }
 
-bool EpilogueSupported(const Graph& graph, const std::vector<NodeId>& unsorted) {
-  std::vector<NodeId> nodes = unsorted;
-  std::sort(nodes.begin(), nodes.end());
+bool EpilogueSupported(const Graph& graph, const std::vector<NodeId>& nodes) {
   if (nodes.empty()) return false;
   ValueId chain = graph.node(nodes[0]).outputs[0];
   for (size_t i = 1; i < nodes.size(); ++i) {

@@ -49,7 +49,7 @@ class KernelBuilder {
   std::optional<Layout> output_layout_;
 };
 
-// The nodes after the group's first one, as post-ops on a primitive whose dst is
+// The match's nodes after its main op (ChainOrder), as post-ops on a primitive whose dst is
 // `dst_desc`: activations and binary ops with another operand (a kernel input or a
 // constant). Other operands of the dst's shape use `dst_desc`'s format (a residual add reads
 // what a blocked producer wrote); broadcast ones are row-major.
@@ -57,11 +57,11 @@ struct Epilogue {
   dnnl::post_ops ops;
   ValueId output = kNoValue;  // the value the last node produces
 };
-StatusOr<Epilogue> BuildEpilogue(const CompileRequest& request, const dnnl::memory::desc& dst_desc,
-                                 KernelBuilder& builder);
-// Rule-side check of the same: every node after the first is an activation or a binary op
+StatusOr<Epilogue> BuildEpilogue(const CompileRequest& request, const Match& match,
+                                 const dnnl::memory::desc& dst_desc, KernelBuilder& builder);
+// Rule-side check of the same on a chain (ChainOrder): every node after the first is an activation or a binary op
 // whose other operand broadcasts to the chain value without changing its shape, and which
 // reads the chain value as its first operand unless it commutes.
-bool EpilogueSupported(const Graph& graph, const std::vector<NodeId>& nodes);
+bool EpilogueSupported(const Graph& graph, const std::vector<NodeId>& chain);
 
 }  // namespace collage::onednn

@@ -47,15 +47,15 @@ memory::desc Operand2D(const Shape& shape, bool transposed) {
 // 2-D kernels for that form; the batched 3-D form kept the weights plain and ran at half the
 // speed (BERT's linear layers). Only when every post-op operand still broadcasts the same way
 // on the flattened output: the output's own shape, or a row (one value per column).
-bool FlattensTo2D(const CompileRequest& request, const Node& node) {
-  const Graph& graph = *request.graph;
+bool FlattensTo2D(const Match& match, const Node& node) {
+  const Graph& graph = *match.graph;
   const Value& a = graph.value(node.inputs[0]);
   const Value& b = graph.value(node.inputs[1]);
   if (node.op_type != "MatMul" || !b.is_constant() || b.type.shape.size() != 2 ||
       a.type.shape.size() < 3) {
     return false;
   }
-  std::vector<NodeId> nodes = request.node_ids();
+  std::vector<NodeId> nodes = ChainOrder(match);
   ValueId chain = node.outputs[0];
   for (size_t i = 1; i < nodes.size(); ++i) {
     const Node& next = graph.node(nodes[i]);
@@ -71,9 +71,9 @@ bool FlattensTo2D(const CompileRequest& request, const Node& node) {
   return true;
 }
 
-StatusOr<std::unique_ptr<Kernel>> CompileMatmul(const CompileRequest& request) {
+StatusOr<std::unique_ptr<Kernel>> CompileMatmul(const CompileRequest& request, const Match& match) {
   const Graph& graph = *request.graph;
-  const Node& node = MainNode(request);
+  const Node& node = MainNode(match);
   const bool gemm = node.op_type == "Gemm";
   if (gemm ? !GemmOk(graph, node) : (node.op_type != "MatMul" || !MatMulOk(graph, node))) {
     return Unsupported("{} '{}' is not supported", node.op_type, node.name);
@@ -89,7 +89,7 @@ StatusOr<std::unique_ptr<Kernel>> CompileMatmul(const CompileRequest& request) {
       COLLAGE_ASSIGN_OR_RETURN(params, ReadGemmParams(graph, node));
       src = Operand2D(a.type.shape, params.trans_a);
       weights_plain = Operand2D(b.type.shape, params.trans_b);
-    } else if (FlattensTo2D(request, node)) {
+    } else if (FlattensTo2D(match, node)) {
       const int64_t rows = a.type.num_elements() / a.type.shape.back();
       src = PlainDesc({rows, a.type.shape.back()});
       weights_plain = PlainDesc(b.type.shape);
@@ -127,7 +127,7 @@ StatusOr<std::unique_ptr<Kernel>> CompileMatmul(const CompileRequest& request) {
       }
     }
     dnnl::matmul::desc desc(src, weights, bias_desc, dst);
-    COLLAGE_ASSIGN_OR_RETURN(Epilogue epilogue, BuildEpilogue(request, dst, builder));
+    COLLAGE_ASSIGN_OR_RETURN(Epilogue epilogue, BuildEpilogue(request, match, dst, builder));
     attr.set_post_ops(epilogue.ops);
     dnnl::matmul::primitive_desc pd(desc, attr, Engine());
     COLLAGE_RETURN_IF_ERROR(builder.BindValue(node.inputs[0], DNNL_ARG_SRC, src, Layout::Plain()));
@@ -173,7 +173,7 @@ void AddMatmulRules(std::vector<RuleEntry>& rules) {
       {"gemm_act", WithActivation(gemm)},
   };
   for (const auto& entry : shapes) {
-    rules.push_back({Rule(entry.first, entry.second).Where(MatchEpilogueOk), CompileMatmul});
+    rules.push_back({Rule(entry.first, entry.second).Where(MatchEpilogueOk), CompileMatmul, false});
   }
 }
 

@@ -34,9 +34,9 @@ std::optional<std::pair<Shape, int>> SoftmaxForm(const Graph& graph, const Node&
   return std::make_pair(Shape{axis->outer, axis->n}, 1);
 }
 
-StatusOr<std::unique_ptr<Kernel>> CompileSoftmax(const CompileRequest& request) {
+StatusOr<std::unique_ptr<Kernel>> CompileSoftmax(const CompileRequest& request, const Match& match) {
   const Graph& graph = *request.graph;
-  const Node& node = MainNode(request);
+  const Node& node = MainNode(match);
   auto form = SoftmaxForm(graph, node);
   if (!form) return Unsupported("Softmax '{}' is not supported", node.name);
   std::unique_ptr<Kernel> kernel;
@@ -75,9 +75,9 @@ bool LayerNormOk(const Graph& graph, const Node& node) {
   return node.inputs.size() < 3 || node.inputs[2] == kNoValue || ConstantVector(graph, node.inputs[2], c);
 }
 
-StatusOr<std::unique_ptr<Kernel>> CompileLayerNorm(const CompileRequest& request) {
+StatusOr<std::unique_ptr<Kernel>> CompileLayerNorm(const CompileRequest& request, const Match& match) {
   const Graph& graph = *request.graph;
-  const Node& node = MainNode(request);
+  const Node& node = MainNode(match);
   if (!LayerNormOk(graph, node)) return Unsupported("LayerNormalization '{}' is not supported", node.name);
   const Shape& x = graph.value(node.inputs[0]).type.shape;
   const bool has_bias = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
@@ -119,9 +119,9 @@ bool BatchNormOk(const Graph& graph, const Node& node) {
   return true;
 }
 
-StatusOr<std::unique_ptr<Kernel>> CompileBatchNorm(const CompileRequest& request, bool blocked) {
+StatusOr<std::unique_ptr<Kernel>> CompileBatchNorm(const CompileRequest& request, const Match& match, bool blocked) {
   const Graph& graph = *request.graph;
-  const Node& node = MainNode(request);
+  const Node& node = MainNode(match);
   if (!BatchNormOk(graph, node)) return Unsupported("BatchNormalization '{}' is not supported", node.name);
   const Shape& x = graph.value(node.inputs[0]).type.shape;
   std::unique_ptr<Kernel> kernel;
@@ -132,7 +132,7 @@ StatusOr<std::unique_ptr<Kernel>> CompileBatchNorm(const CompileRequest& request
     dnnl::batch_normalization_forward::desc desc(dnnl::prop_kind::forward_inference, data,
                                                  node.attributes.GetFloat("epsilon", 1e-5f), flags);
     KernelBuilder builder(request);
-    COLLAGE_ASSIGN_OR_RETURN(Epilogue epilogue, BuildEpilogue(request, data, builder));
+    COLLAGE_ASSIGN_OR_RETURN(Epilogue epilogue, BuildEpilogue(request, match, data, builder));
     dnnl::primitive_attr attr = BaseAttr();
     attr.set_post_ops(epilogue.ops);
     dnnl::batch_normalization_forward::primitive_desc pd(desc, attr, Engine());
@@ -157,16 +157,16 @@ void AddNormRules(std::vector<RuleEntry>& rules) {
   rules.push_back({Rule("softmax", Op("Softmax")(Any()).If([](const Graph& g, const Node& n) {
                      return SoftmaxForm(g, n).has_value();
                    })),
-                   CompileSoftmax});
+                   CompileSoftmax, false});
   rules.push_back({Rule("layer_norm", Op("LayerNormalization")(Any(), Const(), Optional(Const()))
                                           .If(LayerNormOk)),
-                   CompileLayerNorm});
+                   CompileLayerNorm, false});
   const Pattern bn = Op("BatchNormalization")(Any(), Const(), Const(), Const(), Const()).If(BatchNormOk);
-  rules.push_back({Rule("batch_norm", bn), [](const CompileRequest& r) { return CompileBatchNorm(r, false); }});
+  rules.push_back({Rule("batch_norm", bn), [](const CompileRequest& r, const Match& m) { return CompileBatchNorm(r, m, false); }, false});
   rules.push_back({Rule("batch_norm_blocked", bn).Where([](const Match& m) {
                      return HasBlockedForm(m.graph->value(m.root_node().inputs[0]).type.shape);
                    }),
-                   [](const CompileRequest& r) { return CompileBatchNorm(r, true); }});
+                   [](const CompileRequest& r, const Match& m) { return CompileBatchNorm(r, m, true); }, true});
 }
 
 }  // namespace collage::onednn

@@ -61,9 +61,9 @@ bool PoolOk(const Graph& graph, const Node& node) {
          PoolGeometryOf(graph, node).ok();
 }
 
-StatusOr<std::unique_ptr<Kernel>> CompilePool(const CompileRequest& request, bool blocked) {
+StatusOr<std::unique_ptr<Kernel>> CompilePool(const CompileRequest& request, const Match& match, bool blocked) {
   const Graph& graph = *request.graph;
-  const Node& node = MainNode(request);
+  const Node& node = MainNode(match);
   if (!PoolOk(graph, node)) return Unsupported("{} '{}' is not supported", node.op_type, node.name);
   COLLAGE_ASSIGN_OR_RETURN(PoolGeometry g, PoolGeometryOf(graph, node));
   const Shape& x = graph.value(node.inputs[0]).type.shape;
@@ -75,7 +75,7 @@ StatusOr<std::unique_ptr<Kernel>> CompilePool(const CompileRequest& request, boo
     dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, g.algorithm, src, dst,
                                         g.strides, g.kernel, g.dilates, g.pads_l, g.pads_r);
     KernelBuilder builder(request);
-    COLLAGE_ASSIGN_OR_RETURN(Epilogue epilogue, BuildEpilogue(request, dst, builder));
+    COLLAGE_ASSIGN_OR_RETURN(Epilogue epilogue, BuildEpilogue(request, match, dst, builder));
     dnnl::primitive_attr attr = BaseAttr();
     attr.set_post_ops(epilogue.ops);
     dnnl::pooling_v2_forward::primitive_desc pd(desc, attr, Engine());
@@ -104,9 +104,9 @@ void AddPoolingRules(std::vector<RuleEntry>& rules) {
   };
   for (const auto& entry : shapes) {
     rules.push_back({Rule(entry.first, entry.second),
-                     [](const CompileRequest& r) { return CompilePool(r, false); }});
+                     [](const CompileRequest& r, const Match& m) { return CompilePool(r, m, false); }, false});
     rules.push_back({Rule(entry.first + "_blocked", entry.second).Where(BlockedDiffers),
-                     [](const CompileRequest& r) { return CompilePool(r, true); }});
+                     [](const CompileRequest& r, const Match& m) { return CompilePool(r, m, true); }, true});
   }
 }
 

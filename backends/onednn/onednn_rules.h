@@ -1,5 +1,5 @@
-// The oneDNN backend's rules, one family per file, each with the Compile that builds its
-// groups. onednn_backend.cc gathers them.
+// The oneDNN backend's rules, one family per file, each rule with the function that compiles
+// its groups (Rule::Compiles, handed the rule's match). onednn_backend.cc gathers them.
 #pragma once
 
 #include <functional>
@@ -9,11 +9,11 @@
 
 namespace collage::onednn {
 
-using CompileFn = std::function<StatusOr<std::unique_ptr<Kernel>>(const CompileRequest&)>;
-
 struct RuleEntry {
   Rule rule;
-  CompileFn compile;
+  RuleCompiler compile;
+  // The variant running activations in the layout oneDNN picks (onednn_layout.h), not plain.
+  bool blocked = false;
 };
 
 void AddConvRules(std::vector<RuleEntry>& rules);     // onednn_conv.cc
@@ -31,7 +31,10 @@ Pattern WithAdd(const Pattern& inner);
 bool IsFloatValue(const Graph& graph, ValueId value);
 // Every node of the match after the first forms a supported epilogue.
 bool MatchEpilogueOk(const Match& match);
-// The group's first node (its main op): the smallest node id.
-const Node& MainNode(const CompileRequest& request);
+// The main op of a match (the convolution, the pooling, ...): every family's pattern wraps it
+// in its epilogue (activation, residual Add), so it is the innermost Op, last in pre-order.
+const Node& MainNode(const Match& match);
+// The match's ops in the order data flows through them: the main op, then its epilogue.
+std::vector<NodeId> ChainOrder(const Match& match);
 
 }  // namespace collage::onednn

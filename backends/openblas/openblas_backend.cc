@@ -1,12 +1,9 @@
 // The OpenBLAS backend: GEMM-shaped float32 ops on cblas_sgemm from OpenBLAS's OpenMP build.
 #include <cblas.h>
 
-#include <exception>
 #include <sstream>
 
 #include "collage/sdk/backend.h"
-#include "conv_kernel.h"
-#include "gemm_kernels.h"
 #include "openblas_rules.h"
 #include "collage/sdk/errors.h"
 
@@ -29,19 +26,6 @@ class OpenblasBackend final : public Backend {
   }
 
   const RuleSet& rules() const override { return rules_; }
-
-  StatusOr<std::unique_ptr<Kernel>> Compile(const CompileRequest& request) const override {
-    try {
-      if (request.rule == "matmul" || request.rule == "matmul_bias") {
-        return openblas::CompileMatMul(request);
-      }
-      if (request.rule == "gemm") return openblas::CompileGemm(request);
-      if (request.rule == "conv" || request.rule == "conv_relu") return openblas::CompileConv(request);
-      return InvalidArgument("openblas has no rule '{}'", request.rule);
-    } catch (const std::exception& e) {  // allocation failures while packing weights
-      return Internal("openblas: {}", e.what());
-    }
-  }
 
   // No process-wide thread count: OpenBLAS's count is process-wide; each call sets it from the calling
   // thread's OpenMP count under a lock (BlasThreadScope, blas_threads.h).

@@ -1,6 +1,8 @@
 #include "openblas_rules.h"
 
 #include "collage/sdk/float32_rule_checks.h"
+#include "conv_kernel.h"
+#include "gemm_kernels.h"
 
 namespace collage::openblas {
 namespace {
@@ -20,7 +22,10 @@ RuleSet BuildRules() {
   // Every rule meets the NaN/Inf contract (measured by backend_ops --nan-contract, seeds 1
   // and 2): BLAS arithmetic propagates NaN and the Relu epilogue keeps it.
   // MatMul of any float32 operands (constants are packed, others are kernel inputs).
-  rules.Add(Rule("matmul", Op("MatMul")(Any(), Any())).Where(AllStaticFloat32).PropagatesNonFinite());
+  rules.Add(Rule("matmul", Op("MatMul")(Any(), Any()))
+                .Where(AllStaticFloat32)
+                .PropagatesNonFinite()
+                .Compiles(CompileMatMul));
   // MatMul by a constant weight, then Add of a constant bias row (a Linear layer).
   rules.Add(Rule("matmul_bias", Op("Add")(Op("MatMul")(Any(), Const()), Const()))
                 .Where(AllStaticFloat32)
@@ -31,17 +36,21 @@ RuleSet BuildRules() {
                   const TensorType& mm = m.graph->value(m.node(1).outputs[0]).type;
                   return mm.shape == m.output_type().shape && IsRowBias(m.capture_type(2), mm.shape);
                 })
-                .PropagatesNonFinite());
+                .PropagatesNonFinite()
+                .Compiles(CompileMatMul));
   rules.Add(Rule("gemm", Op("Gemm")(Any(), Any(), Optional(Any())))
                 .Where(AllStaticFloat32)
                 .Where(BroadcastsAsOpset7)
-                .PropagatesNonFinite());
+                .PropagatesNonFinite()
+                .Compiles(CompileGemm));
   rules.Add(Rule("conv", Op("Conv")(Any(), Const(), Optional(Const())))
                 .Where(ConvSupported(0))
-                .PropagatesNonFinite());
+                .PropagatesNonFinite()
+                .Compiles(CompileConv));
   rules.Add(Rule("conv_relu", Op("Relu")(Op("Conv")(Any(), Const(), Optional(Const()))))
                 .Where(ConvSupported(0))
-                .PropagatesNonFinite());
+                .PropagatesNonFinite()
+                .Compiles(CompileConv));
   return rules;
 }
 

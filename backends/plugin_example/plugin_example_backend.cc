@@ -49,45 +49,43 @@ bool IsFloat32(const Graph& graph, ValueId value) {
   return graph.value(value).type.dtype == DType::kFloat32;
 }
 
+StatusOr<std::unique_ptr<Kernel>> MakeKernel(const CompileRequest& request, Activation activation,
+                                             float alpha, float lo, float hi) {
+  const int64_t elements = request.type(request.outputs[0]).num_elements();
+  return std::unique_ptr<Kernel>(new ActivationKernel(activation, elements, alpha, lo, hi));
+}
+
+// Each rule carries the function compiling what it matched; the match names the nodes
+// (here the root: the activation itself).
 class PluginExampleBackend : public Backend {
  public:
   PluginExampleBackend() {
     Pattern input = Any().IfValue(IsFloat32);
-    rules_.Add(Rule("relu", Op("Relu")(input)));
-    rules_.Add(Rule("leaky_relu", Op("LeakyRelu")(input)));
+    rules_.Add(Rule("relu", Op("Relu")(input))
+                   .Compiles([](const CompileRequest& request, const Match&) {
+                     return MakeKernel(request, Activation::kRelu, 0, 0, 0);
+                   }));
+    rules_.Add(Rule("leaky_relu", Op("LeakyRelu")(input))
+                   .Compiles([](const CompileRequest& request, const Match& match) {
+                     const float alpha = match.root_node().attributes.GetFloat("alpha", 0.01f);
+                     return MakeKernel(request, Activation::kLeakyRelu, alpha, 0, 0);
+                   }));
     // The bounds' ONNX semantics (attributes or inputs, by opset) are the SDK's reader's.
     rules_.Add(Rule("clip", Op("Clip")(input, Optional(Const()), Optional(Const())))
                    .Where([](const Match& m) {
                      return ReadClipBounds(*m.graph, m.root_node()).ok();
+                   })
+                   .Compiles([](const CompileRequest& request, const Match& match)
+                                 -> StatusOr<std::unique_ptr<Kernel>> {
+                     COLLAGE_ASSIGN_OR_RETURN(const ClipBounds<float> bounds,
+                                              ReadClipBounds(*match.graph, match.root_node()));
+                     return MakeKernel(request, Activation::kClip, 0, bounds.lo, bounds.hi);
                    }));
   }
 
   std::string name() const override { return "plugin_example"; }
   std::string version() const override { return "plugin_example 1.0 scalar"; }
   const RuleSet& rules() const override { return rules_; }
-
-  StatusOr<std::unique_ptr<Kernel>> Compile(const CompileRequest& request) const override {
-    std::vector<NodeId> nodes = request.node_ids();
-    if (nodes.size() != 1 || request.inputs.size() != 1 || request.outputs.size() != 1) {
-      return Unsupported("plugin_example runs single activation nodes only");
-    }
-    const Graph& graph = *request.graph;
-    const Node& node = graph.node(nodes[0]);
-    const int64_t elements = request.type(request.outputs[0]).num_elements();
-    if (node.op_type == "Relu") {
-      return std::unique_ptr<Kernel>(new ActivationKernel(Activation::kRelu, elements, 0, 0, 0));
-    }
-    if (node.op_type == "LeakyRelu") {
-      float alpha = node.attributes.GetFloat("alpha", 0.01f);
-      return std::unique_ptr<Kernel>(new ActivationKernel(Activation::kLeakyRelu, elements, alpha, 0, 0));
-    }
-    if (node.op_type == "Clip") {
-      COLLAGE_ASSIGN_OR_RETURN(const ClipBounds<float> bounds, ReadClipBounds(graph, node));
-      return std::unique_ptr<Kernel>(
-          new ActivationKernel(Activation::kClip, elements, 0, bounds.lo, bounds.hi));
-    }
-    return Unsupported("plugin_example has no kernel for {}", node.op_type);
-  }
 
  private:
   RuleSet rules_;

@@ -18,11 +18,18 @@ struct OpGroup {
   const Node* main = nullptr;
   const Node* bias_add = nullptr;  // MatMul: a following Add of a bias vector
   ClampRange clamp;
-  bool channels_last = false;  // elementwise ops: the rule's _nhwc variant
+  bool channels_last = false;  // elementwise ops: the rule's channels-last variant
   ValueId output = kNoValue;   // the group's (single) output
 };
 
 using KernelOr = StatusOr<std::unique_ptr<Kernel>>;
+
+// What every `xnnpack` rule compiles with: the group its match names (xnnpack_backend.cc),
+// elementwise ops channels-last when `channels_last`.
+KernelOr CompileOperatorGroup(const CompileRequest& request, const Match& match,
+                              bool channels_last);
+// What every `xnnpack_graph` rule and fusion compiles with: CompileSubgraph on the pool.
+KernelOr CompileRegion(const CompileRequest& request);
 
 KernelOr CompileConv(const OpGroup& group, pthreadpool_t pool);
 KernelOr CompileFc(const OpGroup& group, pthreadpool_t pool);

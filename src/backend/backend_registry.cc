@@ -16,6 +16,9 @@ Status BackendRegistry::Register(std::unique_ptr<Backend> backend) {
     return InvalidArgument("backend name '{}' must be non-empty without ':', ',' or spaces", name);
   }
   if (Find(name) != nullptr) return InvalidArgument("a backend named '{}' is already registered", name);
+  if (Status complete = backend->rules().CheckComplete(); !complete.ok()) {
+    return InvalidArgument("backend '{}': {}", name, complete.message());
+  }
   backends_.push_back(std::move(backend));
   return Status();
 }

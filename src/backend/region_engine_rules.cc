@@ -5,19 +5,20 @@
 
 namespace collage {
 
-RuleSet MakeRegionEngineRules(const NodePredicate& supported) {
+RuleSet MakeRegionEngineRules(const NodePredicate& supported, const FusionCompiler& compile) {
   const std::vector<OpKind> all = {OpKind::kElementwise,     OpKind::kBroadcast,
                                    OpKind::kInjective,       OpKind::kReduction,
                                    OpKind::kOutEWiseFusable, OpKind::kOpaque};
   RuleSet rules;
-  rules.Add(Fusion("single").Seed(all).Grow(all).MinOps(1).MaxOps(1).Where(supported));
+  rules.Add(Fusion("single").Seed(all).Grow(all).MinOps(1).MaxOps(1).Where(supported).Compiles(compile));
   rules.Add(Fusion("whole")
                 .Seed(all)
                 .Grow(all)
                 .MinOps(2)
                 .MaxOps(std::numeric_limits<int>::max())
                 .MaximalRegions()
-                .Where(supported));
+                .Where(supported)
+                .Compiles(compile));
   return rules;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "collage/sdk/errors.h"
 #include "collage/sdk/op_registry.h"
 #include "pattern/matcher.h"
 #include "pattern/post_dominators.h"
@@ -23,6 +24,12 @@ Rule& Rule::PropagatesNonFinite() {
   return *this;
 }
 
+Rule& Rule::Compiles(RuleCompiler compiler) {
+  compiler_ = std::move(compiler);
+  return *this;
+}
+
+
 bool Rule::MatchAt(const Graph& graph, NodeId node, Match* match) const {
   if (!MatchPatternAt(pattern_, graph, node, match)) return false;
   return std::all_of(constraints_.begin(), constraints_.end(),
@@ -39,6 +46,18 @@ std::vector<Match> Rule::FindAll(const Graph& graph) const {
     matches.push_back(std::move(match));
   }
   return matches;
+}
+
+std::optional<Match> Rule::MatchGroup(const Graph& graph, const SubGraph& nodes) const {
+  if (nodes.empty() || nodes.num_graph_nodes() != graph.num_nodes()) return std::nullopt;
+  // Every other node of a match is an ancestor of its root, and nodes are in topological
+  // order: the root can only be the group's last node.
+  const NodeId root = nodes.Nodes().back();
+  Match match;
+  if (!MatchAt(graph, root, &match)) return std::nullopt;
+  if (!(MatchedNodes(match) == nodes)) return std::nullopt;
+  if (!InteriorValuesStayInside(graph, nodes, root) || !nodes.IsConvex(graph)) return std::nullopt;
+  return match;
 }
 
 // --- Fusion ------------------------------------------------------------------------------
@@ -71,6 +90,10 @@ Fusion& Fusion::Where(NodePredicate predicate) {
 }
 Fusion& Fusion::PropagatesNonFinite() {
   meets_non_finite_contract_ = true;
+  return *this;
+}
+Fusion& Fusion::Compiles(FusionCompiler compiler) {
+  compiler_ = std::move(compiler);
   return *this;
 }
 
@@ -202,6 +225,19 @@ std::vector<SubGraph> Fusion::Generate(const Graph& graph) const {
   return groups;
 }
 
+bool Fusion::Admits(const Graph& graph, const SubGraph& nodes) const {
+  if (nodes.num_graph_nodes() != graph.num_nodes()) return false;
+  if (nodes.size() < min_ops_ || nodes.size() > max_ops_) return false;
+  for (NodeId id : nodes.Nodes()) {
+    const Node& node = graph.node(id);
+    if (!HasKind(seed_kinds_, node) && !HasKind(grow_kinds_, node)) return false;
+    for (const NodePredicate& predicate : predicates_) {
+      if (!predicate(graph, node)) return false;
+    }
+  }
+  return true;
+}
+
 // --- RuleSet -----------------------------------------------------------------------------
 
 RuleSet& RuleSet::Add(Rule rule) {
@@ -222,6 +258,36 @@ bool RuleSet::MeetsNonFiniteContract(const std::string& name) const {
     if (fusion.name() == name) return fusion.meets_non_finite_contract();
   }
   return false;
+}
+
+const Rule* RuleSet::FindRule(std::string_view name) const {
+  for (const Rule& rule : rules_) {
+    if (rule.name() == name) return &rule;
+  }
+  return nullptr;
+}
+
+const Fusion* RuleSet::FindFusion(std::string_view name) const {
+  for (const Fusion& fusion : fusions_) {
+    if (fusion.name() == name) return &fusion;
+  }
+  return nullptr;
+}
+
+Status RuleSet::CheckComplete() const {
+  std::set<std::string> names;
+  auto check = [&](const std::string& name, bool compiles) -> Status {
+    if (!names.insert(name).second) return InvalidArgument("two rules or fusions are named '{}'", name);
+    if (!compiles) return InvalidArgument("rule '{}' has no compile function (Compiles)", name);
+    return Status();
+  };
+  for (const Rule& rule : rules_) {
+    COLLAGE_RETURN_IF_ERROR(check(rule.name(), static_cast<bool>(rule.compiler())));
+  }
+  for (const Fusion& fusion : fusions_) {
+    COLLAGE_RETURN_IF_ERROR(check(fusion.name(), static_cast<bool>(fusion.compiler())));
+  }
+  return Status();
 }
 
 std::vector<Candidate> EnumerateCandidates(const Graph& graph, const RuleSet& rules,

@@ -11,10 +11,6 @@ class DuplicateNative : public collage::Backend {
   std::string name() const override { return "native"; }
   std::string version() const override { return "0"; }
   const collage::RuleSet& rules() const override { return rules_; }
-  collage::StatusOr<std::unique_ptr<collage::Kernel>> Compile(
-      const collage::CompileRequest&) const override {
-    return collage::Status(collage::StatusCode::kUnsupported, "never compiles");
-  }
 
  private:
   collage::RuleSet rules_;

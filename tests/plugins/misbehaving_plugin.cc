@@ -53,14 +53,16 @@ class MisbehavingKernel : public collage::Kernel {
 
 class MisbehavingBackend : public collage::Backend {
  public:
-  MisbehavingBackend() { rules_.Add(collage::Rule("relu", collage::Op("Relu")(collage::Any()))); }
+  MisbehavingBackend() {
+    rules_.Add(collage::Rule("relu", collage::Op("Relu")(collage::Any()))
+                   .Compiles([](const collage::CompileRequest&, const collage::Match&)
+                                 -> collage::StatusOr<std::unique_ptr<collage::Kernel>> {
+                     return std::unique_ptr<collage::Kernel>(new MisbehavingKernel());
+                   }));
+  }
   std::string name() const override { return kName; }
   std::string version() const override { return "misbehaving 1"; }
   const collage::RuleSet& rules() const override { return rules_; }
-  collage::StatusOr<std::unique_ptr<collage::Kernel>> Compile(
-      const collage::CompileRequest&) const override {
-    return std::unique_ptr<collage::Kernel>(new MisbehavingKernel());
-  }
 
  private:
   collage::RuleSet rules_;

@@ -1,7 +1,6 @@
 // The interface for backend authors (DESIGN.md 1.3). A backend declares what it can run as
-// rules (collage/sdk/rule.h) and compiles the groups it is given into Kernels; the framework
-// measures, places and runs them. Lifecycle, after XNNPACK: Compile packs the weights once,
-// Run binds buffers and runs, many times.
+// rules and fusions (collage/sdk/rule.h), each with the function that compiles the groups it
+// offers into Kernels (collage/sdk/kernel.h); the framework measures, places and runs them.
 //
 // A built-in backend is one folder under backends/ whose CMakeLists.txt calls
 // collage_add_backend(...) naming its registration function. A plug-in is a shared library
@@ -10,69 +9,24 @@
 // same kBackendAbiVersion.
 #pragma once
 
-#include <cstddef>
 #include <memory>
-#include <span>
 #include <string>
 #include <vector>
 
+#include "collage/sdk/kernel.h"
 #include "collage/sdk/layout.h"
-#include "collage/status.h"
-#include "collage/tensor.h"
-#include "collage/sdk/graph.h"
-#include "collage/sdk/subgraph.h"
 #include "collage/sdk/rule.h"
+#include "collage/status.h"
 
 namespace collage {
 
 // Bumped whenever Backend, Kernel, CompileRequest, the pattern language or the IR change
 // shape; a plug-in built against another version is refused. 2: Rule and Fusion carry the
 // NaN/Inf contract declaration (PropagatesNonFinite). 3: the headers moved to collage/sdk/,
-// Backend::SetNumThreads is gone (a kernel runs on CompileRequest::num_threads).
-inline constexpr int kBackendAbiVersion = 3;
-
-// The buffers of one kernel run, each in the layout the kernel declared.
-struct KernelBuffers {
-  std::span<const void* const> inputs;
-  std::span<void* const> outputs;
-  void* workspace = nullptr;  // workspace_bytes() bytes, 64-byte aligned; null when 0
-};
-
-class Kernel {
- public:
-  virtual ~Kernel() = default;
-
-  // Runs on the bound buffers. Must be safe to call from several threads at once with
-  // different buffers (a kernel over a non-reentrant library object serialises itself).
-  virtual Status Run(const KernelBuffers& buffers) const = 0;
-
-  // One per kernel input (CompileRequest::inputs) and output (CompileRequest::outputs).
-  const std::vector<Layout>& input_layouts() const { return input_layouts_; }
-  const std::vector<Layout>& output_layouts() const { return output_layouts_; }
-  size_t workspace_bytes() const { return workspace_bytes_; }
-
- protected:
-  std::vector<Layout> input_layouts_;
-  std::vector<Layout> output_layouts_;
-  size_t workspace_bytes_ = 0;
-};
-
-// What Compile is asked to build: one group of nodes of a graph.
-struct CompileRequest {
-  const Graph* graph = nullptr;
-  SubGraph nodes;
-  std::string rule;              // the rule or fusion that offered the group
-  std::vector<ValueId> inputs;   // non-constant values the group reads: the kernel inputs
-  std::vector<ValueId> outputs;  // values the group produces for others: the kernel outputs
-  int num_threads = 1;
-
-  // Builds a request from a node set: inputs = SubGraph::Inputs minus constants,
-  // outputs = SubGraph::Outputs.
-  static CompileRequest For(const Graph& graph, const SubGraph& nodes, std::string rule,
-                            int num_threads);
-  std::vector<NodeId> node_ids() const { return nodes.Nodes(); }
-  const TensorType& type(ValueId id) const { return graph->value(id).type; }
-};
+// Backend::SetNumThreads is gone (a kernel runs on CompileRequest::num_threads). 4: each rule
+// and fusion carries its compile function (Rule::Compiles, with the rule's Match);
+// Backend::Compile dispatches to it and is no longer virtual.
+inline constexpr int kBackendAbiVersion = 4;
 
 class Backend {
  public:
@@ -89,8 +43,12 @@ class Backend {
 
   virtual const RuleSet& rules() const = 0;
 
-  // Compiles one candidate group. Errors say why (the framework adds backend, rule, node).
-  virtual StatusOr<std::unique_ptr<Kernel>> Compile(const CompileRequest& request) const = 0;
+  // Compiles one candidate group by the rule or fusion that request.rule names: a rule's
+  // compile function is handed the rule's match of exactly these nodes (the one its pattern
+  // found when it offered them), a fusion's is called once the fusion admits the group. A
+  // group the named rule does not offer (a plan edited by hand, another model) is refused,
+  // never compiled by guesswork. Errors say why (the framework adds backend, rule, node).
+  StatusOr<std::unique_ptr<Kernel>> Compile(const CompileRequest& request) const;
 
   // A kernel converting a tensor of `type` from layout `from` to `to`, where one of them is
   // an opaque layout this backend named. Plain ↔ channels-last is the framework's own.
@@ -104,7 +62,8 @@ class BackendRegistry {
   // The process-wide registry: built-in backends are registered on first use.
   static BackendRegistry& Global();
 
-  // Fails when a backend of the same name exists.
+  // Fails when a backend of the same name exists, or when two of its rules and fusions share
+  // a name or one has no compile function (each is named).
   Status Register(std::unique_ptr<Backend> backend);
   // nullptr when there is none.
   const Backend* Find(const std::string& name) const;

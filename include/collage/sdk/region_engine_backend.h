@@ -20,22 +20,17 @@ class RegionEngineBackend final : public Backend {
                       CompileFunction compile)
       : name_(std::move(name)),
         version_(std::move(version)),
-        rules_(MakeRegionEngineRules(supported)),
-        compile_(compile) {}
+        rules_(MakeRegionEngineRules(supported, compile)) {}
 
   std::string name() const override { return name_; }
   std::string version() const override { return version_; }
   bool graph_level() const override { return true; }
   const RuleSet& rules() const override { return rules_; }
-  StatusOr<std::unique_ptr<Kernel>> Compile(const CompileRequest& request) const override {
-    return compile_(request);
-  }
 
  private:
   std::string name_;
   std::string version_;
   RuleSet rules_;
-  CompileFunction compile_;
 };
 
 }  // namespace collage

@@ -10,8 +10,9 @@
 
 namespace collage {
 
-// `supported`: the nodes the engine can take (its op coverage, dtypes, shapes).
-RuleSet MakeRegionEngineRules(const NodePredicate& supported);
+// `supported`: the nodes the engine can take (its op coverage, dtypes, shapes); `compile`:
+// how it compiles any group of them, alone or a region.
+RuleSet MakeRegionEngineRules(const NodePredicate& supported, const FusionCompiler& compile);
 
 // Nodes every ONNX engine is expected to take: an op of the default ONNX domain whose inputs
 // and outputs all have a numeric dtype in `dtypes` and at least one element (engines disagree

@@ -1,27 +1,46 @@
 // Rules and fusion generators: how a backend declares which groups of nodes it can run.
 //
 //   Rule("conv_relu", Op("Relu")(Op("Conv")(Any(), Const(), Optional(Const()))))
-//       .Where([](const Match& m) { return m.capture_type(0).shape.size() == 4; });
+//       .Where([](const Match& m) { return m.capture_type(0).shape.size() == 4; })
+//       .Compiles(CompileConvRelu);  // (const CompileRequest&, const Match&)
 //   Fusion("elementwise_chain").Seed({OpKind::kElementwise}).Grow({OpKind::kElementwise})
-//       .MaxOps(8);
+//       .MaxOps(8).Compiles(CompileChain);  // (const CompileRequest&)
 //
 // A Rule matches a fixed pattern. A Fusion is a generator (the paper's pattern generators,
 // TVM's fusion-by-kind): from every seed node of an allowed kind it grows along the
 // post-dominator path through nodes of the allowed kinds, emitting one candidate per size.
+// Each carries the function that compiles what it offers, so that what a group means (which
+// node is the convolution, which layout a variant runs in) is decided where the rule is
+// written, never read back from the rule's name.
 #pragma once
 
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "collage/sdk/graph.h"
 #include "collage/sdk/op_kind.h"
-#include "collage/sdk/subgraph.h"
 #include "collage/sdk/pattern.h"
+#include "collage/sdk/subgraph.h"
 
 namespace collage {
 
+// Defined in collage/sdk/kernel.h, a layer above the pattern language: a compile function is
+// only stored here, and called by Backend::Compile.
+class Kernel;
+struct CompileRequest;
+
 using MatchConstraint = std::function<bool(const Match& match)>;
+// Compiles a group a rule offered, given the rule's match of it: match.op_nodes names each
+// Op of the pattern (pre-order), match.captures each Any/Const leaf.
+using RuleCompiler =
+    std::function<StatusOr<std::unique_ptr<Kernel>>(const CompileRequest&, const Match&)>;
+// Compiles a group a fusion generated (or a region the graph-level search merged from them).
+using FusionCompiler = std::function<StatusOr<std::unique_ptr<Kernel>>(const CompileRequest&)>;
 
 class Rule {
  public:
@@ -34,10 +53,22 @@ class Rule {
   // --nan-contract=enforce, part of `make test`) fails a declared rule that deviates. Declare
   // only what the harness measured; undeclared is the safe default.
   Rule& PropagatesNonFinite();
+  // The function that compiles this rule's groups (required: registration refuses a rule
+  // without one).
+  Rule& Compiles(RuleCompiler compiler);
+  // For a compile function that needs no match: it finds its nodes in the request (by op
+  // type, collage/sdk/find_node.h), the group holding one node of each.
+  template <typename Compile>
+    requires std::is_invocable_v<const Compile&, const CompileRequest&>
+  Rule& Compiles(Compile compile) {
+    return Compiles(RuleCompiler(
+        [compile](const CompileRequest& request, const Match&) { return compile(request); }));
+  }
 
   const std::string& name() const { return name_; }
   bool meets_non_finite_contract() const { return meets_non_finite_contract_; }
   const Pattern& pattern() const { return pattern_; }
+  const RuleCompiler& compiler() const { return compiler_; }
   // The pattern as text, e.g. "Relu(Conv(any, const, const?))" (constraints are code and are
   // shown as " where <n> constraints").
   std::string Describe() const;
@@ -48,12 +79,16 @@ class Rule {
   // if its nodes form a convex set and no node other than the root has an output read
   // outside the match or returned by the graph (the group computes those values internally).
   std::vector<Match> FindAll(const Graph& graph) const;
+  // The match FindAll gives for exactly `nodes`, or none when this rule does not offer that
+  // group (its pattern rooted at some member covers other nodes, or fails).
+  std::optional<Match> MatchGroup(const Graph& graph, const SubGraph& nodes) const;
 
  private:
   std::string name_;
   Pattern pattern_;
   std::vector<MatchConstraint> constraints_;
   bool meets_non_finite_contract_ = false;
+  RuleCompiler compiler_;
 };
 
 class Fusion {
@@ -73,16 +108,23 @@ class Fusion {
   Fusion& Where(NodePredicate predicate);
   // As Rule::PropagatesNonFinite: every group generated meets the NaN/Inf contract.
   Fusion& PropagatesNonFinite();
+  // As Rule::Compiles.
+  Fusion& Compiles(FusionCompiler compiler);
 
   const std::string& name() const { return name_; }
   int max_ops() const { return max_ops_; }
   bool maximal_regions() const { return maximal_regions_; }
   bool meets_non_finite_contract() const { return meets_non_finite_contract_; }
+  const FusionCompiler& compiler() const { return compiler_; }
   // e.g. "fusion: seed {elementwise} grow {elementwise, broadcast}, 2..8 ops"
   std::string Describe() const;
 
   // Every group generated in the graph, convex, of MinOps..MaxOps nodes, duplicates removed.
   std::vector<SubGraph> Generate(const Graph& graph) const;
+  // Whether this fusion may run `nodes`: MinOps..MaxOps nodes, each of a seed or grow kind
+  // and passing every Where. Looser than Generate on purpose: the graph-level search merges
+  // generated groups into larger regions (its placement checks convexity).
+  bool Admits(const Graph& graph, const SubGraph& nodes) const;
 
  private:
   std::vector<SubGraph> GenerateMaximalRegions(const Graph& graph) const;
@@ -95,6 +137,7 @@ class Fusion {
   bool maximal_regions_ = false;
   std::vector<NodePredicate> predicates_;
   bool meets_non_finite_contract_ = false;
+  FusionCompiler compiler_;
 };
 
 class RuleSet {
@@ -104,6 +147,12 @@ class RuleSet {
   const std::vector<Rule>& rules() const { return rules_; }
   const std::vector<Fusion>& fusions() const { return fusions_; }
   size_t size() const { return rules_.size() + fusions_.size(); }
+  // The rule / fusion of this name; null when the set has none.
+  const Rule* FindRule(std::string_view name) const;
+  const Fusion* FindFusion(std::string_view name) const;
+  // Why the set cannot be registered: two entries of one name, or one without a compile
+  // function (ok otherwise).
+  Status CheckComplete() const;
   // Whether the rule or fusion of this name declares PropagatesNonFinite (false for a name
   // the set does not have).
   bool MeetsNonFiniteContract(const std::string& name) const;

@@ -48,16 +48,17 @@ class ChannelsLastSoftmaxBackend : public Backend {
                     Op("Softmax").If([](const Graph& g, const Node& n) {
                       return g.opset() >= 13 && n.attributes.GetInt("axis", -1) == 1 &&
                              g.value(n.inputs[0]).type.shape.size() == 4;
-                    })));
+                    }))
+                   .Compiles([](const CompileRequest& request,
+                                const Match&) -> StatusOr<std::unique_ptr<Kernel>> {
+                     const Shape& shape = request.type(request.inputs[0]).shape;
+                     return std::unique_ptr<Kernel>(
+                         new ChannelSoftmaxKernel(shape[0] * shape[2] * shape[3], shape[1]));
+                   }));
   }
   std::string name() const override { return "test_channels_last"; }
   std::string version() const override { return "1"; }
   const RuleSet& rules() const override { return rules_; }
-  StatusOr<std::unique_ptr<Kernel>> Compile(const CompileRequest& request) const override {
-    const Shape& shape = request.type(request.inputs[0]).shape;
-    return std::unique_ptr<Kernel>(
-        new ChannelSoftmaxKernel(shape[0] * shape[2] * shape[3], shape[1]));
-  }
 
  private:
   RuleSet rules_;
@@ -177,13 +178,16 @@ TEST(ExecutableLayoutTest, ARuleWhoseConstraintRejectsIsNeverChosen) {
 // A backend whose rule offers Relu but whose Compile always fails.
 class FailingBackend : public Backend {
  public:
-  FailingBackend() { rules_.Add(Rule("relu", Op("Relu"))); }
+  FailingBackend() {
+    rules_.Add(Rule("relu", Op("Relu"))
+                   .Compiles([](const CompileRequest&,
+                                const Match&) -> StatusOr<std::unique_ptr<Kernel>> {
+                     return Status(StatusCode::kInternal, "the library refused the descriptor");
+                   }));
+  }
   std::string name() const override { return "test_failing"; }
   std::string version() const override { return "1"; }
   const RuleSet& rules() const override { return rules_; }
-  StatusOr<std::unique_ptr<Kernel>> Compile(const CompileRequest&) const override {
-    return Status(StatusCode::kInternal, "the library refused the descriptor");
-  }
 
  private:
   RuleSet rules_;

@@ -110,9 +110,6 @@ class NamedBackend : public Backend {
   std::string name() const override { return name_; }
   std::string version() const override { return "1"; }
   const RuleSet& rules() const override { return rules_; }
-  StatusOr<std::unique_ptr<Kernel>> Compile(const CompileRequest&) const override {
-    return Status(StatusCode::kUnsupported, "no kernels");
-  }
 
  private:
   std::string name_;

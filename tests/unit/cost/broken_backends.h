@@ -36,21 +36,23 @@ class BrokenKernel : public Kernel {
 
 class BrokenBackend : public Backend {
  public:
-  BrokenBackend(std::string name, Breakage breakage) : name_(std::move(name)), breakage_(breakage) {
-    rules_.Add(Rule("relu", Op("Relu")(Any())));
+  BrokenBackend(std::string name, Breakage breakage) : name_(std::move(name)) {
+    rules_.Add(Rule("relu", Op("Relu")(Any()))
+                   .Compiles([breakage](const CompileRequest& request,
+                                        const Match&) -> StatusOr<std::unique_ptr<Kernel>> {
+                     if (breakage == Breakage::kCompileFails) {
+                       return Unsupported("no implementation for this shape");
+                     }
+                     return std::unique_ptr<Kernel>(
+                         new BrokenKernel(breakage, request.type(request.outputs[0]).nbytes()));
+                   }));
   }
   std::string name() const override { return name_; }
   std::string version() const override { return "broken 1"; }
   const RuleSet& rules() const override { return rules_; }
-  StatusOr<std::unique_ptr<Kernel>> Compile(const CompileRequest& request) const override {
-    if (breakage_ == Breakage::kCompileFails) return Unsupported("no implementation for this shape");
-    return std::unique_ptr<Kernel>(
-        new BrokenKernel(breakage_, request.type(request.outputs[0]).nbytes()));
-  }
 
  private:
   std::string name_;
-  Breakage breakage_;
   RuleSet rules_;
 };
 
