@@ -2,10 +2,16 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 #include "collage/sdk/errors.h"
 
 namespace collage {
+
+SearchCandidate SearchCandidateOf(const Graph& graph, PlacedGroup group) {
+  CompileRequest request = CompileRequest::For(graph, group.nodes, group.rule, 1);
+  return {std::move(group), std::move(request.inputs), std::move(request.outputs), {}, {}, 0};
+}
 
 StatusOr<std::vector<SearchCandidate>> EnumerateSearchCandidates(
     const Graph& graph, const std::vector<std::string>& backends, const BackendRegistry& registry,
@@ -23,14 +29,7 @@ StatusOr<std::vector<SearchCandidate>> EnumerateSearchCandidates(
       return NotFound("no backend named '{}' (registered: {})", name, registered);
     }
     for (Candidate& offered : EnumerateCandidates(graph, backend->rules(), strict_non_finite)) {
-      CompileRequest request = CompileRequest::For(graph, offered.nodes, offered.rule, 1);
-      SearchCandidate candidate;
-      candidate.backend = name;
-      candidate.rule = std::move(offered.rule);
-      candidate.nodes = std::move(offered.nodes);
-      candidate.inputs = std::move(request.inputs);
-      candidate.outputs = std::move(request.outputs);
-      candidates.push_back(std::move(candidate));
+      candidates.push_back(SearchCandidateOf(graph, {name, std::move(offered)}));
     }
   }
   return candidates;

@@ -7,13 +7,15 @@
 #include <vector>
 
 #include "collage/sdk/backend.h"
+#include "runtime/placement.h"
 
 namespace collage {
 
-struct SearchCandidate {
-  std::string backend;
-  std::string rule;
-  SubGraph nodes;
+// A PlacedGroup (backend + rule + nodes) as the searches see it: adds the values it reads
+// and produces, the layouts its kernel reads and writes them in, and its measured cost. The
+// cost model prices these; the op-level search chooses among them, and the group it
+// chooses goes into the Placement as the PlacedGroup it extends.
+struct SearchCandidate : PlacedGroup {
   std::vector<ValueId> inputs;   // non-constant values read (CompileRequest::inputs)
   std::vector<ValueId> outputs;  // values produced for others (CompileRequest::outputs)
   // Filled by the cost model; one per input / output.
@@ -21,6 +23,9 @@ struct SearchCandidate {
   std::vector<Layout> output_layouts;
   double cost_ms = 0;
 };
+
+// `group` with its inputs and outputs filled from the graph; layouts and cost not yet.
+SearchCandidate SearchCandidateOf(const Graph& graph, PlacedGroup group);
 
 // Every group offered by the rules and fusions of `backends` (each registered; "native" is
 // always added, so that every node has a candidate), inputs and outputs filled, layouts and

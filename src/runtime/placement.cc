@@ -89,7 +89,7 @@ StatusOr<Placement> PlaceOnSingleBackend(const Graph& graph, const Backend& back
       const Node& node = graph.node(n);
       return Unsupported("{} node '{}': no backend can run it", node.op_type, node.name);
     }
-    placement.groups.push_back({chosen->name(), best->rule, best->nodes});
+    placement.groups.push_back({chosen->name(), *best});
     covered = covered.Union(best->nodes);
   }
   COLLAGE_RETURN_IF_ERROR(ValidatePlacement(graph, placement, registry));

@@ -4,16 +4,24 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collage/sdk/backend.h"
+#include "collage/sdk/rule.h"
 
 namespace collage {
 
-struct PlacedGroup {
+// A Candidate (rule + nodes) placed on a backend: adds the backend that runs it. What a
+// Placement is made of, so what the executable compiles and runs; the searches return these
+// and a plan file records them (PlanGroup). SearchCandidate (cost layer) builds on it.
+struct PlacedGroup : Candidate {
+  PlacedGroup() = default;
+  // `offered` runs on `backend`, e.g. {"onednn", {"conv_relu", nodes}}.
+  PlacedGroup(std::string backend, Candidate offered)
+      : Candidate(std::move(offered)), backend(std::move(backend)) {}
+
   std::string backend;
-  std::string rule;
-  SubGraph nodes;
 };
 
 struct Placement {

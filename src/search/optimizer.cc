@@ -68,14 +68,21 @@ std::vector<GroupAlternative> RivalsOf(size_t chosen, const std::vector<SearchCa
   return rivals;
 }
 
+// The public view of a placed group (GroupReport speaks no IR types): backend, rule and
+// node numbers; cost and rivals are the caller's to fill.
+GroupReport ReportOf(const PlacedGroup& placed) {
+  GroupReport group;
+  group.backend = placed.backend;
+  group.rule = placed.rule;
+  for (NodeId n : placed.nodes.Nodes()) group.nodes.push_back(n);
+  return group;
+}
+
 // The report of one group that is a priced candidate: its cost alone and its rivals.
 GroupReport CandidateReport(size_t index, const std::vector<SearchCandidate>& candidates,
                             const std::vector<CostRecord>& records) {
   const SearchCandidate& chosen = candidates[index];
-  GroupReport group;
-  group.backend = chosen.backend;
-  group.rule = chosen.rule;
-  for (NodeId n : chosen.nodes.Nodes()) group.nodes.push_back(n);
+  GroupReport group = ReportOf(chosen);
   group.cost_ms = chosen.cost_ms;
   group.alternatives = RivalsOf(index, candidates, records);
   return group;
@@ -136,10 +143,7 @@ std::vector<GroupReport> RegroupReport(const Placement& placement,
       groups.push_back(CandidateReport(static_cast<size_t>(index), candidates, records));
       continue;
     }
-    GroupReport group;
-    group.backend = placed.backend;
-    group.rule = placed.rule;
-    for (NodeId n : placed.nodes.Nodes()) group.nodes.push_back(n);
+    GroupReport group = ReportOf(placed);
     group.measured_alone = false;
     for (const GroupReport& old : op_level) {
       if (!placed.nodes.Contains(old.nodes.front())) continue;
@@ -257,10 +261,8 @@ StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& 
   report.search_states_cut = found.states_cut;
   report.estimated_ms = found.cost_ms;
   Placement op_level;
-  for (int g : found.groups) {
-    const SearchCandidate& chosen = valid[static_cast<size_t>(g)];
-    op_level.groups.push_back({chosen.backend, chosen.rule, chosen.nodes});
-  }
+  // Each chosen candidate joins the placement as the PlacedGroup it extends.
+  for (int g : found.groups) op_level.groups.push_back(valid[static_cast<size_t>(g)]);
   COLLAGE_RETURN_IF_ERROR(ValidatePlacement(graph, op_level, registry));
   const std::vector<GroupReport> op_level_groups = ReportGroups(op_level, candidates, records);
 

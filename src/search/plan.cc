@@ -120,6 +120,31 @@ Status CheckInputShapes(const Plan& plan, const Graph& graph) {
       ShapesText(plan.input_shapes), ShapesText(here), shape_flags);
 }
 
+// The record of `placed` in a plan: its node numbers, and their names for readers (the cost
+// is filled after measuring).
+PlanGroup PlanGroupOf(const Graph& graph, const PlacedGroup& placed) {
+  PlanGroup group;
+  group.backend = placed.backend;
+  group.rule = placed.rule;
+  group.nodes = placed.nodes.Nodes();
+  for (NodeId n : group.nodes) group.node_names.push_back(graph.node(n).name);
+  return group;
+}
+
+// The placed group that the plan's group `index` records, its node numbers checked against
+// `graph` (which sizes the SubGraph).
+StatusOr<PlacedGroup> PlacedGroupOf(const PlanGroup& group, size_t index, const Graph& graph) {
+  PlacedGroup placed(group.backend, {group.rule, SubGraph(graph.num_nodes())});
+  for (NodeId n : group.nodes) {
+    if (n >= graph.num_nodes()) {
+      return InvalidArgument("the plan's group {} names node {}, the model has {} nodes", index,
+                             n, graph.num_nodes());
+    }
+    placed.nodes.Add(n);
+  }
+  return placed;
+}
+
 }  // namespace
 
 std::string ModelHash(const Graph& graph) {
@@ -149,15 +174,10 @@ Plan MakePlan(const Graph& graph, const Placement& placement, const BackendRegis
   plan.threads = threads;
   for (ValueId in : graph.inputs()) plan.input_shapes[graph.value(in).name] = graph.value(in).type.shape;
   for (const PlacedGroup& placed : placement.groups) {
-    PlanGroup group;
-    group.backend = placed.backend;
-    group.rule = placed.rule;
-    group.nodes = placed.nodes.Nodes();
-    for (NodeId n : group.nodes) group.node_names.push_back(graph.node(n).name);
     if (const Backend* backend = registry.Find(placed.backend)) {
       plan.backend_versions[placed.backend] = backend->version();
     }
-    plan.groups.push_back(std::move(group));
+    plan.groups.push_back(PlanGroupOf(graph, placed));
   }
   return plan;
 }
@@ -308,17 +328,7 @@ StatusOr<Placement> PlacementFromPlan(const Plan& plan, const Graph& graph,
           "load its plug-in with --backend-path",
           g, group.backend, registered);
     }
-    PlacedGroup placed;
-    placed.backend = group.backend;
-    placed.rule = group.rule;
-    placed.nodes = SubGraph(graph.num_nodes());
-    for (NodeId n : group.nodes) {
-      if (n >= graph.num_nodes()) {
-        return InvalidArgument("the plan's group {} names node {}, the model has {} nodes", g, n,
-                               graph.num_nodes());
-      }
-      placed.nodes.Add(n);
-    }
+    COLLAGE_ASSIGN_OR_RETURN(PlacedGroup placed, PlacedGroupOf(group, g, graph));
     placement.groups.push_back(std::move(placed));
   }
   COLLAGE_RETURN_IF_ERROR(ValidatePlacement(graph, placement, registry));

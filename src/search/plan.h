@@ -14,6 +14,12 @@
 
 namespace collage {
 
+// A PlacedGroup as a plan file records it: adds the group's measured cost and its nodes'
+// names for readers. Its nodes stay node numbers, not the PlacedGroup's SubGraph: a SubGraph
+// is a bit set as large as the model, and a plan is read before the model is known (a
+// number in a damaged file must not size memory). MakePlan records each placed group
+// (PlanGroupOf in plan.cc); PlacementFromPlan turns each back once the graph checks its
+// numbers (PlacedGroupOf). The JSON fields are these names, unchanged since version 1.
 struct PlanGroup {
   std::string backend;
   std::string rule;

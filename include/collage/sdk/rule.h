@@ -162,7 +162,10 @@ class RuleSet {
   std::vector<Fusion> fusions_;
 };
 
-// A group of nodes one backend offers to run, and the rule or fusion that produced it.
+// A group of nodes one backend offers to run, and the rule or fusion that produced it: the
+// first link of the group chain (docs/architecture.md, "One group, from offer to plan").
+// PlacedGroup (runtime) adds the backend that runs it, SearchCandidate (cost) its boundary,
+// layouts and cost.
 struct Candidate {
   std::string rule;
   SubGraph nodes;

@@ -145,9 +145,9 @@ TEST(ExecutableLayoutTest, AnInputStaysLiveWhenALaterInputOfItsGroupIsConverted)
   ASSERT_TRUE(g.AddNode(NodeOf("matmul", "MatMul", {r, s}, {y})).ok());
   g.AddOutput(y);
   Placement placement;
-  placement.groups = {{"native", "op", SubGraph(3, {0})},
-                      {backend.name(), "softmax_channels_last", SubGraph(3, {1})},
-                      {"native", "op", SubGraph(3, {2})}};
+  placement.groups = {{"native", {"op", SubGraph(3, {0})}},
+                      {backend.name(), {"softmax_channels_last", SubGraph(3, {1})}},
+                      {"native", {"op", SubGraph(3, {2})}}};
   auto exe = Executable::Create(g, placement, registry, 1);
   ASSERT_TRUE(exe.ok()) << exe.status().ToString();
   EXPECT_EQ((*exe)->num_conversions(), 2);  // b into channels-last, s back to plain
@@ -235,8 +235,8 @@ TEST(PlacementTest, ValidationNamesWhatIsWrong) {
             std::string::npos);
 
   Placement non_convex = *good;  // {softmax1, relu} skips softmax2 between them
-  non_convex.groups = {{"native", "op", SubGraph(g.num_nodes(), {0, 2})},
-                       {"native", "op", SubGraph(g.num_nodes(), {1})}};
+  non_convex.groups = {{"native", {"op", SubGraph(g.num_nodes(), {0, 2})}},
+                       {"native", {"op", SubGraph(g.num_nodes(), {1})}}};
   EXPECT_NE(ValidatePlacement(g, non_convex, registry).message().find("not convex"), std::string::npos);
 }
 

@@ -41,7 +41,7 @@ TEST(EvolutionarySearchTest, FindsTheOptimumThatAdditiveCostsMiss) {
     ValueId out = g.AddValue("v" + std::to_string(i), type);
     ASSERT_TRUE(g.AddNode({"n" + std::to_string(i), "Relu", "", {}, {v}, {out}}).ok());
     for (int gene : {0, 1}) {
-      candidates.push_back({gene == 0 ? "op" : "graph", "rule", SubGraph(kGroups, {i}), {v}, {out},
+      candidates.push_back({{gene == 0 ? "op" : "graph", {"rule", SubGraph(kGroups, {i})}}, {v}, {out},
                             {Layout::Plain()}, {Layout::Plain()}, gene == 0 ? 1.0 : 1.5});
     }
     v = out;

@@ -49,13 +49,7 @@ Graph RandomDag(int num_nodes, std::mt19937& rng) {
 
 SearchCandidate MakeCandidate(const Graph& g, const std::string& backend, const SubGraph& nodes,
                               std::mt19937& rng, bool random_layouts) {
-  CompileRequest request = CompileRequest::For(g, nodes, backend + "_rule", 1);
-  SearchCandidate c;
-  c.backend = backend;
-  c.rule = backend + "_rule";
-  c.nodes = nodes;
-  c.inputs = request.inputs;
-  c.outputs = request.outputs;
+  SearchCandidate c = SearchCandidateOf(g, {backend, {backend + "_rule", nodes}});
   auto layout = [&] {
     if (random_layouts) return rng() % 2 ? kOpaque : Layout::Plain();
     return backend == "b" ? kOpaque : Layout::Plain();
@@ -251,7 +245,7 @@ TEST(OpLevelSearchTest, AConversionIsPaidOncePerValueAndLayout) {
   auto single = [&](const std::string& backend, NodeId n, ValueId in, ValueId out, Layout in_layout,
                     double ms) {
     return SearchCandidate{
-        backend, "rule", SubGraph(3, {n}), {in}, {out}, {in_layout}, {Layout::Plain()}, ms};
+        {backend, {"rule", SubGraph(3, {n})}}, {in}, {out}, {in_layout}, {Layout::Plain()}, ms};
   };
   std::vector<SearchCandidate> candidates = {single("a", 0, x, p, Layout::Plain(), 1.0),
                                              single("b", 1, p, q, kOpaque, 1.0), single("a", 1, p, q, Layout::Plain(), 4.0),
@@ -282,11 +276,11 @@ TEST(OpLevelSearchTest, FindsAGroupThatWaitsForALaterBranch) {
   g.AddOutput(s);
   const Layout plain = Layout::Plain();
   std::vector<SearchCandidate> candidates = {
-      {"a", "single", SubGraph(3, {0}), {x}, {a}, {plain}, {plain}, 3.0},
-      {"a", "single", SubGraph(3, {1}), {x}, {b}, {plain}, {plain}, 3.0},
-      {"a", "single", SubGraph(3, {2}), {a, b}, {s}, {plain, plain}, {plain}, 3.0},
+      {{"a", {"single", SubGraph(3, {0})}}, {x}, {a}, {plain}, {plain}, 3.0},
+      {{"a", {"single", SubGraph(3, {1})}}, {x}, {b}, {plain}, {plain}, 3.0},
+      {{"a", {"single", SubGraph(3, {2})}}, {a, b}, {s}, {plain, plain}, {plain}, 3.0},
       // conv_a + add reads b, computed by node 1, which comes after node 0.
-      {"b", "conv_add", SubGraph(3, {0, 2}), {x, b}, {s}, {plain, plain}, {plain}, 3.5},
+      {{"b", {"conv_add", SubGraph(3, {0, 2})}}, {x, b}, {s}, {plain, plain}, {plain}, 3.5},
   };
   TransitionCost none = [](ValueId, const Layout&, const Layout&) { return 0.0; };
   auto found = SearchOpLevel(g, candidates, none, {});
@@ -359,10 +353,7 @@ TEST(OpLevelSearchTest, LibrarySwitchesMatchBruteForceOnChainsWithSkips) {
     ASSERT_NEAR(found->cost_ms, best, 1e-9) << "seed " << seed;
     // The placement it returns is priced the same by EstimatePlacement.
     Placement placement;
-    for (int c : found->groups) {
-      const SearchCandidate& chosen = candidates[static_cast<size_t>(c)];
-      placement.groups.push_back({chosen.backend, chosen.rule, chosen.nodes});
-    }
+    for (int c : found->groups) placement.groups.push_back(candidates[static_cast<size_t>(c)]);
     std::optional<double> estimate =
         EstimatePlacement(g, placement, candidates, transition, SyntheticLibrarySwitch);
     ASSERT_TRUE(estimate.has_value());
@@ -391,8 +382,7 @@ TEST(OpLevelSearchTest, ASwitchThatCostsMoreThanItSavesIsAvoided) {
   g.AddOutput(c);
   const Layout plain = Layout::Plain();
   auto single = [&](const std::string& backend, NodeId n, ValueId in, ValueId out, double ms) {
-    return SearchCandidate{backend, "rule", SubGraph(3, {n}),          {in}, {out}, {plain},
-                           {plain}, ms};
+    return SearchCandidate{{backend, {"rule", SubGraph(3, {n})}}, {in}, {out}, {plain}, {plain}, ms};
   };
   std::vector<SearchCandidate> candidates = {single("a", 0, x, a, 1.0), single("b", 0, x, a, 2.0),
                                              single("a", 1, a, b, 2.0), single("b", 1, a, b, 1.0),
