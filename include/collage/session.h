@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "collage/model_summary.h"
 #include "collage/optimize.h"
 #include "collage/run_profile.h"
 #include "collage/status.h"
@@ -82,7 +83,9 @@ class Session {
   int num_threads() const;
   const LoadTimes& load_times() const;
   const std::vector<TensorInfo>& outputs() const;
-  const Graph& graph() const;
+  // What the model is made of as it runs (after constant folding and simplification): op
+  // counts, parameters, FLOPs.
+  ModelSummary summary() const;
   // How the nodes are grouped and which backend runs each group, with the layout
   // conversions between them.
   std::string DescribePlacement() const;
@@ -119,6 +122,7 @@ class Session {
   StatusOr<std::map<std::string, Tensor>> RunUnguarded(const std::map<std::string, Tensor>& inputs,
                                                        RunProfile* profile);
   std::unique_ptr<Impl> impl_;
+  friend struct SessionAccess;  // the library's own view of the model (src/session)
 };
 
 }  // namespace collage

@@ -1,4 +1,4 @@
-#include "util/chrome_trace.h"
+#include "chrome_trace.h"
 
 #include <nlohmann/json.hpp>
 
