@@ -71,7 +71,8 @@ class Session {
                                                      const SessionOptions& options = {});
   static StatusOr<std::unique_ptr<Session>> LoadBytes(const std::string& onnx_bytes,
                                                       const SessionOptions& options = {});
-  // Takes an already imported graph (the zoo and tests use this).
+  // Takes an already imported graph: the library's own way in (its tests, LoadZooModel);
+  // applications use LoadFile, LoadBytes or LoadZooModel (collage/zoo.h).
   static StatusOr<std::unique_ptr<Session>> FromGraph(Graph graph,
                                                       const SessionOptions& options = {});
   ~Session();
