@@ -3,7 +3,7 @@
 #   util <- ir <- ops <- onnx
 #                  ops <- pattern <- backend <- backends (backends/*, src/builtin)
 #                                    backend <- runtime <- cost <- search <- session <- report
-#                  ops <- zoo                  onnx <- cost, backends <- session
+#                  ops <- zoo                  onnx <- cost, backends <- session, zoo <- session
 #
 # (the table in docs/architecture.md says what each holds).
 # A layer's code may include its own headers and those of the layers below it, nothing
@@ -62,7 +62,7 @@ function(collage_check_layers)
     message(FATAL_ERROR "${out}")
   endif()
   set(checked_sources "")
-  foreach(dir src include backends)
+  foreach(dir src include backends tools/collage)
     file(GLOB_RECURSE dir_files CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/${dir}/*.cc
          ${PROJECT_SOURCE_DIR}/${dir}/*.h)
     list(APPEND checked_sources ${dir_files})

@@ -7,6 +7,13 @@
 # Backends, in addition, see collage only through its SDK: under backends/<name>/ an include
 # with a folder must be "collage/..." (the SDK and the public headers) -- except the native
 # backend, which is collage's own reference kernels (src/ops) run as a backend.
+# The application API and its one client here are held to what is installed:
+# - the command line (tools/collage) includes only the application API ("collage/...", not
+#   "collage/sdk/...") and its own files (an include without a folder);
+# - the application API (include/collage/*.h, sdk/ aside) includes only itself, never the SDK,
+#   so that no IR or backend type reaches an application through it.
+# The measurement worker (tools/measure_worker) is not checked: it is the library's own
+# process, serving the library's measurements with the library's internal types.
 cmake_minimum_required(VERSION 3.25)
 if(NOT ROOT OR NOT TABLE)
   message(FATAL_ERROR "usage: cmake -DROOT=<source dir> -DTABLE=<layers.txt> -P check_layers.cmake")
@@ -98,8 +105,40 @@ foreach(name IN LISTS layers)
   endforeach()
 endforeach()
 
+# The application API's own headers and the command line. include/collage/backend.h and
+# layout.h are the SDK's old paths (aliases of collage/sdk/backend.h and layout.h): SDK, not
+# application API.
+set(sdk_aliases collage/backend.h collage/layout.h)
+file(GLOB application_headers ${ROOT}/include/collage/*.h)
+file(GLOB cli_files ${ROOT}/tools/collage/*.cc ${ROOT}/tools/collage/*.h)
+foreach(file IN LISTS application_headers cli_files)
+  file(RELATIVE_PATH relative ${ROOT} ${file})
+  string(REGEX REPLACE "^include/" "" as_included "${relative}")
+  if(as_included IN_LIST sdk_aliases)
+    continue()
+  endif()
+  file(STRINGS ${file} includes REGEX "^[ \t]*#[ \t]*include[ \t]+\"")
+  foreach(include IN LISTS includes)
+    string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]+\"([^\"]+)\".*" "\\1" path "${include}")
+    set(public FALSE)
+    if(path MATCHES "^collage/[^/]+$" AND NOT path IN_LIST sdk_aliases)
+      set(public TRUE)
+    endif()
+    if(relative MATCHES "^include/" AND NOT public)
+      string(APPEND violations
+             "  ${relative} (the application API) includes \"${path}\", which is not in the "
+             "application API (include/collage/*.h)\n")
+    elseif(relative MATCHES "^tools/" AND path MATCHES "/" AND NOT public)
+      string(APPEND violations
+             "  ${relative} (the command line) includes \"${path}\", which is not in the "
+             "application API (include/collage/*.h)\n")
+    endif()
+  endforeach()
+endforeach()
+
 if(violations)
   message(FATAL_ERROR
           "collage's layers: a layer may include only its own headers and those of the layers "
-          "below it, and backends only the SDK (cmake/CollageLayers.cmake). Includes that break this:\n${violations}")
+          "below it, backends only the SDK, and the application API and the command line only "
+          "the application API (cmake/CollageLayers.cmake). Includes that break this:\n${violations}")
 endif()

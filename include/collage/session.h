@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "collage/model_summary.h"
 #include "collage/optimize.h"
 #include "collage/run_profile.h"
 #include "collage/status.h"
@@ -70,7 +71,8 @@ class Session {
                                                      const SessionOptions& options = {});
   static StatusOr<std::unique_ptr<Session>> LoadBytes(const std::string& onnx_bytes,
                                                       const SessionOptions& options = {});
-  // Takes an already imported graph (the zoo and tests use this).
+  // Takes an already imported graph: the library's own way in (its tests, LoadZooModel);
+  // applications use LoadFile, LoadBytes or LoadZooModel (collage/zoo.h).
   static StatusOr<std::unique_ptr<Session>> FromGraph(Graph graph,
                                                       const SessionOptions& options = {});
   ~Session();
@@ -82,7 +84,9 @@ class Session {
   int num_threads() const;
   const LoadTimes& load_times() const;
   const std::vector<TensorInfo>& outputs() const;
-  const Graph& graph() const;
+  // What the model is made of as it runs (after constant folding and simplification): op
+  // counts, parameters, FLOPs.
+  ModelSummary summary() const;
   // How the nodes are grouped and which backend runs each group, with the layout
   // conversions between them.
   std::string DescribePlacement() const;
@@ -119,6 +123,7 @@ class Session {
   StatusOr<std::map<std::string, Tensor>> RunUnguarded(const std::map<std::string, Tensor>& inputs,
                                                        RunProfile* profile);
   std::unique_ptr<Impl> impl_;
+  friend struct SessionAccess;  // the library's own view of the model (src/session)
 };
 
 }  // namespace collage

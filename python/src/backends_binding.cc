@@ -2,7 +2,7 @@
 // backend with its version, and each one this build left out with the reason.
 #include <nanobind/stl/string.h>
 
-#include "builtin/skipped_backends.h"
+#include "collage/available_backends.h"
 #include "bindings.h"
 #include "collage/sdk/backend.h"
 

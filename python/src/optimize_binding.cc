@@ -15,10 +15,11 @@
 #include "bindings.h"
 #include "collage/optimize.h"
 #include "collage/session.h"
-#include "report/in_run_profile.h"
+#include "collage/report.h"
+#include "session/session_access.h"
 #include "collage/sdk/graph.h"
 #include "status_error.h"
-#include "util/duration_text.h"
+#include "collage/duration_text.h"
 #include "collage/sdk/errors.h"
 
 namespace nb = nanobind;
@@ -79,7 +80,7 @@ nb::dict ReportDict(const OptimizeReport& report, const Session& session, const 
   for (const FinalistReport& f : report.finalists) finalists.append(FinalistDict(f));
   d["finalists"] = finalists;
   nb::list groups;
-  for (const GroupReport& g : report.groups) groups.append(GroupDict(g, session.graph()));
+  for (const GroupReport& g : report.groups) groups.append(GroupDict(g, SessionGraph(session)));
   d["groups"] = groups;
   d["conversions_in_run_ms"] = ConversionsMs(in_run);
   d["candidates"] = report.candidates;

@@ -7,13 +7,13 @@
 #include <random>
 #include <set>
 
-#include "cost/device_fingerprint.h"
+#include "collage/device_fingerprint.h"
 #include "cost/group_signature.h"
 #include "cost/library_switch_measure.h"
 #include "runtime/kernel_runner.h"
 #include "runtime/layout_conversion.h"
 #include "collage/sdk/errors.h"
-#include "util/interrupt.h"
+#include "collage/interrupt.h"
 
 namespace collage {
 namespace {

@@ -1,4 +1,4 @@
-#include "cost/device_fingerprint.h"
+#include "collage/device_fingerprint.h"
 
 #include <sys/utsname.h>
 

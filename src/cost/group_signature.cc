@@ -10,7 +10,7 @@
 
 #include "collage/sdk/op_params.h"
 #include "collage/sdk/op_registry.h"
-#include "util/random_tensor.h"
+#include "collage/random_tensor.h"
 
 namespace collage {
 namespace {

@@ -11,8 +11,8 @@
 #include "runtime/executable.h"
 #include "runtime/kernel_runner.h"
 #include "runtime/layout_conversion.h"
-#include "util/latency_stats.h"
-#include "util/normalized_error.h"
+#include "collage/latency_stats.h"
+#include "collage/normalized_error.h"
 
 namespace collage {
 namespace {

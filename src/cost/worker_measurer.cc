@@ -12,7 +12,7 @@
 #include "cost/worker_protocol.h"
 #include "collage/sdk/group_model.h"
 #include "collage/sdk/errors.h"
-#include "util/printable_text.h"
+#include "collage/printable_text.h"
 
 namespace collage {
 namespace {

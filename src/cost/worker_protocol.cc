@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "onnx/onnx_import.h"
+#include "collage/shape_text.h"
 #include "collage/sdk/errors.h"
 
 namespace collage {

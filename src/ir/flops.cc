@@ -55,4 +55,17 @@ double GraphFlops(const Graph& graph) {
   return total;
 }
 
+ModelSummary SummarizeGraph(const Graph& graph) {
+  ModelSummary summary;
+  summary.name = graph.name();
+  summary.opset = graph.opset();
+  summary.num_nodes = graph.num_nodes();
+  for (const Node& node : graph.nodes()) {
+    summary.op_counts[node.domain.empty() ? node.op_type : node.domain + "::" + node.op_type]++;
+  }
+  summary.num_parameters = graph.NumParameters();
+  summary.flops = GraphFlops(graph);
+  return summary;
+}
+
 }  // namespace collage

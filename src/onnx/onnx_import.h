@@ -37,9 +37,4 @@ StatusOr<Graph> ImportOnnxModel(const onnx::ModelProto& model, const ImportOptio
                                 const std::string& source_name = "<memory>",
                                 const std::string& base_dir = "");
 
-// Parses "1x3x224x224" (also "1,3,224,224"); error on anything else.
-StatusOr<Shape> ParseShape(const std::string& text);
-// Parses "name=1x3x224x224" into `shapes`.
-Status ParseShapeOverride(const std::string& text, std::map<std::string, Shape>& shapes);
-
 }  // namespace collage

@@ -1,7 +1,7 @@
-// ParseShape and ParseShapeOverride (declared in onnx_import.h): the text of --shape flags.
+// ParseShape and ParseShapeOverride (declared in collage/shape_text.h): the text of --shape flags.
 #include <charconv>
 
-#include "onnx/onnx_import.h"
+#include "collage/shape_text.h"
 #include "collage/sdk/errors.h"
 
 namespace collage {

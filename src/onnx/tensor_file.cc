@@ -1,4 +1,4 @@
-#include "onnx/tensor_file.h"
+#include "collage/tensor_file.h"
 
 #include "onnx/tensor_proto.h"
 #include "collage/sdk/errors.h"

@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <random>
 
-#include "util/random_tensor.h"
+#include "collage/random_tensor.h"
+#include "session/session_access.h"
 
 namespace collage {
 
@@ -77,7 +78,7 @@ StatusOr<RunProfile> ProfileKeptPlacement(Session& session, OptimizeReport& repo
   }
   COLLAGE_ASSIGN_OR_RETURN(RunProfile mean,
                            ProfileCurrentPlacement(session, inputs, kProfiledRuns));
-  const bool set = SetInRunTimes(mean, session.graph(), report);
+  const bool set = SetInRunTimes(mean, SessionGraph(session), report);
   if (times_set != nullptr) *times_set = set;
   return mean;
 }

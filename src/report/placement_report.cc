@@ -5,9 +5,10 @@
 #include <algorithm>
 #include <map>
 
-#include "search/finalist_summary.h"
 #include "report/report_graph.h"
+#include "report/report_graph_drawing.h"
 #include "report/report_text.h"
+#include "session/session_access.h"
 
 namespace collage {
 namespace {
@@ -292,6 +293,11 @@ std::string PlacementReportHtml(const Graph& graph, const OptimizeReport& report
   html += GroupsHtml(graph, report, profiled);
   html += ConversionsHtml(in_run);
   return html + "</body></html>\n";
+}
+
+std::string PlacementReportHtml(const Session& session, const OptimizeReport& report,
+                                const RunProfile& in_run, const PlacementReportOptions& options) {
+  return PlacementReportHtml(SessionGraph(session), report, in_run, options);
 }
 
 }  // namespace collage

@@ -1,19 +1,14 @@
 // Which layout draws the report's graph: Graphviz's dot where it is installed (the better
 // drawing), else the built-in layered layout; dot failing (or taking too long) falls back to
-// the built-in one too, so that a report is always written.
+// the built-in one too, so that a report is always written (ReportLayout, collage/report.h).
 #pragma once
 
 #include <string>
 
+#include "collage/report.h"
 #include "report/report_graph.h"
 
 namespace collage {
-
-enum class ReportLayout {
-  kAuto,     // dot when it is on $PATH, unless $COLLAGE_REPORT_LAYOUT is "builtin"
-  kDot,      // dot, falling back only when it is missing or fails
-  kBuiltIn,  // the built-in layout, dot or not
-};
 
 struct GraphDrawing {
   std::string svg;  // one <svg> element

@@ -5,7 +5,7 @@
 #include <map>
 #include <random>
 
-#include "util/interrupt.h"
+#include "collage/interrupt.h"
 
 namespace collage {
 namespace {

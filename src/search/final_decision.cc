@@ -5,7 +5,7 @@
 
 #include "search/finalist_decision.h"
 #include "collage/sdk/errors.h"
-#include "util/interrupt.h"
+#include "collage/interrupt.h"
 
 namespace collage {
 

@@ -6,7 +6,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "cost/device_fingerprint.h"
+#include "collage/device_fingerprint.h"
 #include "cost/group_signature.h"
 #include "collage/sdk/errors.h"
 #include "util/file_io.h"

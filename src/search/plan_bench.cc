@@ -5,8 +5,8 @@
 #include <random>
 
 #include "collage/sdk/errors.h"
-#include "util/normalized_error.h"
-#include "util/random_tensor.h"
+#include "collage/normalized_error.h"
+#include "collage/random_tensor.h"
 
 namespace collage {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "search/plan_bench.h"
 #include "collage/sdk/errors.h"
-#include "util/interrupt.h"
+#include "collage/interrupt.h"
 
 namespace collage {
 namespace {

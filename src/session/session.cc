@@ -5,7 +5,9 @@
 #include <new>
 
 #include "collage/sdk/graph.h"
+#include "ir/flops.h"
 #include "ir/simplify.h"
+#include "session/session_access.h"
 #include "onnx/onnx_import.h"
 #include "runtime/executable.h"
 #include "runtime/placement.h"
@@ -276,7 +278,7 @@ const std::vector<TensorInfo>& Session::inputs() const { return impl_->inputs; }
 int Session::num_threads() const { return impl_->current_with_threads().second; }
 const LoadTimes& Session::load_times() const { return impl_->load_times; }
 const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs; }
-const Graph& Session::graph() const { return impl_->graph; }
+ModelSummary Session::summary() const { return SummarizeGraph(impl_->graph); }
 std::string Session::DescribePlacement() const {
   return collage::DescribePlacement(impl_->current()->placement());
 }
@@ -331,5 +333,7 @@ StatusOr<std::map<std::string, Tensor>> Session::RunUnguarded(
   for (size_t i = 0; i < outputs.size(); ++i) named[impl_->outputs[i].name] = std::move(outputs[i]);
   return named;
 }
+
+const Graph& SessionAccess::graph(const Session& session) { return session.impl_->graph; }
 
 }  // namespace collage

@@ -1,4 +1,4 @@
-#include "util/duration_text.h"
+#include "collage/duration_text.h"
 
 #include <cstdlib>
 

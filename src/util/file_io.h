@@ -13,6 +13,7 @@
 #include <limits>
 #include <string>
 
+#include "collage/file_io.h"
 #include "collage/status.h"
 
 namespace collage {
@@ -53,10 +54,6 @@ class ConfinedFile {
   std::string path_;
 };
 
-// Replaces `path` with `bytes`, all or nothing. A symlink is written through: its target is
-// replaced and the link kept (a dangling link is refused). A directory, device, FIFO or
-// socket at `path` (or at the link's target) is refused untouched. A new file gets the mode
-// the umask allows; a replaced file keeps its mode.
-Status WriteFileAtomically(const std::string& path, const std::string& bytes);
+// WriteFileAtomically, the writer applications use too, is declared in collage/file_io.h.
 
 }  // namespace collage

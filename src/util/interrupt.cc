@@ -1,4 +1,4 @@
-#include "util/interrupt.h"
+#include "collage/interrupt.h"
 
 #include <atomic>
 #include <csignal>

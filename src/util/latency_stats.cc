@@ -1,4 +1,4 @@
-#include "util/latency_stats.h"
+#include "collage/latency_stats.h"
 
 #include <algorithm>
 #include <cmath>

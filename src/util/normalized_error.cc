@@ -1,4 +1,4 @@
-#include "util/normalized_error.h"
+#include "collage/normalized_error.h"
 
 #include <algorithm>
 #include <cmath>

@@ -8,7 +8,7 @@
 
 #include "collage/sdk/errors.h"
 #include "util/file_io.h"
-#include "util/printable_text.h"
+#include "collage/printable_text.h"
 
 namespace collage {
 namespace {

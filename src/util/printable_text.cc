@@ -1,4 +1,4 @@
-#include "util/printable_text.h"
+#include "collage/printable_text.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "util/random_tensor.h"
+#include "collage/random_tensor.h"
 
 namespace collage {
 

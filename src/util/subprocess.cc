@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "collage/sdk/errors.h"
-#include "util/interrupt.h"
+#include "collage/interrupt.h"
 
 extern char** environ;
 

@@ -33,7 +33,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "builtin/skipped_backends.h"
+#include "collage/available_backends.h"
 #include "collage/sdk/backend.h"
 #include "group_check.h"
 #include "nan_contract.h"

@@ -10,7 +10,7 @@
 #include "collage/sdk/graph.h"
 #include "collage/sdk/subgraph.h"
 #include "cost/group_signature.h"  // signatures, tolerances and random inputs
-#include "util/normalized_error.h"   // the comparison with the oracle
+#include "collage/normalized_error.h"   // the comparison with the oracle
 
 namespace collage::backend_ops {
 

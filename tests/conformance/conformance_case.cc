@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "collage/session.h"
+#include "collage/shape_text.h"
 #include "onnx/onnx_import.h"
 #include "onnx/tensor_proto.h"
 #include "collage/sdk/errors.h"

@@ -13,6 +13,7 @@ step() { echo "== $*"; }
 step "cmake --install into $prefix"
 cmake --install "$build" --prefix "$prefix" > "$work/install.log"
 for must in bin/collage bin/collage_measure_worker include/collage/session.h \
+            include/collage/report.h include/collage/zoo.h include/collage/available_backends.h \
             include/collage/sdk/backend.h lib/cmake/collage/collageConfig.cmake; do
   [[ -e $prefix/$must ]] || { echo "not installed: $must"; exit 1; }
 done

@@ -2,10 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "builtin/skipped_backends.h"
-#include "collage/sdk/backend.h"
+#include "collage/available_backends.h"
+#include "collage/device_fingerprint.h"
 #include "collage/version.h"
-#include "cost/device_fingerprint.h"
 
 namespace collage::cli {
 
@@ -15,9 +14,7 @@ using json = nlohmann::json;
 
 json Versions() {
   json backends = json::object();
-  for (const Backend* backend : BackendRegistry::Global().backends()) {
-    backends[backend->name()] = backend->version();
-  }
+  for (const BackendInfo& backend : AvailableBackends()) backends[backend.name] = backend.version;
   json not_built = json::object();
   for (const SkippedBackend& skipped : SkippedBuiltinBackends()) not_built[skipped.name] = skipped.reason;
   return {{"collage", Version()}, {"backends", backends}, {"backends_not_built", not_built}};

@@ -5,8 +5,8 @@
 
 #include <string>
 
+#include "collage/latency_stats.h"
 #include "collage/session.h"
-#include "util/latency_stats.h"
 
 namespace collage::cli {
 

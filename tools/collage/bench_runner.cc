@@ -6,7 +6,7 @@
 #include <mutex>
 #include <thread>
 
-#include "collage/sdk/errors.h"
+#include "commands.h"
 
 namespace collage::cli {
 

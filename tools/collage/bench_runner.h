@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "chrome_trace.h"
 #include "collage/session.h"
-#include "util/chrome_trace.h"
 
 namespace collage::cli {
 

@@ -5,8 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "builtin/skipped_backends.h"
-#include "collage/sdk/backend.h"
+#include "collage/available_backends.h"
 #include "collage/version.h"
 #include "commands.h"
 
@@ -61,17 +60,13 @@ void PrintRule(const std::string& name, const std::string& description, bool str
 int RunBackends(const BackendsFlags& flags) {
   if (Status s = LoadPlugins(flags.plugin_dirs); !s.ok()) return ReportError(s);
   std::printf("%-14s %-6s %-6s %-11s %s\n", "backend", "device", "rules", "level", "version");
-  for (const Backend* backend : BackendRegistry::Global().backends()) {
-    const RuleSet& rules = backend->rules();
-    std::printf("%-14s %-6s %-6zu %-11s %s\n", backend->name().c_str(), backend->device().c_str(),
-                rules.size(), backend->graph_level() ? "graph-level" : "op-level",
-                Wrap(backend->version(), kVersionIndent).c_str());
+  for (const BackendInfo& backend : AvailableBackends()) {
+    std::printf("%-14s %-6s %-6zu %-11s %s\n", backend.name.c_str(), backend.device.c_str(),
+                backend.rules.size(), backend.graph_level ? "graph-level" : "op-level",
+                Wrap(backend.version, kVersionIndent).c_str());
     if (!flags.verbose) continue;
-    for (const Rule& rule : rules.rules()) {
-      PrintRule(rule.name(), rule.Describe(), rule.meets_non_finite_contract());
-    }
-    for (const Fusion& fusion : rules.fusions()) {
-      PrintRule(fusion.name(), fusion.Describe(), fusion.meets_non_finite_contract());
+    for (const BackendRuleInfo& rule : backend.rules) {
+      PrintRule(rule.name, rule.description, rule.meets_non_finite_contract);
     }
   }
   for (const SkippedBackend& skipped : SkippedBuiltinBackends()) {
@@ -85,8 +80,8 @@ int RunBackends(const BackendsFlags& flags) {
 
 std::string VersionText() {
   std::string text = fmt::format("collage {}\n", Version());
-  for (const Backend* backend : BackendRegistry::Global().backends()) {
-    text += fmt::format("  {:<14} {}\n", backend->name(), backend->version());
+  for (const BackendInfo& backend : AvailableBackends()) {
+    text += fmt::format("  {:<14} {}\n", backend.name, backend.version);
   }
   for (const SkippedBackend& skipped : SkippedBuiltinBackends()) {
     text += fmt::format("  {:<14} not built: {}\n", skipped.name, skipped.reason);

@@ -10,14 +10,12 @@
 
 #include "bench_json.h"
 #include "bench_runner.h"
+#include "chrome_trace.h"
+#include "collage/duration_text.h"
+#include "collage/file_io.h"
+#include "collage/latency_stats.h"
+#include "collage/report.h"
 #include "commands.h"
-#include "report/in_run_profile.h"
-#include "search/finalist_summary.h"
-#include "util/duration_text.h"
-#include "collage/sdk/errors.h"
-#include "util/file_io.h"
-#include "util/chrome_trace.h"
-#include "util/latency_stats.h"
 
 namespace collage::cli {
 

@@ -9,15 +9,13 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "collage/file_io.h"
+#include "collage/interrupt.h"
+#include "collage/latency_stats.h"
+#include "collage/report.h"
+#include "collage/zoo.h"
 #include "commands.h"
-#include "ir/flops.h"
-#include "onnx/onnx_export.h"
 #include "optimize_summary.h"
-#include "report/in_run_profile.h"
-#include "collage/sdk/errors.h"
-#include "util/interrupt.h"
-#include "util/latency_stats.h"
-#include "zoo/zoo.h"
 
 namespace collage::cli {
 
@@ -76,15 +74,17 @@ Status OptimizeAndCompare(const std::string& path, const SessionOptions& options
 Status Demo(const DemoFlags& flags) {
   if (flags.rounds < 0) return InvalidArgument("--rounds must be >= 0 (0: no end-to-end decision)");
   std::printf("[1/6] building the built-in model '%s'\n", flags.model.c_str());
-  COLLAGE_ASSIGN_OR_RETURN(Graph graph, BuildZooModel(flags.model));
-  std::printf("      %d nodes, %.1f M parameters, %.2f GFLOP\n", graph.num_nodes(),
-              static_cast<double>(graph.NumParameters()) / 1e6, GraphFlops(graph) / 1e9);
+  ModelSummary summary;
+  COLLAGE_ASSIGN_OR_RETURN(std::string onnx, ExportZooModel(flags.model, &summary));
+  std::printf("      %d nodes, %.1f M parameters, %.2f GFLOP\n", summary.num_nodes,
+              static_cast<double>(summary.num_parameters) / 1e6, summary.flops / 1e9);
 
   std::string path = flags.keep;
   if (path.empty()) {
     path = (std::filesystem::temp_directory_path() / ("collage-demo-" + flags.model + ".onnx")).string();
   }
-  COLLAGE_RETURN_IF_ERROR(ExportOnnxFile(graph, path));
+  COLLAGE_RETURN_IF_ERROR(WriteFileAtomically(path, onnx));
+  onnx = std::string();  // the file holds it now
   std::printf("[2/6] exported to %s (%.1f MB)\n", path.c_str(),
               static_cast<double>(std::filesystem::file_size(path)) / 1e6);
 
@@ -92,9 +92,10 @@ Status Demo(const DemoFlags& flags) {
   options.num_threads = flags.threads;
   options.strict_non_finite = flags.strict_nan;
   COLLAGE_ASSIGN_OR_RETURN(auto from_file, Session::LoadFile(path, options));
-  COLLAGE_ASSIGN_OR_RETURN(auto in_memory, Session::FromGraph(std::move(graph), options));
+  COLLAGE_ASSIGN_OR_RETURN(auto in_memory, LoadZooModel(flags.model, options));
   std::printf("[3/6] imported the file: %zu input(s), %zu output(s), %d nodes\n",
-              from_file->inputs().size(), from_file->outputs().size(), from_file->graph().num_nodes());
+              from_file->inputs().size(), from_file->outputs().size(),
+              from_file->summary().num_nodes);
 
   COLLAGE_ASSIGN_OR_RETURN(auto inputs, LoadInputs(*from_file, {}, /*random_rest=*/true, /*seed=*/1));
   std::map<std::string, Tensor> outputs;
@@ -110,7 +111,10 @@ Status Demo(const DemoFlags& flags) {
     std::printf("      output %-20s %s %s  max |file - in-memory| = %g\n", name.c_str(),
                 DTypeName(tensor.dtype()), ShapeToString(tensor.shape()).c_str(), diff);
   }
-  if (!all_equal) return Internal("the imported model's outputs differ from the in-memory model's");
+  if (!all_equal) {
+    return Status(StatusCode::kInternal,
+                  "the imported model's outputs differ from the in-memory model's");
+  }
   Status searched = OptimizeAndCompare(path, options, flags.rounds);
   if (flags.keep.empty()) std::filesystem::remove(path);
   COLLAGE_RETURN_IF_ERROR(searched);

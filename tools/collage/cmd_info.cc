@@ -3,8 +3,6 @@
 #include <map>
 
 #include "commands.h"
-#include "ir/flops.h"
-#include "collage/sdk/graph.h"
 
 namespace collage::cli {
 
@@ -20,9 +18,9 @@ int RunInfo(const InfoFlags& flags) {
   if (Status s = ParseShapeFlags(flags.shapes, options); !s.ok()) return ReportError(s);
   auto session = Session::LoadFile(flags.model, options);
   if (!session.ok()) return ReportError(session.status());
-  const Graph& graph = (*session)->graph();
+  const ModelSummary summary = (*session)->summary();
 
-  std::printf("model: %s (opset %lld)\n", flags.model.c_str(), static_cast<long long>(graph.opset()));
+  std::printf("model: %s (opset %lld)\n", flags.model.c_str(), static_cast<long long>(summary.opset));
   std::printf("inputs:\n");
   for (const TensorInfo& t : (*session)->inputs()) {
     std::printf("  %-24s %-8s %s\n", t.name.c_str(), DTypeName(t.dtype), ShapeToString(t.shape).c_str());
@@ -31,15 +29,11 @@ int RunInfo(const InfoFlags& flags) {
   for (const TensorInfo& t : (*session)->outputs()) {
     std::printf("  %-24s %-8s %s\n", t.name.c_str(), DTypeName(t.dtype), ShapeToString(t.shape).c_str());
   }
-  std::map<std::string, int> histogram;
-  for (const Node& node : graph.nodes()) {
-    histogram[node.domain.empty() ? node.op_type : node.domain + "::" + node.op_type]++;
-  }
-  std::printf("nodes: %d (after constant folding)\n", graph.num_nodes());
-  for (const auto& [op, count] : histogram) std::printf("  %-24s %d\n", op.c_str(), count);
-  std::printf("parameters: %lld (%.1f M)\n", static_cast<long long>(graph.NumParameters()),
-              static_cast<double>(graph.NumParameters()) / 1e6);
-  std::printf("compute: %.3f GFLOP per run (a multiply-add counts 2)\n", GraphFlops(graph) / 1e9);
+  std::printf("nodes: %d (after constant folding)\n", summary.num_nodes);
+  for (const auto& [op, count] : summary.op_counts) std::printf("  %-24s %d\n", op.c_str(), count);
+  std::printf("parameters: %lld (%.1f M)\n", static_cast<long long>(summary.num_parameters),
+              static_cast<double>(summary.num_parameters) / 1e6);
+  std::printf("compute: %.3f GFLOP per run (a multiply-add counts 2)\n", summary.flops / 1e9);
   return 0;
 }
 

@@ -7,15 +7,13 @@
 #include <filesystem>
 #include <sstream>
 
+#include "collage/duration_text.h"
+#include "collage/file_io.h"
+#include "collage/interrupt.h"
+#include "collage/report.h"
 #include "commands.h"
 #include "optimize_json.h"
 #include "optimize_summary.h"
-#include "report/in_run_profile.h"
-#include "report/placement_report.h"
-#include "util/file_io.h"
-#include "util/interrupt.h"
-#include "util/duration_text.h"
-#include "collage/sdk/errors.h"
 
 namespace collage::cli {
 
@@ -102,7 +100,7 @@ Status Optimize(const OptimizeFlags& flags) {
     PlacementReportOptions page;
     page.title = std::filesystem::path(flags.model).filename().string();
     COLLAGE_RETURN_IF_ERROR(WriteFileAtomically(
-        flags.report, PlacementReportHtml(session->graph(), report, in_run, page)));
+        flags.report, PlacementReportHtml(*session, report, in_run, page)));
     std::printf("report written to %s\n", flags.report.c_str());
   }
   if (!flags.json.empty()) {

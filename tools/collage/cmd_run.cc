@@ -6,10 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "collage/normalized_error.h"
+#include "collage/tensor_file.h"
 #include "commands.h"
-#include "collage/sdk/errors.h"
-#include "util/normalized_error.h"
-#include "onnx/tensor_file.h"
 
 namespace collage::cli {
 
@@ -119,7 +118,10 @@ int RunRun(const RunFlags& flags) {
   if (!flags.output_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(flags.output_dir, ec);
-    if (ec) return ReportError(IoError("cannot create {}: {}", flags.output_dir, ec.message()));
+    if (ec) {
+      return ReportError(Status(StatusCode::kIoError, fmt::format("cannot create {}: {}",
+                                                                  flags.output_dir, ec.message())));
+    }
   }
   std::printf("threads: %d\n%s\n", (*session)->num_threads(), PlacementSummary(**session).c_str());
   std::printf("outputs:\n");

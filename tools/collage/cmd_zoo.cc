@@ -1,27 +1,27 @@
 // `collage zoo list` and `collage zoo export NAME -o FILE`: the built-in models.
 #include <cstdio>
 
+#include "collage/file_io.h"
+#include "collage/zoo.h"
 #include "commands.h"
-#include "ir/flops.h"
-#include "onnx/onnx_export.h"
-#include "zoo/zoo.h"
 
 namespace collage::cli {
 
 namespace {
 
 int ListZoo() {
-  for (const ZooModel& m : ZooModels()) std::printf("%-14s %s\n", m.name.c_str(), m.description.c_str());
+  for (const ZooModelInfo& m : ListZooModels()) std::printf("%-14s %s\n", m.name.c_str(), m.description.c_str());
   return 0;
 }
 
 int ExportZoo(const std::string& name, const std::string& path) {
-  auto graph = BuildZooModel(name);
-  if (!graph.ok()) return ReportError(graph.status());
-  if (Status s = ExportOnnxFile(*graph, path); !s.ok()) return ReportError(s);
+  ModelSummary summary;
+  auto onnx = ExportZooModel(name, &summary);
+  if (!onnx.ok()) return ReportError(onnx.status());
+  if (Status s = WriteFileAtomically(path, *onnx); !s.ok()) return ReportError(s);
   std::printf("wrote %s: %s, %d nodes, %.1f M parameters, %.2f GFLOP\n", path.c_str(), name.c_str(),
-              graph->num_nodes(), static_cast<double>(graph->NumParameters()) / 1e6,
-              GraphFlops(*graph) / 1e9);
+              summary.num_nodes, static_cast<double>(summary.num_parameters) / 1e6,
+              summary.flops / 1e9);
   return 0;
 }
 

@@ -38,6 +38,11 @@ void AddStrictNanOption(CLI::App* cmd, bool& strict_non_finite);
 void AddPluginOption(CLI::App* cmd, std::vector<std::string>& plugin_dirs);
 Status LoadPlugins(const std::vector<std::string>& plugin_dirs);
 
+// A flag, or a file a flag names, is wrong.
+inline Status InvalidArgument(std::string message) {
+  return Status(StatusCode::kInvalidArgument, std::move(message));
+}
+
 // Prints "error: <message>" to stderr (control bytes as \xNN) and returns 1 (130 for work the user interrupted).
 int ReportError(const Status& status);
 

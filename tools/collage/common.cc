@@ -4,15 +4,15 @@
 #include <new>
 #include <random>
 
-#include "collage/sdk/backend.h"
+#include <fmt/format.h>
+
+#include "collage/available_backends.h"
+#include "collage/printable_text.h"
+#include "collage/random_tensor.h"
+#include "collage/report.h"
+#include "collage/shape_text.h"
+#include "collage/tensor_file.h"
 #include "commands.h"
-#include "onnx/onnx_import.h"
-#include "report/in_run_profile.h"
-#include "collage/sdk/errors.h"
-#include "util/interrupt.h"
-#include "util/printable_text.h"
-#include "util/random_tensor.h"
-#include "onnx/tensor_file.h"
 
 namespace collage::cli {
 
@@ -34,11 +34,11 @@ StatusOr<InputFiles> ReadInputFiles(const std::vector<std::string>& input_flags)
   for (const std::string& flag : input_flags) {
     size_t eq = flag.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == flag.size()) {
-      return InvalidArgument("--input '{}': expected NAME=FILE", flag);
+      return InvalidArgument(fmt::format("--input '{}': expected NAME=FILE", flag));
     }
     std::string name = flag.substr(0, eq);
     if (files.tensors.count(name) != 0) {
-      return InvalidArgument("--input {}: input '{}' is given twice", flag, name);
+      return InvalidArgument(fmt::format("--input {}: input '{}' is given twice", flag, name));
     }
     COLLAGE_ASSIGN_OR_RETURN(Tensor t, ReadTensorFile(flag.substr(eq + 1)));
     files.tensors[name] = std::move(t);
@@ -68,10 +68,10 @@ StatusOr<std::map<std::string, Tensor>> LoadInputs(const Session& session, Input
       try {
         inputs[info.name] = RandomTensor(info.dtype, info.shape, rng);
       } catch (const std::bad_alloc&) {
-        return InvalidArgument(
+        return InvalidArgument(fmt::format(
             "out of memory making random input '{}' ({} {}); a smaller --shape "
             "needs less",
-            info.name, DTypeName(info.dtype), ShapeToString(info.shape));
+            info.name, DTypeName(info.dtype), ShapeToString(info.shape)));
       }
     } else {
       missing += fmt::format("{}{} ({} {})", missing.empty() ? "" : ", ", info.name,
@@ -79,8 +79,8 @@ StatusOr<std::map<std::string, Tensor>> LoadInputs(const Session& session, Input
     }
   }
   if (!missing.empty()) {
-    return InvalidArgument(
-        "no data for input(s) {}; pass --input NAME=FILE.npy|.pb or --random-inputs", missing);
+    return InvalidArgument(fmt::format(
+        "no data for input(s) {}; pass --input NAME=FILE.npy|.pb or --random-inputs", missing));
   }
   return inputs;
 }
@@ -167,7 +167,7 @@ Status LoadPlugins(const std::vector<std::string>& plugin_dirs) {
   }
   dirs.insert(dirs.end(), plugin_dirs.begin(), plugin_dirs.end());
   for (const std::string& dir : dirs) {
-    COLLAGE_RETURN_IF_ERROR(BackendRegistry::Global().LoadPluginsFrom(dir));
+    COLLAGE_RETURN_IF_ERROR(LoadBackendPlugins(dir));
   }
   return Status();
 }

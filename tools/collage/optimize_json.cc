@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "report/in_run_profile.h"
+#include "collage/report.h"
 
 namespace collage::cli {
 

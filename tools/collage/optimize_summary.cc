@@ -4,10 +4,9 @@
 #include <map>
 #include <tuple>
 
+#include "collage/report.h"
 #include "commands.h"
 #include "progress_bar.h"
-#include "report/in_run_profile.h"
-#include "search/finalist_summary.h"
 
 namespace collage::cli {
 

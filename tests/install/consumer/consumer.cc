@@ -1,12 +1,15 @@
 // An application built against an installed collage (find_package(collage CONFIG), linking
-// collage::collage): it loads a backend plug-in built out of tree, loads a model, optimizes
-// its placement, saves the plan, runs the plan in a new session, and checks every output
-// against the reference kernels ("native").
+// collage::collage) through the application API alone: it loads a backend plug-in built out
+// of tree, loads a model, optimizes its placement, profiles the kept one and writes its report,
+// saves the plan, runs the plan in a new session, and checks every output against the
+// reference kernels ("native").
 //
 //   consumer MODEL PLUGIN WORK_DIR
 //
 // Prints what it did and exits 0, or names what failed and exits 1.
-#include <collage/sdk/backend.h>
+#include <collage/available_backends.h>
+#include <collage/file_io.h>
+#include <collage/report.h>
 #include <collage/session.h>
 #include <collage/version.h>
 
@@ -62,8 +65,16 @@ int main(int argc, char** argv) {
   const std::string model = argv[1], plugin = argv[2], work = argv[3];
   constexpr double kTolerance = 1e-4;
 
-  collage::Status loaded = collage::BackendRegistry::Global().LoadPlugin(plugin);
+  collage::Status loaded = collage::LoadBackendPlugin(plugin);
   if (!loaded.ok()) return Fail("loading the plug-in", loaded);
+  bool listed = false;
+  for (const collage::BackendInfo& backend : collage::AvailableBackends()) {
+    listed = listed || (backend.name == "plugin_example" && !backend.rules.empty());
+  }
+  if (!listed) {
+    std::fprintf(stderr, "consumer: the loaded plug-in's backend is not listed with its rules\n");
+    return 1;
+  }
 
   collage::SessionOptions reference_options;
   reference_options.num_threads = 1;
@@ -102,6 +113,15 @@ int main(int argc, char** argv) {
   collage::OptimizeReport report;
   collage::Status optimized = (*reference)->Optimize(optimize, &report);
   if (!optimized.ok()) return Fail("optimizing", optimized);
+  auto in_run = collage::ProfileKeptPlacement(**reference, report);
+  if (!in_run.ok()) return Fail("profiling the kept placement", in_run.status());
+  const std::string page = collage::PlacementReportHtml(**reference, report, *in_run);
+  if (page.find("plugin_example") == std::string::npos) {
+    std::fprintf(stderr, "consumer: the report does not name the plug-in's backend\n");
+    return 1;
+  }
+  collage::Status written = collage::WriteFileAtomically(work + "/report.html", page);
+  if (!written.ok()) return Fail("writing the report", written);
   for (const std::string& warning : report.warnings) {
     // The installed worker must be found beside the installed library, with the plug-in.
     if (warning.find("measured in this process") != std::string::npos) {
@@ -125,8 +145,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "consumer: the plan's outputs differ from the reference: %g\n", plan_error);
     return 1;
   }
-  std::printf("consumer: collage %s; plug-in error %.3g, plan (%s) error %.3g\n",
-              collage::Version(), plugin_error, (*planned)->placement_source().c_str(), plan_error);
+  std::printf("consumer: collage %s; %d nodes; plug-in error %.3g, plan (%s) error %.3g\n",
+              collage::Version(), (*planned)->summary().num_nodes, plugin_error,
+              (*planned)->placement_source().c_str(), plan_error);
   std::printf("%s\n", (*planned)->DescribePlacement().c_str());
   return 0;
 }

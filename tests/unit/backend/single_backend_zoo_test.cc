@@ -11,12 +11,12 @@
 
 #include "../zoo/zoo_test_util.h"
 #include "builtin/builtin_backends.h"
-#include "builtin/skipped_backends.h"
+#include "collage/available_backends.h"
 #include "collage/sdk/backend.h"
 #include "collage/session.h"
 #include "cost/search_candidate.h"
-#include "util/normalized_error.h"
-#include "util/random_tensor.h"
+#include "collage/normalized_error.h"
+#include "collage/random_tensor.h"
 #include "zoo/zoo.h"
 
 namespace collage {

@@ -19,8 +19,8 @@
 #include "ops/graph_builder.h"
 #include "collage/sdk/rule.h"
 #include "runtime/kernel_runner.h"
-#include "util/normalized_error.h"
-#include "util/random_tensor.h"
+#include "collage/normalized_error.h"
+#include "collage/random_tensor.h"
 
 namespace collage::testing {
 

@@ -11,7 +11,7 @@
 
 #include "cli_test_util.h"
 #include "builtin/builtin_backends.h"
-#include "builtin/skipped_backends.h"
+#include "collage/available_backends.h"
 #include "collage/sdk/backend.h"
 #include "collage/session.h"
 #include "collage/sdk/graph.h"

@@ -9,7 +9,7 @@
 
 #include "../zoo/zoo_test_util.h"
 #include "ops/graph_builder.h"
-#include "util/normalized_error.h"
+#include "collage/normalized_error.h"
 
 namespace collage {
 namespace {

@@ -7,6 +7,7 @@
 
 #include "onnx/onnx_pb.h"
 #include "onnx_test_util.h"
+#include "collage/shape_text.h"
 #include "collage/sdk/op_registry.h"
 
 namespace collage {

@@ -17,8 +17,8 @@
 #include "../search/optimize_test_util.h"
 #include "collage/sdk/backend.h"
 #include "collage/session.h"
-#include "util/normalized_error.h"
-#include "util/random_tensor.h"
+#include "collage/normalized_error.h"
+#include "collage/random_tensor.h"
 
 namespace collage {
 namespace {

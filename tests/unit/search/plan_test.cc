@@ -9,7 +9,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
-#include "cost/device_fingerprint.h"
+#include "collage/device_fingerprint.h"
 #include "optimize_test_util.h"
 
 namespace collage {

@@ -1,6 +1,6 @@
 // The two ways outputs are compared with the reference: relative to a scale of at least 1
 // (NormalizedError) and relative to the output's own magnitude (MagnitudeRelativeError).
-#include "util/normalized_error.h"
+#include "collage/normalized_error.h"
 
 #include <gtest/gtest.h>
 

@@ -13,7 +13,7 @@
 #include "collage/tensor.h"
 #include "collage/sdk/graph.h"
 #include "collage/sdk/op_registry.h"
-#include "util/random_tensor.h"
+#include "collage/random_tensor.h"
 
 namespace collage::zoo_test {
 

@@ -1,4 +1,5 @@
-// Latency samples → percentiles, as benchmark tools report them.
+// Latency samples → percentiles, as benchmark tools report them (and as `collage bench` and
+// the cost measurements compute them).
 #pragma once
 
 #include <vector>

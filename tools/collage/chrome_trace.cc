@@ -1,8 +1,8 @@
-#include "util/chrome_trace.h"
+#include "chrome_trace.h"
 
 #include <nlohmann/json.hpp>
 
-namespace collage {
+namespace collage::cli {
 
 std::string ChromeTraceJson(const std::vector<TracedRun>& runs) {
   nlohmann::json events = nlohmann::json::array();
@@ -23,4 +23,4 @@ std::string ChromeTraceJson(const std::vector<TracedRun>& runs) {
   return trace.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-}  // namespace collage
+}  // namespace collage::cli

@@ -1,4 +1,5 @@
-#include "search/finalist_summary.h"
+// The end-to-end decision told to a reader (declared in collage/report.h).
+#include "collage/report.h"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,9 @@
 // A request to stop long work (measuring candidates, the two-level search) at the next point
-// where stopping loses nothing. The command line asks for it on SIGINT/SIGTERM; work that
-// takes minutes polls it between steps. Async-signal-safe to request.
+// where stopping loses nothing: Session::Optimize then returns StatusCode::kCancelled, keeping
+// every measurement made in the cost database. The command line asks for it on SIGINT/SIGTERM
+// (RequestInterruptOnSignals); an application may too, or call RequestInterrupt from its own
+// handler or thread. Work that takes minutes polls it between steps. Async-signal-safe to
+// request.
 #pragma once
 
 namespace collage {

@@ -7,7 +7,7 @@
 
 #include "collage/run_profile.h"
 
-namespace collage {
+namespace collage::cli {
 
 struct TracedRun {
   double start_ms = 0;  // when the run started, from the first run's start
@@ -16,4 +16,4 @@ struct TracedRun {
 
 std::string ChromeTraceJson(const std::vector<TracedRun>& runs);
 
-}  // namespace collage
+}  // namespace collage::cli

@@ -1,0 +1,48 @@
+// The backends this process can place work on: the built-in ones, the plug-ins loaded so far,
+// and the built-in ones this build left out (their library was not found), with the reason.
+// `collage backends` and `collage --version` print these lists.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "collage/status.h"
+
+namespace collage {
+
+// One rule or fusion of a backend: a pattern of ops it offers to run as one kernel.
+struct BackendRuleInfo {
+  std::string name;
+  std::string description;  // the ops it matches and the conditions on them
+  // It propagates NaN and infinities as the ONNX spec does (SessionOptions::strict_non_finite
+  // uses only these).
+  bool meets_non_finite_contract = false;
+};
+
+struct BackendInfo {
+  std::string name;     // what SessionOptions::backend and OptimizeOptions::backends take
+  std::string version;  // the library's version
+  std::string device;   // "cpu"
+  // True for a backend that compiles the whole graph at once rather than op by op.
+  bool graph_level = false;
+  std::vector<BackendRuleInfo> rules;  // its rules, then its fusions
+};
+
+// Every registered backend, in registration order ("native" first, plug-ins last).
+std::vector<BackendInfo> AvailableBackends();
+
+// A backend folder this build left out (the folder's CMakeLists.txt called
+// collage_skip_backend).
+struct SkippedBackend {
+  std::string name;
+  std::string reason;
+};
+const std::vector<SkippedBackend>& SkippedBuiltinBackends();
+
+// Loads one backend plug-in (a shared library built with collage_plugin_module), or every
+// lib*.so in a folder; its backends are then available to every session made afterwards. A
+// library that is not a collage plug-in, or one built for another plug-in ABI, is refused.
+Status LoadBackendPlugin(const std::string& path);
+Status LoadBackendPlugins(const std::string& dir);
+
+}  // namespace collage

@@ -1,0 +1,106 @@
+// The reporting API: what `collage optimize`, `collage bench` and `collage demo` show of a
+// placement, for applications that want to show the same. Three parts:
+// - the in-run profile: the time of every step of the running placement, averaged over a few
+//   profiled runs, set beside the search's estimate (which adds up groups measured one at a
+//   time; in a run they share caches and thread pools with their neighbours, so only a run
+//   shows where the sum is wrong);
+// - the end-to-end decision between the finalists (OptimizeReport::finalists) told to a
+//   reader: names, the kept one, its runner-up, the estimate against the measurement;
+// - the HTML report of the placement.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "collage/optimize.h"
+#include "collage/run_profile.h"
+#include "collage/session.h"
+#include "collage/status.h"
+#include "collage/tensor.h"
+
+namespace collage {
+
+// In-run profile -------------------------------------------------------------------------
+
+// A layout conversion's step (the executable names them so); every other step is a group.
+bool IsConversion(const NodeTiming& step);
+
+// The steps of `runs` of one placement (the same steps in the same order), each one's time
+// the mean over the runs. Empty for no runs.
+RunProfile MeanProfile(const std::vector<RunProfile>& runs);
+
+// The sum of the conversions' steps.
+double ConversionsMs(const RunProfile& profile);
+
+// The mean profile of `runs` runs of the session's current placement, after one unprofiled
+// run (the first one pays page faults and lazy initialisation).
+StatusOr<RunProfile> ProfileCurrentPlacement(Session& session,
+                                             const std::map<std::string, Tensor>& inputs, int runs);
+
+// After Session::Optimize: the mean profile of a few runs of the kept placement on seeded
+// random inputs, its group times set in `report` where its steps are the report's groups
+// (`*times_set` says whether they were).
+StatusOr<RunProfile> ProfileKeptPlacement(Session& session, OptimizeReport& report,
+                                          bool* times_set = nullptr);
+
+// The end-to-end decision ----------------------------------------------------------------
+
+// "op-level" → "op-level plan", "two-level" → "two-level plan",
+// "single-backend:onednn" → "onednn alone"; anything else as it is.
+std::string FinalistLabel(const std::string& name);
+
+// The kept finalist; nullptr when the decision was not made (OptimizeOptions::final_rounds 0).
+const FinalistReport* KeptFinalist(const OptimizeReport& report);
+
+// The contender closest to the kept one (lowest ratio_to_kept; below 1 when the kept one won
+// a tie); nullptr when no other finalist ran.
+const FinalistReport* RunnerUp(const OptimizeReport& report);
+
+// The additive estimate set against the end-to-end median of the same placement: the kept
+// finalist's when it has an estimate, else the search's own plan's (op-level) — the point is
+// to show the cost model's error, so both numbers must be of one placement.
+struct EstimateAgainstRun {
+  const FinalistReport* finalist = nullptr;  // nullptr: nothing estimated was measured
+  double estimated_ms = 0;
+  double measured_ms = 0;
+};
+EstimateAgainstRun CompareEstimateWithRun(const OptimizeReport& report);
+
+// "12.3% low" (the estimate below the measurement) or "4.0% high".
+std::string EstimateError(double estimated_ms, double measured_ms);
+
+// The HTML report ------------------------------------------------------------------------
+
+// The placement made visible (DESIGN.md: "placement you can see and explain"): a
+// self-contained HTML page titled with the model's file. It opens with the end-to-end decision
+// between the finalists (the kept one marked, each one's speed against the others) and the
+// time per backend; then the graph of groups, each box coloured by its
+// backend and labelled with its rule, its ops, its estimate and its time in a profiled run,
+// a layout conversion on the edge it converts, a two-level region as a cluster around its
+// nodes; then every group's rivals (the other backends' offers and their costs, or why they
+// were invalid) and every layout conversion of the run.
+
+// Which layout draws the graph: Graphviz's dot where it is installed (the better drawing),
+// else the built-in layered layout; dot failing (or taking too long) falls back to the
+// built-in one too, so that a report is always written.
+enum class ReportLayout {
+  kAuto,     // dot when it is on $PATH, unless $COLLAGE_REPORT_LAYOUT is "builtin"
+  kDot,      // dot, falling back only when it is missing or fails
+  kBuiltIn,  // the built-in layout, dot or not
+};
+
+struct PlacementReportOptions {
+  std::string title;  // what the page is about, e.g. the model's file name; empty: the graph's name
+  ReportLayout layout = ReportLayout::kAuto;
+};
+
+// The page for the session's current placement, as `report` (from session.Optimize) found it.
+// `in_run`: the kept placement's steps with their mean time in profiled runs (its layout
+// conversions are listed from it; the groups' times are GroupReport::in_run_ms). Empty: not
+// profiled, the in-run columns say so.
+std::string PlacementReportHtml(const Session& session, const OptimizeReport& report,
+                                const RunProfile& in_run,
+                                const PlacementReportOptions& options = {});
+
+}  // namespace collage
