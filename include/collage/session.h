@@ -71,10 +71,6 @@ class Session {
                                                      const SessionOptions& options = {});
   static StatusOr<std::unique_ptr<Session>> LoadBytes(const std::string& onnx_bytes,
                                                       const SessionOptions& options = {});
-  // Takes an already imported graph: the library's own way in (its tests, LoadZooModel);
-  // applications use LoadFile, LoadBytes or LoadZooModel (collage/zoo.h).
-  static StatusOr<std::unique_ptr<Session>> FromGraph(Graph graph,
-                                                      const SessionOptions& options = {});
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -122,6 +118,9 @@ class Session {
   explicit Session(std::unique_ptr<Impl> impl);
   StatusOr<std::map<std::string, Tensor>> RunUnguarded(const std::map<std::string, Tensor>& inputs,
                                                        RunProfile* profile);
+  // Takes an already imported graph: the library's own way in (SessionAccess::FromGraph);
+  // applications use LoadFile, LoadBytes or LoadZooModel (collage/zoo.h).
+  static StatusOr<std::unique_ptr<Session>> FromGraph(Graph graph, const SessionOptions& options);
   std::unique_ptr<Impl> impl_;
   friend struct SessionAccess;  // the library's own view of the model (src/session)
 };

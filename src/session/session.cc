@@ -336,4 +336,9 @@ StatusOr<std::map<std::string, Tensor>> Session::RunUnguarded(
 
 const Graph& SessionAccess::graph(const Session& session) { return session.impl_->graph; }
 
+StatusOr<std::unique_ptr<Session>> SessionAccess::FromGraph(Graph graph,
+                                                           const SessionOptions& options) {
+  return Session::FromGraph(std::move(graph), options);
+}
+
 }  // namespace collage

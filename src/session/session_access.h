@@ -1,6 +1,7 @@
 // What the library itself sees of a Session beyond the public API: the graph it runs (after
 // simplification), which the report, the in-run profile, the Python package and the tests
-// need. Not installed: the application API shows no IR type (collage/session.h).
+// need, and a session made from a graph built in memory (the zoo, the tests). Not
+// installed: the application API shows no IR type (collage/session.h).
 #pragma once
 
 #include "collage/session.h"
@@ -10,6 +11,9 @@ namespace collage {
 
 struct SessionAccess {
   static const Graph& graph(const Session& session);
+  // Session::LoadBytes without the import: `graph` is already imported and checked.
+  static StatusOr<std::unique_ptr<Session>> FromGraph(Graph graph,
+                                                      const SessionOptions& options = {});
 };
 
 // The graph `session` runs.

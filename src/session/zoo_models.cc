@@ -5,6 +5,7 @@
 #include "ir/flops.h"
 #include "onnx/onnx_export.h"
 #include "zoo/zoo.h"
+#include "session/session_access.h"
 
 namespace collage {
 
@@ -23,7 +24,7 @@ StatusOr<std::string> ExportZooModel(const std::string& name, ModelSummary* summ
 StatusOr<std::unique_ptr<Session>> LoadZooModel(const std::string& name,
                                                 const SessionOptions& options) {
   COLLAGE_ASSIGN_OR_RETURN(Graph graph, BuildZooModel(name));
-  return Session::FromGraph(std::move(graph), options);
+  return SessionAccess::FromGraph(std::move(graph), options);
 }
 
 }  // namespace collage

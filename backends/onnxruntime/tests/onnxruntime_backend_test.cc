@@ -8,6 +8,7 @@
 
 #include "backend_test_util.h"
 #include "collage/session.h"
+#include "session/session_access.h"
 #include "zoo/zoo.h"
 #include "zoo_test_util.h"
 
@@ -118,7 +119,7 @@ TEST_F(OnnxruntimeBackendTest, MobileNetV2IsOneRegionAndMatchesTheReference) {
   SessionOptions options;
   options.backend = "onnxruntime";
   options.num_threads = 2;
-  auto session = Session::FromGraph(std::move(*graph), options);
+  auto session = SessionAccess::FromGraph(std::move(*graph), options);
   ASSERT_TRUE(session.ok()) << session.status().ToString();
   EXPECT_EQ((*session)->DescribePlacement().find("native"), std::string::npos)
       << (*session)->DescribePlacement();

@@ -8,6 +8,7 @@
 
 #include "backend_test_util.h"
 #include "collage/session.h"
+#include "session/session_access.h"
 #include "zoo/zoo.h"
 #include "zoo_test_util.h"
 
@@ -238,7 +239,7 @@ TEST_F(OpenvinoBackendTest, MobileNetV2IsOneRegion) {
   SessionOptions options;
   options.backend = "openvino";
   options.num_threads = 2;
-  auto session = Session::FromGraph(std::move(*graph), options);
+  auto session = SessionAccess::FromGraph(std::move(*graph), options);
   ASSERT_TRUE(session.ok()) << session.status().ToString();
   const std::string placement = (*session)->DescribePlacement();
   EXPECT_NE(placement.find("openvino:"), std::string::npos) << placement;

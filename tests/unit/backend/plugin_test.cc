@@ -4,6 +4,7 @@
 
 #include "collage/sdk/backend.h"
 #include "collage/session.h"
+#include "session/session_access.h"
 #include "backend_test_util.h"
 #include "test_paths.h"
 
@@ -45,11 +46,11 @@ TEST(PluginTest, ExamplePluginLoadsRegistersAndRuns) {
 
   SessionOptions on_plugin;
   on_plugin.backend = "plugin_example";
-  auto session = Session::FromGraph(ActivationGraph(), on_plugin);
+  auto session = SessionAccess::FromGraph(ActivationGraph(), on_plugin);
   ASSERT_TRUE(session.ok()) << session.status().ToString();
   EXPECT_NE((*session)->DescribePlacement().find("plugin_example: 2 nodes"), std::string::npos)
       << (*session)->DescribePlacement();
-  auto reference = Session::FromGraph(ActivationGraph());
+  auto reference = SessionAccess::FromGraph(ActivationGraph());
   ASSERT_TRUE(reference.ok());
 
   std::vector<float> x(30);

@@ -14,6 +14,7 @@
 #include "collage/available_backends.h"
 #include "collage/sdk/backend.h"
 #include "collage/session.h"
+#include "session/session_access.h"
 #include "cost/search_candidate.h"
 #include "collage/normalized_error.h"
 #include "collage/random_tensor.h"
@@ -58,7 +59,7 @@ TEST_P(SingleBackendZooTest, OutputsMatchTheReferenceKernels) {
   SessionOptions options;
   options.backend = backend;
   options.num_threads = 2;
-  auto session = Session::FromGraph(std::move(*graph), options);
+  auto session = SessionAccess::FromGraph(std::move(*graph), options);
   ASSERT_TRUE(session.ok()) << session.status().ToString();
   auto outputs = (*session)->Run(inputs);
   ASSERT_TRUE(outputs.ok()) << outputs.status().ToString();

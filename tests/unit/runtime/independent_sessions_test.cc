@@ -17,6 +17,7 @@
 #include "../search/optimize_test_util.h"
 #include "collage/sdk/backend.h"
 #include "collage/session.h"
+#include "session/session_access.h"
 #include "collage/normalized_error.h"
 #include "collage/random_tensor.h"
 
@@ -35,7 +36,7 @@ std::unique_ptr<Session> MakeSession(const std::string& backend, int threads) {
   options.num_threads = threads;
   // Four Conv → Relu → residual Add blocks at 16x32x32, large enough (~1 ms a run on one
   // core) that the two sessions' runs overlap and XNNPACK's pools are used with several threads.
-  auto session = Session::FromGraph(testing::RepeatedBlocks(4, 3, 16, 32), options);
+  auto session = SessionAccess::FromGraph(testing::RepeatedBlocks(4, 3, 16, 32), options);
   EXPECT_TRUE(session.ok()) << backend << ": " << session.status().ToString();
   return session.ok() ? std::move(*session) : nullptr;
 }

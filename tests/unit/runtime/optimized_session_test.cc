@@ -8,6 +8,7 @@
 
 #include "../search/optimize_test_util.h"
 #include "collage/session.h"
+#include "session/session_access.h"
 #include "collage/normalized_error.h"
 #include "collage/random_tensor.h"
 
@@ -34,9 +35,9 @@ std::map<std::string, Tensor> Inputs(const Session& session) {
 
 TEST(OptimizedSessionTest, OptimizeSaveAndLoadRunTheSamePlacement) {
   TempDir dir;
-  auto reference = Session::FromGraph(RepeatedBlocks(3), OneThread());
+  auto reference = SessionAccess::FromGraph(RepeatedBlocks(3), OneThread());
   ASSERT_TRUE(reference.ok());
-  auto session = Session::FromGraph(RepeatedBlocks(3), OneThread());
+  auto session = SessionAccess::FromGraph(RepeatedBlocks(3), OneThread());
   ASSERT_TRUE(session.ok());
   EXPECT_EQ((*session)->placement_source(), "single-backend:native");
   OptimizeReport report;
@@ -54,7 +55,7 @@ TEST(OptimizedSessionTest, OptimizeSaveAndLoadRunTheSamePlacement) {
 
   (*session)->RecordMeasuredLatency(0.5);
   ASSERT_TRUE((*session)->SavePlan(dir.file("plan.json")).ok());
-  auto loaded = Session::FromGraph(RepeatedBlocks(3), OneThread(dir.file("plan.json")));
+  auto loaded = SessionAccess::FromGraph(RepeatedBlocks(3), OneThread(dir.file("plan.json")));
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   EXPECT_TRUE((*loaded)->warnings().empty()) << (*loaded)->warnings().front();
   EXPECT_EQ((*loaded)->DescribePlacement(), (*session)->DescribePlacement());
@@ -66,10 +67,10 @@ TEST(OptimizedSessionTest, OptimizeSaveAndLoadRunTheSamePlacement) {
 
 TEST(OptimizedSessionTest, APlanIsRefusedForAnotherModel) {
   TempDir dir;
-  auto session = Session::FromGraph(RepeatedBlocks(2, 0), OneThread());
+  auto session = SessionAccess::FromGraph(RepeatedBlocks(2, 0), OneThread());
   ASSERT_TRUE(session.ok());
   ASSERT_TRUE((*session)->SavePlan(dir.file("plan.json")).ok());
-  auto other = Session::FromGraph(RepeatedBlocks(2, 5), OneThread(dir.file("plan.json")));
+  auto other = SessionAccess::FromGraph(RepeatedBlocks(2, 5), OneThread(dir.file("plan.json")));
   ASSERT_FALSE(other.ok());
   EXPECT_NE(other.status().message().find("another model"), std::string::npos) << other.status().message();
   EXPECT_NE(other.status().message().find("plan.json"), std::string::npos) << other.status().message();
@@ -77,7 +78,7 @@ TEST(OptimizedSessionTest, APlanIsRefusedForAnotherModel) {
 
 TEST(OptimizedSessionTest, ConcurrentRunsOnAnOptimizedSessionAgree) {
   TempDir dir;
-  auto session = Session::FromGraph(RepeatedBlocks(4), OneThread());
+  auto session = SessionAccess::FromGraph(RepeatedBlocks(4), OneThread());
   ASSERT_TRUE(session.ok());
   ASSERT_TRUE((*session)->Optimize(QuickOptimize(dir.file("costs.sqlite"))).ok());
   auto inputs = Inputs(**session);

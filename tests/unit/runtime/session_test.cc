@@ -5,6 +5,7 @@
 
 #include "collage/sdk/backend.h"
 #include "collage/session.h"
+#include "session/session_access.h"
 #include "collage/sdk/graph.h"
 #include "runtime/executable.h"
 #include "runtime/placement.h"
@@ -50,7 +51,7 @@ std::vector<float> Expected(const std::vector<float>& x, bool squared) {
 }
 
 TEST(SessionTest, RunsAGraphAndReportsItsSignature) {
-  auto session = Session::FromGraph(SmallGraph());
+  auto session = SessionAccess::FromGraph(SmallGraph());
   ASSERT_TRUE(session.ok()) << session.status().ToString();
   ASSERT_EQ((*session)->inputs().size(), 1u);
   EXPECT_EQ((*session)->inputs()[0].name, "x");
@@ -65,7 +66,7 @@ TEST(SessionTest, RunsAGraphAndReportsItsSignature) {
 }
 
 TEST(SessionTest, ProfileRecordsEveryStepInOrder) {
-  auto session = Session::FromGraph(SmallGraph());
+  auto session = SessionAccess::FromGraph(SmallGraph());
   ASSERT_TRUE(session.ok());
   RunProfile profile;
   auto out = (*session)->Run({{"x", Tensor(DType::kFloat32, {2, 3})}}, &profile);
@@ -85,7 +86,7 @@ TEST(SessionTest, ProfileRecordsEveryStepInOrder) {
 }
 
 TEST(SessionTest, RefusesWrongInputs) {
-  auto session = Session::FromGraph(SmallGraph());
+  auto session = SessionAccess::FromGraph(SmallGraph());
   ASSERT_TRUE(session.ok());
   Session& s = **session;
 
@@ -108,7 +109,7 @@ TEST(SessionTest, RefusesWrongInputs) {
 }
 
 TEST(SessionTest, ConcurrentRunsGiveIdenticalResults) {
-  auto session = Session::FromGraph(SmallGraph());
+  auto session = SessionAccess::FromGraph(SmallGraph());
   ASSERT_TRUE(session.ok());
   Session& s = **session;
   constexpr int kThreads = 8;

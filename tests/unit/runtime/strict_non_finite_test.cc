@@ -16,6 +16,7 @@
 #include "../search/optimize_test_util.h"
 #include "collage/sdk/backend.h"
 #include "collage/session.h"
+#include "session/session_access.h"
 #include "ops/graph_builder.h"
 #include "runtime/placement.h"
 #include "search/plan.h"
@@ -109,7 +110,7 @@ TEST(StrictNonFiniteTest, SingleBackendPlacementUsesOnlyDeclaredRules) {
     options.backend = backend;
     options.num_threads = 1;
     options.strict_non_finite = true;
-    auto session = Session::FromGraph(ConvRelu(), options);
+    auto session = SessionAccess::FromGraph(ConvRelu(), options);
     ASSERT_TRUE(session.ok()) << session.status().ToString();
     for (const auto& [on, rule] : StepsOf(**session, x)) {
       EXPECT_TRUE(BackendRegistry::Global().Find(on)->rules().MeetsNonFiniteContract(rule))
@@ -122,13 +123,13 @@ TEST(StrictNonFiniteTest, SingleBackendPlacementUsesOnlyDeclaredRules) {
     SessionOptions options;
     options.backend = "xnnpack";
     options.num_threads = 1;
-    auto fast = Session::FromGraph(ConvRelu(), options);
+    auto fast = SessionAccess::FromGraph(ConvRelu(), options);
     ASSERT_TRUE(fast.ok()) << fast.status().ToString();
     const auto fast_steps = StepsOf(**fast, x);
     ASSERT_EQ(fast_steps.size(), 1u);
     EXPECT_EQ(fast_steps[0], std::make_pair(std::string("xnnpack"), std::string("conv_relu")));
     options.strict_non_finite = true;
-    auto strict = Session::FromGraph(ConvRelu(), options);
+    auto strict = SessionAccess::FromGraph(ConvRelu(), options);
     ASSERT_TRUE(strict.ok()) << strict.status().ToString();
     for (const auto& step : StepsOf(**strict, x)) EXPECT_EQ(step.first, "native");
   }
@@ -138,7 +139,7 @@ TEST(StrictNonFiniteTest, SingleBackendPlacementUsesOnlyDeclaredRules) {
     options.backend = "openblas";
     options.num_threads = 1;
     options.strict_non_finite = true;
-    auto strict = Session::FromGraph(ConvRelu(), options);
+    auto strict = SessionAccess::FromGraph(ConvRelu(), options);
     ASSERT_TRUE(strict.ok()) << strict.status().ToString();
     const auto steps = StepsOf(**strict, x);
     ASSERT_EQ(steps.size(), 1u);
@@ -168,7 +169,7 @@ TEST(StrictNonFiniteTest, NaNInGivesNaNOutUnderStrictMode) {
   for (const bool conv : {false, true}) {
     const Graph graph = conv ? ConvRelu() : ReluOnly();
     const Tensor x = InputWithNaN({1, 4, 6, 6});
-    auto reference = Session::FromGraph(graph);
+    auto reference = SessionAccess::FromGraph(graph);
     ASSERT_TRUE(reference.ok());
     auto want = (*reference)->Run({{"x", x}});
     ASSERT_TRUE(want.ok()) << want.status().ToString();
@@ -179,7 +180,7 @@ TEST(StrictNonFiniteTest, NaNInGivesNaNOutUnderStrictMode) {
       options.backend = backend;
       options.num_threads = 1;
       options.strict_non_finite = true;
-      auto session = Session::FromGraph(graph, options);
+      auto session = SessionAccess::FromGraph(graph, options);
       ASSERT_TRUE(session.ok()) << session.status().ToString();
       auto got = (*session)->Run({{"x", x}});
       ASSERT_TRUE(got.ok()) << got.status().ToString();
@@ -194,7 +195,7 @@ TEST(StrictNonFiniteTest, PlansRecordTheModeAndStrictSessionsRefuseUndeclaredRul
   SessionOptions fast_options;
   fast_options.backend = "xnnpack";
   fast_options.num_threads = 1;
-  auto fast = Session::FromGraph(ConvRelu(), fast_options);
+  auto fast = SessionAccess::FromGraph(ConvRelu(), fast_options);
   ASSERT_TRUE(fast.ok()) << fast.status().ToString();
   const std::string fast_plan = dir.file("fast.json");
   ASSERT_TRUE((*fast)->SavePlan(fast_plan).ok());
@@ -207,7 +208,7 @@ TEST(StrictNonFiniteTest, PlansRecordTheModeAndStrictSessionsRefuseUndeclaredRul
   strict_options.num_threads = 1;
   strict_options.strict_non_finite = true;
   strict_options.plan_path = fast_plan;
-  auto refused = Session::FromGraph(ConvRelu(), strict_options);
+  auto refused = SessionAccess::FromGraph(ConvRelu(), strict_options);
   ASSERT_FALSE(refused.ok());
   const std::string message = refused.status().message();
   for (const char* part : {"fast.json", "group 0", "Conv+Relu", "'conv_relu'", "'xnnpack'",
@@ -216,11 +217,11 @@ TEST(StrictNonFiniteTest, PlansRecordTheModeAndStrictSessionsRefuseUndeclaredRul
   }
   // The same session without a plan, or a default one with the plan, is fine.
   strict_options.plan_path.clear();
-  auto strict = Session::FromGraph(ConvRelu(), strict_options);
+  auto strict = SessionAccess::FromGraph(ConvRelu(), strict_options);
   ASSERT_TRUE(strict.ok()) << strict.status().ToString();
   EXPECT_FALSE((*strict)->LoadPlan(fast_plan).ok());
   fast_options.plan_path = fast_plan;
-  ASSERT_TRUE(Session::FromGraph(ConvRelu(), fast_options).ok());
+  ASSERT_TRUE(SessionAccess::FromGraph(ConvRelu(), fast_options).ok());
 
   // A strict session's plan says so, and a strict session loads it.
   const std::string strict_plan = dir.file("strict.json");
@@ -247,7 +248,7 @@ TEST(StrictNonFiniteTest, PlansRecordTheModeAndStrictSessionsRefuseUndeclaredRul
   const std::string claimed_plan = dir.file("claimed.json");
   ASSERT_TRUE(WritePlanFile(*claimed, claimed_plan).ok());
   fast_options.plan_path = claimed_plan;
-  auto warned = Session::FromGraph(ConvRelu(), fast_options);
+  auto warned = SessionAccess::FromGraph(ConvRelu(), fast_options);
   ASSERT_TRUE(warned.ok()) << warned.status().ToString();
   bool found = false;
   for (const std::string& w : (*warned)->warnings())
@@ -260,7 +261,7 @@ TEST(StrictNonFiniteTest, OptimizeOnAStrictSessionSearchesOnlyDeclaredRules) {
   SessionOptions options;
   options.num_threads = 1;
   options.strict_non_finite = true;
-  auto session = Session::FromGraph(testing::RepeatedBlocks(2), options);
+  auto session = SessionAccess::FromGraph(testing::RepeatedBlocks(2), options);
   ASSERT_TRUE(session.ok()) << session.status().ToString();
   OptimizeReport report;
   ASSERT_TRUE((*session)->Optimize(testing::QuickOptimize(dir.file("costs.sqlite")), &report).ok());
@@ -284,7 +285,7 @@ TEST(StrictNonFiniteTest, OptimizeOnAStrictSessionSearchesOnlyDeclaredRules) {
   // OptimizeOptions::strict_non_finite makes one search of a default session strict too.
   SessionOptions defaults;
   defaults.num_threads = 1;
-  auto other = Session::FromGraph(testing::RepeatedBlocks(2), defaults);
+  auto other = SessionAccess::FromGraph(testing::RepeatedBlocks(2), defaults);
   ASSERT_TRUE(other.ok());
   OptimizeOptions strict_search = testing::QuickOptimize(dir.file("costs.sqlite"));
   strict_search.strict_non_finite = true;

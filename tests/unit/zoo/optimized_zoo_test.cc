@@ -8,6 +8,7 @@
 
 #include "../search/optimize_test_util.h"
 #include "collage/session.h"
+#include "session/session_access.h"
 #include "collage/normalized_error.h"
 #include "collage/random_tensor.h"
 #include "zoo/zoo.h"
@@ -31,7 +32,7 @@ TEST_P(OptimizedZooTest, BothSearchesGiveTheReferenceOutputs) {
   // One thread: ctest runs two of these at once on two cores.
   SessionOptions one_thread;
   one_thread.num_threads = 1;
-  auto session = Session::FromGraph(std::move(*graph), one_thread);
+  auto session = SessionAccess::FromGraph(std::move(*graph), one_thread);
   ASSERT_TRUE(session.ok()) << session.status().ToString();
   OptimizeOptions options = testing::QuickOptimize(dir.file("costs.sqlite"));
   options.min_runs = 1;

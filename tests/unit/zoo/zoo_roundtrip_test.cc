@@ -11,6 +11,7 @@
 #include <variant>
 
 #include "collage/session.h"
+#include "session/session_access.h"
 #include "collage/sdk/graph.h"
 #include "onnx/onnx_export.h"
 #include "onnx/onnx_import.h"
@@ -114,7 +115,7 @@ void RoundTrip(const std::string& model, const std::map<std::string, Tensor>& in
   ExpectSameNodes(*built, *imported);
   ExpectSameWeights(*built, *imported);
 
-  auto in_memory = Session::FromGraph(*built);  // a copy: tensors are shared handles
+  auto in_memory = SessionAccess::FromGraph(*built);  // a copy: tensors are shared handles
   ASSERT_TRUE(in_memory.ok()) << in_memory.status().ToString();
   auto loaded = Session::LoadBytes(*bytes);
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
