@@ -69,12 +69,12 @@ StatusOr<std::unique_ptr<Kernel>> CompileConv(const CompileRequest& request) {
       COLLAGE_ASSIGN_OR_RETURN(PackedMatrix a,
                                PackedMatrix::Pack(CblasAMatrix, CblasNoTrans, dims, 1.0f,
                                                   conv.weights.data() + grp * dims.m * dims.k,
-                                                  dims.k, request.num_threads));
+                                                  dims.k, request.num_threads()));
       packed.push_back(std::move(a));
     }
   }
   return std::unique_ptr<Kernel>(std::make_unique<ConvKernel>(
-      g, std::move(packed), std::move(conv.bias), conv.relu, request.num_threads));
+      g, std::move(packed), std::move(conv.bias), conv.relu, request.num_threads()));
 }
 
 }  // namespace collage::mkl

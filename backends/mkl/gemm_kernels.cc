@@ -238,7 +238,7 @@ StatusOr<std::unique_ptr<Kernel>> CompileMatMul(const CompileRequest& request) {
     return Unsupported("MatMul {} x {} exceeds MKL's int dims", ShapeToString(a_shape),
                        ShapeToString(b_shape));
   }
-  parts.num_threads = request.num_threads;
+  parts.num_threads = request.num_threads();
   COLLAGE_ASSIGN_OR_RETURN(parts.a, Operand::Resolve(request, matmul->inputs[0]));
   COLLAGE_ASSIGN_OR_RETURN(parts.b, Operand::Resolve(request, matmul->inputs[1]));
   if (const Node* add = FindNode(request, "Add")) {
@@ -294,11 +294,11 @@ StatusOr<std::unique_ptr<Kernel>> CompileGemm(const CompileRequest& request) {
     COLLAGE_ASSIGN_OR_RETURN(
         packed, PackedMatrix::Pack(packed_a ? CblasAMatrix : CblasBMatrix,
                                    trans ? CblasTrans : CblasNoTrans, dims, p.alpha,
-                                   constant.constant().data(), ld, request.num_threads));
+                                   constant.constant().data(), ld, request.num_threads()));
     (packed_a ? g.a : g.b) = Operand();  // the packed copy is all the kernel reads
   }
   return std::unique_ptr<Kernel>(std::make_unique<GemmKernel>(
-      std::move(g), std::move(packed), packed_a, request.num_threads, request.inputs.size()));
+      std::move(g), std::move(packed), packed_a, request.num_threads(), request.inputs.size()));
 }
 
 }  // namespace collage::mkl

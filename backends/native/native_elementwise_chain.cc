@@ -396,7 +396,7 @@ StatusOr<std::unique_ptr<Kernel>> CompileElementwiseChain(const CompileRequest& 
   k.opset_ = graph.opset();
   k.total_ = total;
   k.tile_ = options.tile_elements;
-  k.max_threads_ = request.num_threads > 0 ? request.num_threads : omp_get_max_threads();
+  k.max_threads_ = request.num_threads();
   if (total == 0) tiled_nodes.clear();  // nothing to compute, nothing to write
 
   std::map<ValueId, size_t> tile_index;

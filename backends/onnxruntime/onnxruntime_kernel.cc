@@ -202,7 +202,7 @@ std::string LibraryVersion() {
 StatusOr<std::unique_ptr<Kernel>> CompileRegion(const CompileRequest& request) {
   COLLAGE_ASSIGN_OR_RETURN(OrtEnv * env, Environment());
   COLLAGE_ASSIGN_OR_RETURN(std::string model, GroupModelBytes(*request.graph, request.nodes));
-  COLLAGE_ASSIGN_OR_RETURN(auto options, SessionOptionsFor(std::max(1, request.num_threads)));
+  COLLAGE_ASSIGN_OR_RETURN(auto options, SessionOptionsFor(std::max(1, request.num_threads())));
   OrtSession* raw_session = nullptr;
   COLLAGE_RETURN_IF_ERROR(Check(
       Api()->CreateSessionFromArray(env, model.data(), model.size(), options.get(), &raw_session),

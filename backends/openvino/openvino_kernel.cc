@@ -273,7 +273,7 @@ StatusOr<std::unique_ptr<Kernel>> CompileRegion(const CompileRequest& request) {
   std::shared_ptr<ov::Model> model;
   COLLAGE_RETURN_IF_ERROR(Guarded(StatusCode::kUnsupported, "reading the region as ONNX",
                                   [&] { model = core->read_model(onnx, ov::Tensor()); }));
-  const int threads = std::max(1, request.num_threads);
+  const int threads = std::max(1, request.num_threads());
   ov::CompiledModel compiled;
   COLLAGE_RETURN_IF_ERROR(Guarded(StatusCode::kUnsupported, "compiling for CPU", [&] {
     compiled = core->compile_model(

@@ -3,9 +3,8 @@
 //                  in channels-last, FC and softmax plain, elementwise ops in both.
 //   xnnpack_graph  subgraph API, a region of ops compiled into one xnn_runtime.
 // Each rule compiles by CompileOperatorGroup (its channels-last variants with
-// channels_last set) or CompileRegion (xnnpack_rules.cc). Kernels run on the shared
-// pthreadpool of the thread count they were compiled for (ThreadPoolFor, xnnpack_util.h);
-// nothing resizes a pool after that.
+// channels_last set) or CompileRegion (xnnpack_rules.cc). Kernels run on the pthreadpool of
+// the execution context they were compiled in (ThreadPoolFor, xnnpack_util.h).
 #include <algorithm>
 #include <memory>
 #include <set>
@@ -62,7 +61,7 @@ KernelOr CompileOperatorGroup(const CompileRequest& request, const Match& match,
                               bool channels_last) {
   COLLAGE_RETURN_IF_ERROR(EnsureInitialized());
   COLLAGE_ASSIGN_OR_RETURN(OpGroup group, ResolveGroup(request, match, channels_last));
-  pthreadpool_t pool = ThreadPoolFor(request.num_threads);
+  const PoolHandle pool = ThreadPoolFor(request);
   const std::string& op = group.main->op_type;
   if (op == "Conv" || op == "ConvTranspose") return CompileConv(group, pool);
   if (op == "Gemm" || op == "MatMul") return CompileFc(group, pool);
@@ -78,7 +77,7 @@ KernelOr CompileOperatorGroup(const CompileRequest& request, const Match& match,
 
 KernelOr CompileRegion(const CompileRequest& request) {
   COLLAGE_RETURN_IF_ERROR(EnsureInitialized());
-  return CompileSubgraph(request, ThreadPoolFor(request.num_threads));
+  return CompileSubgraph(request, ThreadPoolFor(request));
 }
 
 namespace {

@@ -107,7 +107,7 @@ namespace {
 
 class ConvKernel final : public OperatorKernel {
  public:
-  ConvKernel(const ConvSpec& spec, pthreadpool_t pool) : OperatorKernel(pool), spec_(spec) {
+  ConvKernel(const ConvSpec& spec, const PoolHandle& pool) : OperatorKernel(pool), spec_(spec) {
     input_layouts_ = {Layout::ChannelsLast()};
     output_layouts_ = {Layout::ChannelsLast()};
   }
@@ -159,7 +159,7 @@ class ConvKernel final : public OperatorKernel {
 
 }  // namespace
 
-KernelOr CompileConv(const OpGroup& group, pthreadpool_t pool) {
+KernelOr CompileConv(const OpGroup& group, const PoolHandle& pool) {
   COLLAGE_ASSIGN_OR_RETURN(ConvSpec spec, AnalyzeConv(*group.graph, *group.main));
   auto kernel = std::make_unique<ConvKernel>(spec, pool);
   // XNNPACK packs the weights into its own buffer at creation: these copies can go.

@@ -136,7 +136,7 @@ struct Operand {
 
 class BinaryKernel final : public OperatorKernel {
  public:
-  BinaryKernel(BinaryKind kind, Operand a, Operand b, pthreadpool_t pool)
+  BinaryKernel(BinaryKind kind, Operand a, Operand b, const PoolHandle& pool)
       : OperatorKernel(pool), kind_(kind), a_(std::move(a)), b_(std::move(b)) {}
 
   Status Create(ClampRange clamp) {
@@ -217,7 +217,7 @@ class BinaryKernel final : public OperatorKernel {
 
 class UnaryKernel final : public OperatorKernel {
  public:
-  UnaryKernel(int64_t elements, const Layout& layout, pthreadpool_t pool)
+  UnaryKernel(int64_t elements, const Layout& layout, const PoolHandle& pool)
       : OperatorKernel(pool), elements_(elements) {
     input_layouts_ = {layout};
     output_layouts_ = {layout};
@@ -324,7 +324,7 @@ class UnaryKernel final : public OperatorKernel {
 
 class SoftmaxKernel final : public OperatorKernel {
  public:
-  SoftmaxKernel(const SoftmaxSpec& spec, pthreadpool_t pool) : OperatorKernel(pool), spec_(spec) {
+  SoftmaxKernel(const SoftmaxSpec& spec, const PoolHandle& pool) : OperatorKernel(pool), spec_(spec) {
     input_layouts_ = {Layout::Plain()};
     output_layouts_ = {Layout::Plain()};
   }
@@ -352,7 +352,7 @@ class SoftmaxKernel final : public OperatorKernel {
 }  // namespace
 
 KernelOr CompileBinary(const OpGroup& group, const std::vector<ValueId>& inputs,
-                       pthreadpool_t pool) {
+                       const PoolHandle& pool) {
   const Graph& graph = *group.graph;
   const Node& node = *group.main;
   COLLAGE_ASSIGN_OR_RETURN(BinarySpec spec, AnalyzeBinary(graph, node));
@@ -393,7 +393,7 @@ KernelOr CompileBinary(const OpGroup& group, const std::vector<ValueId>& inputs,
   return std::unique_ptr<Kernel>(std::move(kernel));
 }
 
-KernelOr CompileUnary(const OpGroup& group, pthreadpool_t pool) {
+KernelOr CompileUnary(const OpGroup& group, const PoolHandle& pool) {
   COLLAGE_ASSIGN_OR_RETURN(UnarySpec spec, AnalyzeUnary(*group.graph, *group.main));
   const TensorType& type = group.graph->value(group.output).type;
   if (group.channels_last && (type.shape.size() < 3 || type.shape.size() > 5)) {
@@ -406,7 +406,7 @@ KernelOr CompileUnary(const OpGroup& group, pthreadpool_t pool) {
   return std::unique_ptr<Kernel>(std::move(kernel));
 }
 
-KernelOr CompileSoftmax(const OpGroup& group, pthreadpool_t pool) {
+KernelOr CompileSoftmax(const OpGroup& group, const PoolHandle& pool) {
   COLLAGE_ASSIGN_OR_RETURN(SoftmaxSpec spec, AnalyzeSoftmax(*group.graph, *group.main));
   auto kernel = std::make_unique<SoftmaxKernel>(spec, pool);
   COLLAGE_RETURN_IF_ERROR(kernel->Create());

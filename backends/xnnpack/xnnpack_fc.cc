@@ -113,7 +113,7 @@ namespace {
 
 class FcKernel final : public OperatorKernel {
  public:
-  FcKernel(const FcSpec& spec, pthreadpool_t pool) : OperatorKernel(pool), spec_(spec) {
+  FcKernel(const FcSpec& spec, const PoolHandle& pool) : OperatorKernel(pool), spec_(spec) {
     input_layouts_ = {Layout::Plain()};
     output_layouts_ = {Layout::Plain()};
   }
@@ -144,7 +144,7 @@ class FcKernel final : public OperatorKernel {
 
 }  // namespace
 
-KernelOr CompileFc(const OpGroup& group, pthreadpool_t pool) {
+KernelOr CompileFc(const OpGroup& group, const PoolHandle& pool) {
   COLLAGE_ASSIGN_OR_RETURN(FcSpec spec, AnalyzeFc(*group.graph, *group.main));
   std::vector<float> bias = FcBias(*group.graph, spec);
   if (group.bias_add != nullptr) {

@@ -31,18 +31,18 @@ KernelOr CompileOperatorGroup(const CompileRequest& request, const Match& match,
 // What every `xnnpack_graph` rule and fusion compiles with: CompileSubgraph on the pool.
 KernelOr CompileRegion(const CompileRequest& request);
 
-KernelOr CompileConv(const OpGroup& group, pthreadpool_t pool);
-KernelOr CompileFc(const OpGroup& group, pthreadpool_t pool);
-KernelOr CompilePool(const OpGroup& group, pthreadpool_t pool);
+KernelOr CompileConv(const OpGroup& group, const PoolHandle& pool);
+KernelOr CompileFc(const OpGroup& group, const PoolHandle& pool);
+KernelOr CompilePool(const OpGroup& group, const PoolHandle& pool);
 // `inputs` are the request's kernel inputs: a binary op's operands map onto them by value.
 KernelOr CompileBinary(const OpGroup& group, const std::vector<ValueId>& inputs,
-                       pthreadpool_t pool);
-KernelOr CompileUnary(const OpGroup& group, pthreadpool_t pool);
-KernelOr CompileSoftmax(const OpGroup& group, pthreadpool_t pool);
+                       const PoolHandle& pool);
+KernelOr CompileUnary(const OpGroup& group, const PoolHandle& pool);
+KernelOr CompileSoftmax(const OpGroup& group, const PoolHandle& pool);
 
 // A whole region through the subgraph API (xnn_create_runtime_v2).
 bool SubgraphSupports(const Graph& graph, const Node& node);
-KernelOr CompileSubgraph(const CompileRequest& request, pthreadpool_t pool);
+KernelOr CompileSubgraph(const CompileRequest& request, const PoolHandle& pool);
 
 inline uint32_t U32(int64_t v) { return static_cast<uint32_t>(v); }
 inline size_t Sz(int64_t v) { return static_cast<size_t>(v); }

@@ -73,7 +73,7 @@ namespace {
 
 class PoolKernel final : public OperatorKernel {
  public:
-  PoolKernel(const PoolSpec& spec, pthreadpool_t pool) : OperatorKernel(pool), spec_(spec) {
+  PoolKernel(const PoolSpec& spec, const PoolHandle& pool) : OperatorKernel(pool), spec_(spec) {
     input_layouts_ = {Layout::ChannelsLast()};
     output_layouts_ = {Layout::ChannelsLast()};
   }
@@ -134,7 +134,7 @@ class PoolKernel final : public OperatorKernel {
 
 }  // namespace
 
-KernelOr CompilePool(const OpGroup& group, pthreadpool_t pool) {
+KernelOr CompilePool(const OpGroup& group, const PoolHandle& pool) {
   COLLAGE_ASSIGN_OR_RETURN(PoolSpec spec, AnalyzePool(*group.graph, *group.main));
   auto kernel = std::make_unique<PoolKernel>(spec, pool);
   COLLAGE_RETURN_IF_ERROR(kernel->Create(group.clamp));

@@ -49,8 +49,8 @@ struct RuntimeDeleter {
 
 class SubgraphKernel final : public Kernel {
  public:
-  SubgraphKernel(pthreadpool_t pool, size_t num_inputs, size_t num_outputs)
-      : pool_(pool), externals_(num_inputs + num_outputs) {
+  SubgraphKernel(PoolHandle pool, size_t num_inputs, size_t num_outputs)
+      : pool_(std::move(pool)), externals_(num_inputs + num_outputs) {
     for (size_t i = 0; i < externals_.size(); ++i) externals_[i].id = static_cast<uint32_t>(i);
   }
 
@@ -80,7 +80,7 @@ class SubgraphKernel final : public Kernel {
   Status CreateRuntime() const {
     xnn_runtime_t runtime = nullptr;
     runtime_.reset();
-    Status status = Check(xnn_create_runtime_v2(subgraph_.get(), pool_, kYieldWorkers, &runtime),
+    Status status = Check(xnn_create_runtime_v2(subgraph_.get(), pool_.pool, kYieldWorkers, &runtime),
                           "xnn_create_runtime_v2");
     runtime_.reset(runtime);
     return status;
@@ -98,7 +98,7 @@ class SubgraphKernel final : public Kernel {
   StatusOr<uint32_t> ValueOf(const Graph& graph, ValueId v);
   Status DefineNode(const Graph& graph, const Node& node);
 
-  const pthreadpool_t pool_;
+  const PoolHandle pool_;  // first: outlives the runtime
   std::unique_ptr<xnn_subgraph, SubgraphDeleter> subgraph_;
   mutable std::unique_ptr<xnn_runtime, RuntimeDeleter> runtime_;
   mutable std::vector<xnn_external_value> externals_;
@@ -342,7 +342,7 @@ bool SubgraphSupports(const Graph& graph, const Node& node) {
   return AnalyzeUnary(graph, node).ok() && Rank(graph, node.outputs[0]) <= XNN_MAX_TENSOR_DIMS;
 }
 
-KernelOr CompileSubgraph(const CompileRequest& request, pthreadpool_t pool) {
+KernelOr CompileSubgraph(const CompileRequest& request, const PoolHandle& pool) {
   if (request.outputs.empty()) return InvalidArgument("an XNNPACK region needs an output");
   auto kernel =
       std::make_unique<SubgraphKernel>(pool, request.inputs.size(), request.outputs.size());

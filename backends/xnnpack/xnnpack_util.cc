@@ -2,7 +2,6 @@
 
 #include <pthreadpool.h>
 
-#include <map>
 #include <mutex>
 
 #include "collage/sdk/errors.h"
@@ -57,22 +56,32 @@ std::string LibraryVersion() {
   return "XNNPACK git20220216.ae108ef " + isa;
 }
 
-pthreadpool_t ThreadPoolFor(int num_threads) {
-  if (num_threads <= 1) return nullptr;
-  // Looked up at compile time only, never per run: a mutex is cheap enough. The pools are
-  // leaked on purpose: destroying one at exit could race with a kernel still running on it.
-  static std::mutex mutex;
-  static auto* pools = new std::map<int, pthreadpool_t>();
-  std::lock_guard<std::mutex> lock(mutex);
-  pthreadpool_t& pool = (*pools)[num_threads];
-  if (pool == nullptr) pool = pthreadpool_create(static_cast<size_t>(num_threads));
-  return pool;
+namespace {
+
+struct OwnedPool {
+  explicit OwnedPool(int num_threads) : pool(pthreadpool_create(static_cast<size_t>(num_threads))) {}
+  ~OwnedPool() {
+    if (pool != nullptr) pthreadpool_destroy(pool);
+  }
+  OwnedPool(const OwnedPool&) = delete;
+  OwnedPool& operator=(const OwnedPool&) = delete;
+  pthreadpool_t pool;
+};
+
+}  // namespace
+
+PoolHandle ThreadPoolFor(const CompileRequest& request) {
+  if (request.num_threads() <= 1 || request.context == nullptr) return {};
+  const int threads = request.num_threads();
+  OwnedPool& owned = request.context->Resource<OwnedPool>(
+      "xnnpack.pthreadpool", [threads] { return std::make_unique<OwnedPool>(threads); });
+  return {owned.pool, request.context};
 }
 
 Status OperatorKernel::Run(const KernelBuffers& buffers) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  COLLAGE_RETURN_IF_ERROR(Setup(buffers, pool_));
-  return Check(xnn_run_operator(op_.get(), pool_), "xnn_run_operator");
+  COLLAGE_RETURN_IF_ERROR(Setup(buffers, pool_.pool));
+  return Check(xnn_run_operator(op_.get(), pool_.pool), "xnn_run_operator");
 }
 
 }  // namespace collage::xnnpack

@@ -36,13 +36,17 @@ Status EnsureInitialized();
 // "XNNPACK git20220216.ae108ef avx512f".
 std::string LibraryVersion();
 
-// The pthreadpool of `num_threads` threads (null for one: XNNPACK then runs on the caller,
-// without any hand-off). One pool per thread count, created on first use and never destroyed
-// while the process lives: a kernel captures the pool of the count it was compiled for
-// (CompileRequest::num_threads), so sessions with different counts run at the same time
-// without one resizing or destroying a pool the other is using. Kernels of the same count
-// share the pool; pthreadpool serialises concurrent parallelize calls on one pool.
-pthreadpool_t ThreadPoolFor(int num_threads);
+// The pthreadpool a kernel runs on (null for one thread: XNNPACK then runs on the caller,
+// without any hand-off) and the execution context that owns it. One pool per context, made
+// on first use: every kernel of a session shares its session's pool, sessions with other
+// thread counts have their own, and nothing resizes a pool. A kernel keeps the handle, so the
+// pool is destroyed with the context's last kernel, never under a running one. pthreadpool
+// serialises concurrent parallelize calls on one pool.
+struct PoolHandle {
+  pthreadpool_t pool = nullptr;
+  std::shared_ptr<ExecutionContext> owner;
+};
+PoolHandle ThreadPoolFor(const CompileRequest& request);
 
 struct OperatorDeleter {
   void operator()(xnn_operator_t op) const { xnn_delete_operator(op); }
@@ -54,7 +58,7 @@ using OperatorPtr = std::unique_ptr<xnn_operator, OperatorDeleter>;
 // calls with different buffers serialise on mutex_ (the operator is not reentrant).
 class OperatorKernel : public Kernel {
  public:
-  explicit OperatorKernel(pthreadpool_t pool) : pool_(pool) {}
+  explicit OperatorKernel(PoolHandle pool) : pool_(std::move(pool)) {}
 
   Status Run(const KernelBuffers& buffers) const final;
 
@@ -62,10 +66,13 @@ class OperatorKernel : public Kernel {
   // Binds `buffers` to op_ (xnn_setup_*); called with mutex_ held.
   virtual Status Setup(const KernelBuffers& buffers, pthreadpool_t pool) const = 0;
 
+ private:
+  const PoolHandle pool_;  // first: outlives op_
+
+ protected:
   OperatorPtr op_;
 
  private:
-  const pthreadpool_t pool_;
   mutable std::mutex mutex_;
 };
 

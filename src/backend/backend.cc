@@ -7,6 +7,11 @@ namespace collage {
 
 CompileRequest CompileRequest::For(const Graph& graph, const SubGraph& nodes, std::string rule,
                                    int num_threads) {
+  return For(graph, nodes, std::move(rule), std::make_shared<ExecutionContext>(num_threads));
+}
+
+CompileRequest CompileRequest::For(const Graph& graph, const SubGraph& nodes, std::string rule,
+                                   std::shared_ptr<ExecutionContext> context) {
   CompileRequest request;
   request.graph = &graph;
   request.nodes = nodes;
@@ -15,12 +20,15 @@ CompileRequest CompileRequest::For(const Graph& graph, const SubGraph& nodes, st
     if (!graph.value(in).is_constant()) request.inputs.push_back(in);
   }
   request.outputs = nodes.Outputs(graph);
-  request.num_threads = num_threads;
+  request.context = std::move(context);
   return request;
 }
 
 StatusOr<std::unique_ptr<Kernel>> Backend::Compile(const CompileRequest& request) const {
   if (request.graph == nullptr || request.nodes.empty()) return InvalidArgument("empty group");
+  if (request.context == nullptr) {
+    return InvalidArgument("the request has no execution context (CompileRequest::For makes one)");
+  }
   if (request.nodes.num_graph_nodes() != request.graph->num_nodes()) {
     return InvalidArgument("the group is a node set of another graph ({} nodes, the graph has {})",
                            request.nodes.num_graph_nodes(), request.graph->num_nodes());

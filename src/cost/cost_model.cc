@@ -52,6 +52,7 @@ MeasuredCostModel::MeasuredCostModel(const Graph& graph, const BackendRegistry& 
       database_(database),
       measurer_(measurer),
       threads_(threads),
+      context_(std::make_shared<ExecutionContext>(threads)),
       settings_(settings),
       on_progress_(std::move(on_progress)),
       started_(Now()) {}
@@ -138,7 +139,7 @@ Status MeasuredCostModel::PriceCandidates(std::vector<SearchCandidate>& candidat
     const Backend* backend = registry_.Find(representative.backend);
     if (backend == nullptr) return NotFound("no backend named '{}'", representative.backend);
     const CompileRequest request =
-        CompileRequest::For(graph_, representative.nodes, representative.rule, threads_);
+        CompileRequest::For(graph_, representative.nodes, representative.rule, context_);
     auto measure = [&]() -> StatusOr<CostRecord> {
       return measurer_.Candidate(graph_, representative.nodes, representative.backend,
                                  representative.rule, threads_,
@@ -266,7 +267,7 @@ Status MeasuredCostModel::PriceLibrarySwitches(const std::vector<SearchCandidate
       auto kernels = [&](const std::string& backend) {
         std::vector<ProbeKernel> list;
         for (const SearchCandidate* probe : probes[backend]) {
-          list.push_back({registry_.Find(backend), CompileRequest::For(graph_, probe->nodes, probe->rule, threads_)});
+          list.push_back({registry_.Find(backend), CompileRequest::For(graph_, probe->nodes, probe->rule, context_)});
         }
         return list;
       };
@@ -308,8 +309,8 @@ Status MeasuredCostModel::PriceStepsInRun(const std::vector<SearchCandidate>& ca
       // Each kernel as its own "library": the probe times it after the other kernel and after
       // itself.
       const Backend* found = registry_.Find(backend);
-      const ProbeKernel first{found, CompileRequest::For(graph_, probes[0]->nodes, probes[0]->rule, threads_)};
-      const ProbeKernel second{found, CompileRequest::For(graph_, probes[1]->nodes, probes[1]->rule, threads_)};
+      const ProbeKernel first{found, CompileRequest::For(graph_, probes[0]->nodes, probes[0]->rule, context_)};
+      const ProbeKernel second{found, CompileRequest::For(graph_, probes[1]->nodes, probes[1]->rule, context_)};
       const LibrarySwitchRecords turns = MeasureLibrarySwitch({first, first}, {second, second}, registry_, WarmSettings());
       if (!turns.a_to_b.valid) return turns.a_to_b;
       CostRecord mean = turns.a_to_b;

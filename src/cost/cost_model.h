@@ -79,6 +79,8 @@ class MeasuredCostModel {
   CostDatabase& database_;
   Measurer& measurer_;
   const int threads_;
+  // What the library-switch probes are compiled in: one context, as one session's kernels.
+  const std::shared_ptr<ExecutionContext> context_;
   const MeasureSettings settings_;
   std::function<void(const OptimizeProgress&)> on_progress_;
   double started_ = 0;

@@ -7,6 +7,12 @@
 
 namespace collage {
 
+std::shared_ptr<ExecutionContext> InProcessMeasurer::ContextFor(int threads) {
+  std::shared_ptr<ExecutionContext>& context = contexts_[threads];
+  if (context == nullptr) context = std::make_shared<ExecutionContext>(threads);
+  return context;
+}
+
 StatusOr<CostRecord> InProcessMeasurer::Candidate(const Graph& graph, const SubGraph& nodes,
                                                   const std::string& backend_name,
                                                   const std::string& rule, int threads,
@@ -14,7 +20,7 @@ StatusOr<CostRecord> InProcessMeasurer::Candidate(const Graph& graph, const SubG
                                                   const MeasureSettings& settings) {
   const Backend* backend = registry_.Find(backend_name);
   if (backend == nullptr) return NotFound("no backend named '{}'", backend_name);
-  const CompileRequest request = CompileRequest::For(graph, nodes, rule, threads);
+  const CompileRequest request = CompileRequest::For(graph, nodes, rule, ContextFor(threads));
   const std::string node_text = nodes.ToString();
   if (reference_.graph != &graph || reference_.nodes != node_text) {
     reference_ = ReferenceRun();

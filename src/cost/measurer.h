@@ -69,8 +69,13 @@ class InProcessMeasurer : public Measurer {
     Status status;
   };
 
+  // One execution context per thread count, shared by every candidate measured at that
+  // count, as a session's kernels share theirs (the same pools, made once).
+  std::shared_ptr<ExecutionContext> ContextFor(int threads);
+
   const BackendRegistry& registry_;
   ReferenceRun reference_;
+  std::map<int, std::shared_ptr<ExecutionContext>> contexts_;
 };
 
 }  // namespace collage

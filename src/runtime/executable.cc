@@ -24,8 +24,8 @@ struct Executable::RunContext {
 // Turns a placement into steps and buffers, one group at a time.
 class Executable::Builder {
  public:
-  Builder(Executable& exe, const BackendRegistry& registry, int num_threads)
-      : exe_(exe), graph_(exe.graph_), registry_(registry), num_threads_(num_threads) {}
+  Builder(Executable& exe, const BackendRegistry& registry)
+      : exe_(exe), graph_(exe.graph_), registry_(registry) {}
 
   Status Build() {
     // Graph inputs are copied into the arena at the start of a run, so that every buffer a
@@ -59,7 +59,8 @@ class Executable::Builder {
  private:
   Status AddGroup(const PlacedGroup& group) {
     const Backend* backend = registry_.Find(group.backend);
-    CompileRequest request = CompileRequest::For(graph_, group.nodes, group.rule, num_threads_);
+    CompileRequest request =
+        CompileRequest::For(graph_, group.nodes, group.rule, exe_.execution_context_);
     auto fail = [&](const Status& status) {
       return Status(status.code(), DescribeGroup(group.backend, request) + ": " + status.message());
     };
@@ -177,7 +178,6 @@ class Executable::Builder {
   Executable& exe_;
   const Graph& graph_;
   const BackendRegistry& registry_;
-  const int num_threads_;
   std::map<std::pair<ValueId, std::string>, size_t> buffer_of_;  // (value, layout) → buffer
   std::map<ValueId, Layout> home_;  // the layout the producer wrote
 };
@@ -193,7 +193,8 @@ StatusOr<std::unique_ptr<Executable>> Executable::Create(const Graph& graph,
   COLLAGE_RETURN_IF_ERROR(ValidatePlacement(graph, placement, registry));
   std::unique_ptr<Executable> exe(new Executable(graph));
   exe->placement_ = placement;
-  Builder builder(*exe, registry, num_threads);
+  exe->execution_context_ = std::make_shared<ExecutionContext>(num_threads);
+  Builder builder(*exe, registry);
   COLLAGE_RETURN_IF_ERROR(builder.Build());
   return exe;
 }

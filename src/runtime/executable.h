@@ -62,6 +62,9 @@ class Executable {
 
   const Graph& graph_;
   Placement placement_;
+  // What every kernel is compiled in: the thread count and the resources the kernels share
+  // (a library's thread pool), for this executable alone. Before steps_: it outlives them.
+  std::shared_ptr<ExecutionContext> execution_context_;
   std::vector<Step> steps_;
   std::vector<size_t> buffers_;        // buffer id → its request (arena placement)
   std::vector<size_t> input_buffers_;  // per graph input: its buffer id

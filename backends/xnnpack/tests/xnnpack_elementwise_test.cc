@@ -5,6 +5,7 @@
 
 #include <thread>
 
+#include "../xnnpack_util.h"
 #include "backend_test_util.h"
 
 namespace collage {
@@ -115,16 +116,21 @@ TEST(XnnpackElementwiseTest, Softmax) {
   EXPECT_FALSE(RuleOffers(BuildOrFail(std::move(c)), "xnnpack", "softmax"));
 }
 
-// One operator kernel run from several threads at once with different buffers: setup + run
-// are serialised inside the kernel, so every result must match its own reference. Compiled
-// for 1 thread (no pool) and for 2 (the shared 2-thread pool).
-TEST(XnnpackElementwiseTest, ConcurrentRunsAndThreadCounts) {
+// x[1x8x12x12] → Conv 3x3, 8 channels → y
+Graph SmallConv() {
   GraphBuilder b("conv");
   ValueId x = b.Input("x", DType::kFloat32, {1, 8, 12, 12});
   ValueId y =
       b.Node("Conv", {x, b.RandomNormal("w", {8, 8, 3, 3}, 0.2f)}, {{"pads", {1, 1, 1, 1}}});
   b.Output(y, "y");
-  Graph g = BuildOrFail(std::move(b));
+  return BuildOrFail(std::move(b));
+}
+
+// One operator kernel run from several threads at once with different buffers: setup + run
+// are serialised inside the kernel, so every result must match its own reference. Compiled
+// for 1 thread (no pool) and for 2 (the shared 2-thread pool).
+TEST(XnnpackElementwiseTest, ConcurrentRunsAndThreadCounts) {
+  Graph g = SmallConv();
   std::vector<Candidate> candidates = CandidatesOf(g, "xnnpack", "conv");
   ASSERT_EQ(candidates.size(), 1u);
   for (int count : {1, 2}) {
@@ -149,6 +155,40 @@ TEST(XnnpackElementwiseTest, ConcurrentRunsAndThreadCounts) {
     for (std::thread& t : threads) t.join();
     for (double e : errors) EXPECT_LE(e, 1e-4) << count << " XNNPACK threads";
   }
+}
+
+// The kernels of one execution context share its one pool; another context (another
+// session) has its own; a kernel keeps its context, so it runs after everything else that
+// held the context is gone.
+TEST(XnnpackElementwiseTest, KernelsShareTheirContextsPoolAndKeepItAlive) {
+  Graph g = SmallConv();
+  std::vector<Candidate> candidates = CandidatesOf(g, "xnnpack", "conv");
+  ASSERT_EQ(candidates.size(), 1u);
+  auto context = std::make_shared<ExecutionContext>(2);
+  const CompileRequest first = CompileRequest::For(g, candidates[0].nodes, "conv", context);
+  const CompileRequest second = CompileRequest::For(g, candidates[0].nodes, "conv", context);
+  const xnnpack::PoolHandle pool = xnnpack::ThreadPoolFor(first);
+  ASSERT_NE(pool.pool, nullptr);
+  EXPECT_EQ(xnnpack::ThreadPoolFor(second).pool, pool.pool);
+  const CompileRequest elsewhere = CompileRequest::For(g, candidates[0].nodes, "conv", 2);
+  EXPECT_NE(xnnpack::ThreadPoolFor(elsewhere).pool, pool.pool);
+  EXPECT_EQ(xnnpack::ThreadPoolFor(CompileRequest::For(g, candidates[0].nodes, "conv", 1)).pool,
+            nullptr);
+
+  std::vector<Tensor> inputs = RandomInputs(first, 5);
+  auto reference = RunReferenceGroup(first, inputs);
+  ASSERT_TRUE(reference.ok()) << reference.status().ToString();
+  std::unique_ptr<KernelRunner> runner;
+  {
+    CompileRequest request = CompileRequest::For(g, candidates[0].nodes, "conv",
+                                                  std::make_shared<ExecutionContext>(2));
+    auto created = KernelRunner::Create(BackendNamed("xnnpack"), request, BackendRegistry::Global());
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    runner = std::move(*created);
+  }  // the request, the only other holder of its context, is gone
+  auto got = runner->Run(inputs);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_LE(NormalizedError((*got)[0], (*reference)[0]), 1e-4);
 }
 
 TEST(XnnpackElementwiseTest, VersionNamesLibraryAndIsa) {

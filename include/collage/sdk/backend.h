@@ -23,9 +23,10 @@ namespace collage {
 // Bumped whenever Backend, Kernel, CompileRequest, the pattern language or the IR change
 // shape; a plug-in built against another version is refused. 2: Rule and Fusion carry the
 // NaN/Inf contract declaration (PropagatesNonFinite). 3: the headers moved to collage/sdk/,
-// Backend::SetNumThreads is gone (a kernel runs on CompileRequest::num_threads). 4: each rule
+// Backend::SetNumThreads is gone (a kernel runs on CompileRequest's thread count). 4: each rule
 // and fusion carries its compile function (Rule::Compiles, with the rule's Match);
-// Backend::Compile dispatches to it and is no longer virtual.
+// Backend::Compile dispatches to it and is no longer virtual; CompileRequest carries the
+// execution context (collage/sdk/execution_context.h) instead of a thread count.
 inline constexpr int kBackendAbiVersion = 4;
 
 class Backend {

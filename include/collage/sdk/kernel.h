@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "collage/sdk/execution_context.h"
 #include "collage/sdk/graph.h"
 #include "collage/sdk/layout.h"
 #include "collage/sdk/subgraph.h"
@@ -42,21 +44,27 @@ class Kernel {
 };
 
 // What compiling is asked to build: one group of nodes of a graph, offered by the rule or
-// fusion named `rule` of the backend compiling it.
+// fusion named `rule` of the backend compiling it, in an execution context.
 struct CompileRequest {
   const Graph* graph = nullptr;
   SubGraph nodes;
   std::string rule;              // the rule or fusion that offered the group
   std::vector<ValueId> inputs;   // non-constant values the group reads: the kernel inputs
   std::vector<ValueId> outputs;  // values the group produces for others: the kernel outputs
-  int num_threads = 1;
+  // The session's (or the measurement's) context: its thread count and the resources the
+  // kernels share. A kernel holding one of its resources keeps this pointer.
+  std::shared_ptr<ExecutionContext> context;
 
   // Builds a request from a node set: inputs = SubGraph::Inputs minus constants,
   // outputs = SubGraph::Outputs.
   static CompileRequest For(const Graph& graph, const SubGraph& nodes, std::string rule,
+                            std::shared_ptr<ExecutionContext> context);
+  // The same in a context of its own with `num_threads` threads (a one-off compile).
+  static CompileRequest For(const Graph& graph, const SubGraph& nodes, std::string rule,
                             int num_threads);
   std::vector<NodeId> node_ids() const { return nodes.Nodes(); }
   const TensorType& type(ValueId id) const { return graph->value(id).type; }
+  int num_threads() const { return context != nullptr ? context->num_threads() : 1; }
 };
 
 }  // namespace collage
