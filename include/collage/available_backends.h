@@ -23,7 +23,8 @@ struct BackendInfo {
   std::string name;     // what SessionOptions::backend and OptimizeOptions::backends take
   std::string version;  // the library's version
   std::string device;   // "cpu"
-  // True for a backend that compiles the whole graph at once rather than op by op.
+  // True for a backend that compiles regions of ops as a whole (its cost is not a sum over
+  // single groups), to which the graph-level search offers larger regions.
   bool graph_level = false;
   std::vector<BackendRuleInfo> rules;  // its rules, then its fusions
 };
