@@ -5,7 +5,7 @@
 #include <new>
 
 #include "collage/sdk/graph.h"
-#include "ir/flops.h"
+#include "ops/flops.h"
 #include "ir/simplify.h"
 #include "session/session_access.h"
 #include "onnx/onnx_import.h"

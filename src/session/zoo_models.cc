@@ -2,7 +2,7 @@
 // exports them.
 #include "collage/zoo.h"
 
-#include "ir/flops.h"
+#include "ops/flops.h"
 #include "onnx/onnx_export.h"
 #include "zoo/zoo.h"
 #include "session/session_access.h"

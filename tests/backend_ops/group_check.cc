@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "ir/flops.h"
+#include "ops/flops.h"
 
 namespace collage::backend_ops {
 

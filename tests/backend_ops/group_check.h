@@ -14,7 +14,7 @@
 
 namespace collage::backend_ops {
 
-// Sum of the nodes' arithmetic (src/ir/flops.h).
+// Sum of the nodes' arithmetic (src/ops/flops.h).
 double GroupFlops(const Graph& graph, const SubGraph& nodes);
 
 // "float32[1x3x8x8], float32[4]" for a list of values.

@@ -1,4 +1,6 @@
-#include "ir/flops.h"
+#include "ops/flops.h"
+
+#include "collage/sdk/op_params.h"
 
 namespace collage {
 
@@ -34,10 +36,9 @@ double NodeFlops(const Graph& graph, const Node& node) {
     const Shape& a = in_shape(0);
     return a.empty() ? 0 : 2.0 * out * static_cast<double>(a.back());
   }
-  if (op == "Gemm" && node.inputs.size() >= 2) {
-    const Shape& a = in_shape(0);
-    int64_t k = node.attributes.GetInt("transA", 0) ? a[0] : a[1];
-    return 2.0 * out * static_cast<double>(k);
+  if (op == "Gemm") {
+    StatusOr<GemmParams> gemm = ReadGemmParams(graph, node);
+    if (gemm.ok()) return 2.0 * out * static_cast<double>(gemm->k);
   }
   if ((op == "LSTM" || op == "GRU" || op == "RNN") && node.inputs.size() >= 3) {
     const Shape& x = in_shape(0);
