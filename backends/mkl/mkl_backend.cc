@@ -64,7 +64,7 @@ class MklBackend final : public Backend {
 
   const RuleSet& rules() const override { return rules_; }
 
-  // No process-wide thread count: each kernel runs on its CompileRequest::num_threads, set for the
+  // No process-wide thread count: each kernel runs on its CompileRequest::num_threads(), set for the
   // calling thread only around its MKL calls (MklThreadScope, mkl_threads.h).
 
  private:

@@ -1,4 +1,4 @@
-// MKL's thread count for the calls of one kernel run: the CompileRequest::num_threads the
+// MKL's thread count for the calls of one kernel run: the CompileRequest::num_threads() the
 // kernel was compiled for, set for the calling thread only and restored on leaving.
 //
 // MKL keeps a per-thread setting (mkl_set_num_threads_local) that overrides its process-wide

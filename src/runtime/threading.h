@@ -47,8 +47,8 @@ int ResolveThreadCount(int requested);
 // the same time; Session::Run calls it on every run (it costs nothing measurable). It sets
 // OpenMP's team size, a per-thread setting that our kernels, oneDNN, Eigen (never given
 // Eigen::setNbThreads) and OpenBLAS (which takes it under a lock: backends/openblas/
-// blas_threads.h) follow. XNNPACK's count is fixed when a kernel is compiled
-// (CompileRequest::num_threads picks one of its never-resized pools). Nothing sets a backend's
+// blas_threads.h) follow. XNNPACK's count is fixed when a kernel is compiled (the pool of
+// the kernel's execution context, collage/sdk/execution_context.h). Nothing sets a backend's
 // thread count process-wide: one count cannot be right for two sessions at once.
 void ApplyThreadPolicy(int num_threads);
 
