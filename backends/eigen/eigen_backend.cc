@@ -3,8 +3,8 @@
 #include <Eigen/Core>
 
 #include "collage/sdk/backend.h"
-#include "eigen_rules.h"
 #include "collage/sdk/errors.h"
+#include "eigen_rules.h"
 
 namespace collage {
 namespace {

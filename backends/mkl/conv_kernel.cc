@@ -66,10 +66,10 @@ StatusOr<std::unique_ptr<Kernel>> CompileConv(const CompileRequest& request) {
   const GemmDims dims{g.group_out(), g.out_pixels(), g.patch()};
   if (dims.m > 0 && dims.n > 0 && dims.k > 0) {
     for (int64_t grp = 0; grp < g.group; ++grp) {
-      COLLAGE_ASSIGN_OR_RETURN(PackedMatrix a,
-                               PackedMatrix::Pack(CblasAMatrix, CblasNoTrans, dims, 1.0f,
-                                                  conv.weights.data() + grp * dims.m * dims.k,
-                                                  dims.k, request.num_threads()));
+      COLLAGE_ASSIGN_OR_RETURN(
+          PackedMatrix a, PackedMatrix::Pack(CblasAMatrix, CblasNoTrans, dims, 1.0f,
+                                             conv.weights.data() + grp * dims.m * dims.k, dims.k,
+                                             request.num_threads()));
       packed.push_back(std::move(a));
     }
   }

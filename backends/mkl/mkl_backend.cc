@@ -9,8 +9,8 @@
 #include <string>
 
 #include "collage/sdk/backend.h"
-#include "mkl_rules.h"
 #include "collage/sdk/errors.h"
+#include "mkl_rules.h"
 
 namespace collage {
 namespace {
@@ -64,8 +64,8 @@ class MklBackend final : public Backend {
 
   const RuleSet& rules() const override { return rules_; }
 
-  // No process-wide thread count: each kernel runs on its CompileRequest::num_threads(), set for the
-  // calling thread only around its MKL calls (MklThreadScope, mkl_threads.h).
+  // No process-wide thread count: each kernel runs on its CompileRequest::num_threads(), set for
+  // the calling thread only around its MKL calls (MklThreadScope, mkl_threads.h).
 
  private:
   RuleSet rules_;

@@ -1,17 +1,17 @@
 #include "native_backend.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include <fmt/format.h>
-
-#include "native_elementwise_chain.h"
-#include "native_node_sequence.h"
 #include "collage/sdk/errors.h"
 #include "collage/sdk/op_registry.h"
+#include "native_elementwise_chain.h"
+#include "native_node_sequence.h"
 #include "ops/kernels/sgemm_variants.h"
 
 namespace collage::native {

@@ -27,7 +27,9 @@ bool IsFloatValue(const Graph& graph, ValueId value) {
   return value != kNoValue && graph.value(value).type.dtype == DType::kFloat32;
 }
 
-bool MatchEpilogueOk(const Match& match) { return EpilogueSupported(*match.graph, ChainOrder(match)); }
+bool MatchEpilogueOk(const Match& match) {
+  return EpilogueSupported(*match.graph, ChainOrder(match));
+}
 
 const Node& MainNode(const Match& match) { return match.graph->node(match.op_nodes.back()); }
 

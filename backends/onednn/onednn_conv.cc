@@ -63,7 +63,8 @@ StatusOr<ConvDescs> DescribeConv(const Graph& graph, const Node& node, bool bloc
   return d;
 }
 
-StatusOr<std::unique_ptr<Kernel>> CompileConv(const CompileRequest& request, const Match& match, bool blocked) {
+StatusOr<std::unique_ptr<Kernel>> CompileConv(const CompileRequest& request, const Match& match,
+                                              bool blocked) {
   const Graph& graph = *request.graph;
   const Node& node = MainNode(match);
   if (!ConvOk(graph, node)) return Unsupported("Conv '{}' is not supported", node.name);
@@ -133,8 +134,8 @@ bool AddPostOpIsSafe(const Match& m) {
     return n >= 0 && m.graph->node(n).op_type == "Add";
   });
   if (!has_add) return true;
-  return ConvImplementation(*m.graph, MainNode(m), /*blocked=*/true, /*with_add=*/true).find("gemm") ==
-         std::string::npos;
+  return ConvImplementation(*m.graph, MainNode(m), /*blocked=*/true, /*with_add=*/true)
+             .find("gemm") == std::string::npos;
 }
 
 }  // namespace
@@ -149,14 +150,16 @@ void AddConvRules(std::vector<RuleEntry>& rules) {
   };
   for (const auto& entry : shapes) {
     const std::string& name = entry.first;
-    rules.push_back({Rule(name, entry.second).Where(MatchEpilogueOk).Where(NotReference<false>),
-                     [](const CompileRequest& r, const Match& m) { return CompileConv(r, m, false); }, false});
-    rules.push_back({Rule(name + "_blocked", entry.second)
-                         .Where(MatchEpilogueOk)
-                         .Where(BlockedDiffers)
-                         .Where(NotReference<true>)
-                         .Where(AddPostOpIsSafe),
-                     [](const CompileRequest& r, const Match& m) { return CompileConv(r, m, true); }, true});
+    rules.push_back(
+        {Rule(name, entry.second).Where(MatchEpilogueOk).Where(NotReference<false>),
+         [](const CompileRequest& r, const Match& m) { return CompileConv(r, m, false); }, false});
+    rules.push_back(
+        {Rule(name + "_blocked", entry.second)
+             .Where(MatchEpilogueOk)
+             .Where(BlockedDiffers)
+             .Where(NotReference<true>)
+             .Where(AddPostOpIsSafe),
+         [](const CompileRequest& r, const Match& m) { return CompileConv(r, m, true); }, true});
   }
 }
 

@@ -91,7 +91,8 @@ StatusOr<DeconvDescs> DescribeDeconv(const Graph& graph, const Node& node, bool 
   return d;
 }
 
-StatusOr<std::unique_ptr<Kernel>> CompileDeconv(const CompileRequest& request, const Match& match, bool blocked) {
+StatusOr<std::unique_ptr<Kernel>> CompileDeconv(const CompileRequest& request, const Match& match,
+                                                bool blocked) {
   const Graph& graph = *request.graph;
   const Node& node = MainNode(match);
   if (!DeconvOk(graph, node)) return Unsupported("ConvTranspose '{}' is not supported", node.name);
@@ -146,13 +147,16 @@ void AddDeconvRules(std::vector<RuleEntry>& rules) {
   const std::vector<std::pair<std::string, Pattern>> shapes = {
       {"conv_transpose", deconv}, {"conv_transpose_act", WithActivation(deconv)}};
   for (const auto& entry : shapes) {
-    rules.push_back({Rule(entry.first, entry.second).Where(MatchEpilogueOk).Where(NotReference<false>),
-                     [](const CompileRequest& r, const Match& m) { return CompileDeconv(r, m, false); }, false});
-    rules.push_back({Rule(entry.first + "_blocked", entry.second)
-                         .Where(MatchEpilogueOk)
-                         .Where(BlockedDiffers)
-                         .Where(NotReference<true>),
-                     [](const CompileRequest& r, const Match& m) { return CompileDeconv(r, m, true); }, true});
+    rules.push_back(
+        {Rule(entry.first, entry.second).Where(MatchEpilogueOk).Where(NotReference<false>),
+         [](const CompileRequest& r, const Match& m) { return CompileDeconv(r, m, false); },
+         false});
+    rules.push_back(
+        {Rule(entry.first + "_blocked", entry.second)
+             .Where(MatchEpilogueOk)
+             .Where(BlockedDiffers)
+             .Where(NotReference<true>),
+         [](const CompileRequest& r, const Match& m) { return CompileDeconv(r, m, true); }, true});
   }
 }
 

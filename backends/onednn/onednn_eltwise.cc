@@ -16,7 +16,8 @@ bool SingleStepActivation(const Graph& graph, const Node& node) {
   return ActivationSteps(graph, node)->size() == 1;
 }
 
-StatusOr<std::unique_ptr<Kernel>> CompileEltwise(const CompileRequest& request, const Match& match, bool blocked) {
+StatusOr<std::unique_ptr<Kernel>> CompileEltwise(const CompileRequest& request, const Match& match,
+                                                 bool blocked) {
   const Graph& graph = *request.graph;
   const Node& node = MainNode(match);
   if (!SingleStepActivation(graph, node)) return Unsupported("{} '{}' is not supported", node.op_type, node.name);
@@ -57,7 +58,8 @@ std::optional<std::pair<ValueId, ValueId>> BinaryOperands(const Graph& graph, co
   return std::nullopt;
 }
 
-StatusOr<std::unique_ptr<Kernel>> CompileBinary(const CompileRequest& request, const Match& match, bool blocked) {
+StatusOr<std::unique_ptr<Kernel>> CompileBinary(const CompileRequest& request, const Match& match,
+                                                bool blocked) {
   const Graph& graph = *request.graph;
   const Node& node = MainNode(match);
   auto operands = BinaryOperands(graph, node);
@@ -109,21 +111,27 @@ void AddEltwiseRules(std::vector<RuleEntry>& rules) {
   std::vector<Pattern> alternatives = {Op("Clip")(Any(), Optional(Const()), Optional(Const())).If(single)};
   for (const std::string& op : UnaryActivationOps()) alternatives.push_back(Op(op)(Any()).If(single));
   const Pattern eltwise = Alt(alternatives);
-  rules.push_back({Rule("eltwise", eltwise), [](const CompileRequest& r, const Match& m) { return CompileEltwise(r, m, false); }, false});
-  rules.push_back({Rule("eltwise_blocked", eltwise).Where([](const Match& m) {
-                     return IsImageWithBlockedForm(m.graph->value(m.root_node().inputs[0]).type.shape);
-                   }),
-                   [](const CompileRequest& r, const Match& m) { return CompileEltwise(r, m, true); }, true});
+  rules.push_back(
+      {Rule("eltwise", eltwise),
+       [](const CompileRequest& r, const Match& m) { return CompileEltwise(r, m, false); }, false});
+  rules.push_back(
+      {Rule("eltwise_blocked", eltwise).Where([](const Match& m) {
+         return IsImageWithBlockedForm(m.graph->value(m.root_node().inputs[0]).type.shape);
+       }),
+       [](const CompileRequest& r, const Match& m) { return CompileEltwise(r, m, true); }, true});
 
   auto ok = [](const Graph& graph, const Node& node) { return BinaryOk(graph, node); };
   const Pattern binary = Op({"Add", "Sub", "Mul", "Div", "Max", "Min"})(Any(), Any()).If(ok);
   const std::vector<std::pair<std::string, Pattern>> shapes = {
       {"binary", binary}, {"binary_act", WithActivation(binary)}};
   for (const auto& entry : shapes) {
-    rules.push_back({Rule(entry.first, entry.second).Where(MatchEpilogueOk),
-                     [](const CompileRequest& r, const Match& m) { return CompileBinary(r, m, false); }, false});
-    rules.push_back({Rule(entry.first + "_blocked", entry.second).Where(MatchEpilogueOk).Where(BinaryBlockedOk),
-                     [](const CompileRequest& r, const Match& m) { return CompileBinary(r, m, true); }, true});
+    rules.push_back(
+        {Rule(entry.first, entry.second).Where(MatchEpilogueOk),
+         [](const CompileRequest& r, const Match& m) { return CompileBinary(r, m, false); },
+         false});
+    rules.push_back(
+        {Rule(entry.first + "_blocked", entry.second).Where(MatchEpilogueOk).Where(BinaryBlockedOk),
+         [](const CompileRequest& r, const Match& m) { return CompileBinary(r, m, true); }, true});
   }
 }
 

@@ -1,10 +1,10 @@
 #include "onednn_epilogue.h"
 
+#include <algorithm>
+
 #include "collage/sdk/op_params.h"
 #include "onednn_layout.h"
 #include "onednn_rules.h"
-
-#include <algorithm>
 
 namespace collage::onednn {
 namespace {

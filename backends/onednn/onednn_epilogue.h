@@ -59,9 +59,9 @@ struct Epilogue {
 };
 StatusOr<Epilogue> BuildEpilogue(const CompileRequest& request, const Match& match,
                                  const dnnl::memory::desc& dst_desc, KernelBuilder& builder);
-// Rule-side check of the same on a chain (ChainOrder): every node after the first is an activation or a binary op
-// whose other operand broadcasts to the chain value without changing its shape, and which
-// reads the chain value as its first operand unless it commutes.
+// Rule-side check of the same on a chain (ChainOrder): every node after the first is an activation
+// or a binary op whose other operand broadcasts to the chain value without changing its shape, and
+// which reads the chain value as its first operand unless it commutes.
 bool EpilogueSupported(const Graph& graph, const std::vector<NodeId>& chain);
 
 }  // namespace collage::onednn

@@ -34,7 +34,8 @@ std::optional<std::pair<Shape, int>> SoftmaxForm(const Graph& graph, const Node&
   return std::make_pair(Shape{axis->outer, axis->n}, 1);
 }
 
-StatusOr<std::unique_ptr<Kernel>> CompileSoftmax(const CompileRequest& request, const Match& match) {
+StatusOr<std::unique_ptr<Kernel>> CompileSoftmax(const CompileRequest& request,
+                                                 const Match& match) {
   const Graph& graph = *request.graph;
   const Node& node = MainNode(match);
   auto form = SoftmaxForm(graph, node);
@@ -75,7 +76,8 @@ bool LayerNormOk(const Graph& graph, const Node& node) {
   return node.inputs.size() < 3 || node.inputs[2] == kNoValue || ConstantVector(graph, node.inputs[2], c);
 }
 
-StatusOr<std::unique_ptr<Kernel>> CompileLayerNorm(const CompileRequest& request, const Match& match) {
+StatusOr<std::unique_ptr<Kernel>> CompileLayerNorm(const CompileRequest& request,
+                                                   const Match& match) {
   const Graph& graph = *request.graph;
   const Node& node = MainNode(match);
   if (!LayerNormOk(graph, node)) return Unsupported("LayerNormalization '{}' is not supported", node.name);
@@ -119,7 +121,8 @@ bool BatchNormOk(const Graph& graph, const Node& node) {
   return true;
 }
 
-StatusOr<std::unique_ptr<Kernel>> CompileBatchNorm(const CompileRequest& request, const Match& match, bool blocked) {
+StatusOr<std::unique_ptr<Kernel>> CompileBatchNorm(const CompileRequest& request,
+                                                   const Match& match, bool blocked) {
   const Graph& graph = *request.graph;
   const Node& node = MainNode(match);
   if (!BatchNormOk(graph, node)) return Unsupported("BatchNormalization '{}' is not supported", node.name);
@@ -158,15 +161,20 @@ void AddNormRules(std::vector<RuleEntry>& rules) {
                      return SoftmaxForm(g, n).has_value();
                    })),
                    CompileSoftmax, false});
-  rules.push_back({Rule("layer_norm", Op("LayerNormalization")(Any(), Const(), Optional(Const()))
-                                          .If(LayerNormOk)),
-                   CompileLayerNorm, false});
+  rules.push_back(
+      {Rule("layer_norm",
+            Op("LayerNormalization")(Any(), Const(), Optional(Const())).If(LayerNormOk)),
+       CompileLayerNorm, false});
   const Pattern bn = Op("BatchNormalization")(Any(), Const(), Const(), Const(), Const()).If(BatchNormOk);
-  rules.push_back({Rule("batch_norm", bn), [](const CompileRequest& r, const Match& m) { return CompileBatchNorm(r, m, false); }, false});
-  rules.push_back({Rule("batch_norm_blocked", bn).Where([](const Match& m) {
-                     return HasBlockedForm(m.graph->value(m.root_node().inputs[0]).type.shape);
-                   }),
-                   [](const CompileRequest& r, const Match& m) { return CompileBatchNorm(r, m, true); }, true});
+  rules.push_back(
+      {Rule("batch_norm", bn),
+       [](const CompileRequest& r, const Match& m) { return CompileBatchNorm(r, m, false); },
+       false});
+  rules.push_back(
+      {Rule("batch_norm_blocked", bn).Where([](const Match& m) {
+         return HasBlockedForm(m.graph->value(m.root_node().inputs[0]).type.shape);
+       }),
+       [](const CompileRequest& r, const Match& m) { return CompileBatchNorm(r, m, true); }, true});
 }
 
 }  // namespace collage::onednn

@@ -61,7 +61,8 @@ bool PoolOk(const Graph& graph, const Node& node) {
          PoolGeometryOf(graph, node).ok();
 }
 
-StatusOr<std::unique_ptr<Kernel>> CompilePool(const CompileRequest& request, const Match& match, bool blocked) {
+StatusOr<std::unique_ptr<Kernel>> CompilePool(const CompileRequest& request, const Match& match,
+                                              bool blocked) {
   const Graph& graph = *request.graph;
   const Node& node = MainNode(match);
   if (!PoolOk(graph, node)) return Unsupported("{} '{}' is not supported", node.op_type, node.name);
@@ -103,10 +104,12 @@ void AddPoolingRules(std::vector<RuleEntry>& rules) {
       {"global_pool", Op({"GlobalAveragePool", "GlobalMaxPool"})(Any()).If(ok)},
   };
   for (const auto& entry : shapes) {
-    rules.push_back({Rule(entry.first, entry.second),
-                     [](const CompileRequest& r, const Match& m) { return CompilePool(r, m, false); }, false});
-    rules.push_back({Rule(entry.first + "_blocked", entry.second).Where(BlockedDiffers),
-                     [](const CompileRequest& r, const Match& m) { return CompilePool(r, m, true); }, true});
+    rules.push_back(
+        {Rule(entry.first, entry.second),
+         [](const CompileRequest& r, const Match& m) { return CompilePool(r, m, false); }, false});
+    rules.push_back(
+        {Rule(entry.first + "_blocked", entry.second).Where(BlockedDiffers),
+         [](const CompileRequest& r, const Match& m) { return CompilePool(r, m, true); }, true});
   }
 }
 

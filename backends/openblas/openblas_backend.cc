@@ -4,8 +4,8 @@
 #include <sstream>
 
 #include "collage/sdk/backend.h"
-#include "openblas_rules.h"
 #include "collage/sdk/errors.h"
+#include "openblas_rules.h"
 
 namespace collage {
 namespace {

@@ -61,26 +61,25 @@ class PluginExampleBackend : public Backend {
  public:
   PluginExampleBackend() {
     Pattern input = Any().IfValue(IsFloat32);
-    rules_.Add(Rule("relu", Op("Relu")(input))
-                   .Compiles([](const CompileRequest& request, const Match&) {
-                     return MakeKernel(request, Activation::kRelu, 0, 0, 0);
-                   }));
+    rules_.Add(
+        Rule("relu", Op("Relu")(input)).Compiles([](const CompileRequest& request, const Match&) {
+          return MakeKernel(request, Activation::kRelu, 0, 0, 0);
+        }));
     rules_.Add(Rule("leaky_relu", Op("LeakyRelu")(input))
                    .Compiles([](const CompileRequest& request, const Match& match) {
                      const float alpha = match.root_node().attributes.GetFloat("alpha", 0.01f);
                      return MakeKernel(request, Activation::kLeakyRelu, alpha, 0, 0);
                    }));
     // The bounds' ONNX semantics (attributes or inputs, by opset) are the SDK's reader's.
-    rules_.Add(Rule("clip", Op("Clip")(input, Optional(Const()), Optional(Const())))
-                   .Where([](const Match& m) {
-                     return ReadClipBounds(*m.graph, m.root_node()).ok();
-                   })
-                   .Compiles([](const CompileRequest& request, const Match& match)
-                                 -> StatusOr<std::unique_ptr<Kernel>> {
-                     COLLAGE_ASSIGN_OR_RETURN(const ClipBounds<float> bounds,
-                                              ReadClipBounds(*match.graph, match.root_node()));
-                     return MakeKernel(request, Activation::kClip, 0, bounds.lo, bounds.hi);
-                   }));
+    rules_.Add(
+        Rule("clip", Op("Clip")(input, Optional(Const()), Optional(Const())))
+            .Where([](const Match& m) { return ReadClipBounds(*m.graph, m.root_node()).ok(); })
+            .Compiles([](const CompileRequest& request,
+                         const Match& match) -> StatusOr<std::unique_ptr<Kernel>> {
+              COLLAGE_ASSIGN_OR_RETURN(const ClipBounds<float> bounds,
+                                       ReadClipBounds(*match.graph, match.root_node()));
+              return MakeKernel(request, Activation::kClip, 0, bounds.lo, bounds.hi);
+            }));
   }
 
   std::string name() const override { return "plugin_example"; }

@@ -36,11 +36,13 @@ StatusOr<OpGroup> ResolveGroup(const CompileRequest& request, const Match& match
   group.output = request.outputs[0];
   group.channels_last = channels_last;
   size_t epilogue = match.op_nodes.size() - 1;  // ops before the main one, in pre-order
-  if (epilogue > 0 && group.main->op_type == "MatMul" && match.node(epilogue - 1).op_type == "Add") {
+  if (epilogue > 0 && group.main->op_type == "MatMul" &&
+      match.node(epilogue - 1).op_type == "Add") {
     group.bias_add = &match.node(epilogue - 1);
     --epilogue;
   }
-  if (epilogue > 1) return InvalidArgument("rule '{}': more than one op after the main one", request.rule);
+  if (epilogue > 1)
+    return InvalidArgument("rule '{}': more than one op after the main one", request.rule);
   if (epilogue == 1) {
     const Node& clamp = match.node(0);
     if (!IsClamp(clamp)) {

@@ -324,7 +324,8 @@ class UnaryKernel final : public OperatorKernel {
 
 class SoftmaxKernel final : public OperatorKernel {
  public:
-  SoftmaxKernel(const SoftmaxSpec& spec, const PoolHandle& pool) : OperatorKernel(pool), spec_(spec) {
+  SoftmaxKernel(const SoftmaxSpec& spec, const PoolHandle& pool)
+      : OperatorKernel(pool), spec_(spec) {
     input_layouts_ = {Layout::Plain()};
     output_layouts_ = {Layout::Plain()};
   }

@@ -105,9 +105,10 @@ RuleSet MakeOperatorRules() {
   auto nhwc_clamp_ok = [binary_clamp_ok](const Graph& graph, const Node& node) {
     return binary_clamp_ok(graph, node) && BinaryFitsChannelsLast(graph, node);
   };
-  channels_last.Add(Rule("binary_nhwc", binary)
-                        .Where([nhwc_ok](const Match& m) { return nhwc_ok(*m.graph, m.root_node()); })
-                        .Compiles(OperatorCompiler(true)));
+  channels_last.Add(
+      Rule("binary_nhwc", binary)
+          .Where([nhwc_ok](const Match& m) { return nhwc_ok(*m.graph, m.root_node()); })
+          .Compiles(OperatorCompiler(true)));
   for (const char* act : {"relu", "clip"}) {
     const bool relu = std::string(act) == "relu";
     const Pattern fused =

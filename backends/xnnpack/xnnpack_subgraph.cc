@@ -80,8 +80,9 @@ class SubgraphKernel final : public Kernel {
   Status CreateRuntime() const {
     xnn_runtime_t runtime = nullptr;
     runtime_.reset();
-    Status status = Check(xnn_create_runtime_v2(subgraph_.get(), pool_.pool, kYieldWorkers, &runtime),
-                          "xnn_create_runtime_v2");
+    Status status =
+        Check(xnn_create_runtime_v2(subgraph_.get(), pool_.pool, kYieldWorkers, &runtime),
+              "xnn_create_runtime_v2");
     runtime_.reset(runtime);
     return status;
   }

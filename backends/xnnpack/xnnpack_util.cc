@@ -59,7 +59,8 @@ std::string LibraryVersion() {
 namespace {
 
 struct OwnedPool {
-  explicit OwnedPool(int num_threads) : pool(pthreadpool_create(static_cast<size_t>(num_threads))) {}
+  explicit OwnedPool(int num_threads)
+      : pool(pthreadpool_create(static_cast<size_t>(num_threads))) {}
   ~OwnedPool() {
     if (pool != nullptr) pthreadpool_destroy(pool);
   }

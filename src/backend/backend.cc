@@ -1,6 +1,7 @@
+#include "collage/sdk/backend.h"
+
 #include <optional>
 
-#include "collage/sdk/backend.h"
 #include "collage/sdk/errors.h"
 
 namespace collage {

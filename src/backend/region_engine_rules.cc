@@ -10,7 +10,8 @@ RuleSet MakeRegionEngineRules(const NodePredicate& supported, const FusionCompil
                                    OpKind::kInjective,       OpKind::kReduction,
                                    OpKind::kOutEWiseFusable, OpKind::kOpaque};
   RuleSet rules;
-  rules.Add(Fusion("single").Seed(all).Grow(all).MinOps(1).MaxOps(1).Where(supported).Compiles(compile));
+  rules.Add(
+      Fusion("single").Seed(all).Grow(all).MinOps(1).MaxOps(1).Where(supported).Compiles(compile));
   rules.Add(Fusion("whole")
                 .Seed(all)
                 .Grow(all)

@@ -8,12 +8,12 @@
 #include <set>
 
 #include "collage/device_fingerprint.h"
+#include "collage/interrupt.h"
+#include "collage/sdk/errors.h"
 #include "cost/group_signature.h"
 #include "cost/library_switch_measure.h"
 #include "runtime/kernel_runner.h"
 #include "runtime/layout_conversion.h"
-#include "collage/sdk/errors.h"
-#include "collage/interrupt.h"
 
 namespace collage {
 namespace {
@@ -267,7 +267,8 @@ Status MeasuredCostModel::PriceLibrarySwitches(const std::vector<SearchCandidate
       auto kernels = [&](const std::string& backend) {
         std::vector<ProbeKernel> list;
         for (const SearchCandidate* probe : probes[backend]) {
-          list.push_back({registry_.Find(backend), CompileRequest::For(graph_, probe->nodes, probe->rule, context_)});
+          list.push_back({registry_.Find(backend),
+                          CompileRequest::For(graph_, probe->nodes, probe->rule, context_)});
         }
         return list;
       };
@@ -309,8 +310,10 @@ Status MeasuredCostModel::PriceStepsInRun(const std::vector<SearchCandidate>& ca
       // Each kernel as its own "library": the probe times it after the other kernel and after
       // itself.
       const Backend* found = registry_.Find(backend);
-      const ProbeKernel first{found, CompileRequest::For(graph_, probes[0]->nodes, probes[0]->rule, context_)};
-      const ProbeKernel second{found, CompileRequest::For(graph_, probes[1]->nodes, probes[1]->rule, context_)};
+      const ProbeKernel first{
+          found, CompileRequest::For(graph_, probes[0]->nodes, probes[0]->rule, context_)};
+      const ProbeKernel second{
+          found, CompileRequest::For(graph_, probes[1]->nodes, probes[1]->rule, context_)};
       const LibrarySwitchRecords turns = MeasureLibrarySwitch({first, first}, {second, second}, registry_, WarmSettings());
       if (!turns.a_to_b.valid) return turns.a_to_b;
       CostRecord mean = turns.a_to_b;

@@ -1,13 +1,12 @@
 #include "collage/device_fingerprint.h"
 
+#include <fmt/format.h>
 #include <sys/utsname.h>
 
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "runtime/threading.h"
 

@@ -1,16 +1,16 @@
 #include "cost/group_signature.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <type_traits>
 #include <variant>
 
-#include <fmt/format.h>
-
+#include "collage/random_tensor.h"
 #include "collage/sdk/op_params.h"
 #include "collage/sdk/op_registry.h"
-#include "collage/random_tensor.h"
 
 namespace collage {
 namespace {

@@ -7,12 +7,12 @@
 #include <cstring>
 #include <exception>
 
+#include "collage/latency_stats.h"
+#include "collage/normalized_error.h"
 #include "cost/cache_scrub.h"
 #include "runtime/executable.h"
 #include "runtime/kernel_runner.h"
 #include "runtime/layout_conversion.h"
-#include "collage/latency_stats.h"
-#include "collage/normalized_error.h"
 
 namespace collage {
 namespace {

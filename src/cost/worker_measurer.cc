@@ -8,11 +8,11 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "collage/printable_text.h"
+#include "collage/sdk/errors.h"
+#include "collage/sdk/group_model.h"
 #include "cost/group_signature.h"
 #include "cost/worker_protocol.h"
-#include "collage/sdk/group_model.h"
-#include "collage/sdk/errors.h"
-#include "collage/printable_text.h"
 
 namespace collage {
 namespace {

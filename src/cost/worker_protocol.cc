@@ -5,8 +5,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "collage/shape_text.h"
 #include "collage/sdk/errors.h"
+#include "collage/shape_text.h"
 
 namespace collage {
 namespace {

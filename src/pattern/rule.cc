@@ -29,7 +29,6 @@ Rule& Rule::Compiles(RuleCompiler compiler) {
   return *this;
 }
 
-
 bool Rule::MatchAt(const Graph& graph, NodeId node, Match* match) const {
   if (!MatchPatternAt(pattern_, graph, node, match)) return false;
   return std::all_of(constraints_.begin(), constraints_.end(),
@@ -277,7 +276,8 @@ const Fusion* RuleSet::FindFusion(std::string_view name) const {
 Status RuleSet::CheckComplete() const {
   std::set<std::string> names;
   auto check = [&](const std::string& name, bool compiles) -> Status {
-    if (!names.insert(name).second) return InvalidArgument("two rules or fusions are named '{}'", name);
+    if (!names.insert(name).second)
+      return InvalidArgument("two rules or fusions are named '{}'", name);
     if (!compiles) return InvalidArgument("rule '{}' has no compile function (Compiles)", name);
     return Status();
   };

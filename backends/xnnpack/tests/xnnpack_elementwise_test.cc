@@ -180,9 +180,10 @@ TEST(XnnpackElementwiseTest, KernelsShareTheirContextsPoolAndKeepItAlive) {
   ASSERT_TRUE(reference.ok()) << reference.status().ToString();
   std::unique_ptr<KernelRunner> runner;
   {
-    CompileRequest request = CompileRequest::For(g, candidates[0].nodes, "conv",
-                                                  std::make_shared<ExecutionContext>(2));
-    auto created = KernelRunner::Create(BackendNamed("xnnpack"), request, BackendRegistry::Global());
+    CompileRequest request =
+        CompileRequest::For(g, candidates[0].nodes, "conv", std::make_shared<ExecutionContext>(2));
+    auto created =
+        KernelRunner::Create(BackendNamed("xnnpack"), request, BackendRegistry::Global());
     ASSERT_TRUE(created.ok()) << created.status().ToString();
     runner = std::move(*created);
   }  // the request, the only other holder of its context, is gone

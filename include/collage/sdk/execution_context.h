@@ -31,9 +31,8 @@ class ExecutionContext {
   // return the same object. Thread-safe. The same key must always name the same type.
   template <typename T>
   T& Resource(std::string_view key, const std::function<std::unique_ptr<T>()>& make) {
-    std::shared_ptr<void> held = FindOrAdd(key, [&]() -> std::shared_ptr<void> {
-      return std::shared_ptr<T>(make());
-    });
+    std::shared_ptr<void> held =
+        FindOrAdd(key, [&]() -> std::shared_ptr<void> { return std::shared_ptr<T>(make()); });
     return *static_cast<T*>(held.get());
   }
 

@@ -59,8 +59,8 @@ class Rule {
   // For a compile function that needs no match: it finds its nodes in the request (by op
   // type, collage/sdk/find_node.h), the group holding one node of each.
   template <typename Compile>
-    requires std::is_invocable_v<const Compile&, const CompileRequest&>
-  Rule& Compiles(Compile compile) {
+  requires std::is_invocable_v<const Compile&, const CompileRequest&> Rule& Compiles(
+      Compile compile) {
     return Compiles(RuleCompiler(
         [compile](const CompileRequest& request, const Match&) { return compile(request); }));
   }

@@ -32,7 +32,8 @@ class TaggedKernel : public Kernel {
 };
 
 RuleCompiler Tagged(const std::string& tag) {
-  return [tag](const CompileRequest& request, const Match& match) -> StatusOr<std::unique_ptr<Kernel>> {
+  return [tag](const CompileRequest& request,
+               const Match& match) -> StatusOr<std::unique_ptr<Kernel>> {
     return std::unique_ptr<Kernel>(new TaggedKernel(tag, match.op_nodes, request));
   };
 }
@@ -46,13 +47,14 @@ class VariantsBackend : public Backend {
     rules_.Add(Rule("add_relu", add_relu).Compiles(Tagged("first variant")));
     rules_.Add(Rule("add_relu_other", add_relu).Compiles(Tagged("second variant")));
     rules_.Add(Rule("add", Op("Add")(Any(), Any())).Compiles(Tagged("add alone")));
-    rules_.Add(Fusion("chain")
-                   .Seed({OpKind::kElementwise, OpKind::kBroadcast})
-                   .Grow({OpKind::kElementwise})
-                   .MaxOps(2)
-                   .Compiles([](const CompileRequest& request) -> StatusOr<std::unique_ptr<Kernel>> {
-                     return std::unique_ptr<Kernel>(new TaggedKernel("chain", {}, request));
-                   }));
+    rules_.Add(
+        Fusion("chain")
+            .Seed({OpKind::kElementwise, OpKind::kBroadcast})
+            .Grow({OpKind::kElementwise})
+            .MaxOps(2)
+            .Compiles([](const CompileRequest& request) -> StatusOr<std::unique_ptr<Kernel>> {
+              return std::unique_ptr<Kernel>(new TaggedKernel("chain", {}, request));
+            }));
   }
   std::string name() const override { return "test_variants"; }
   std::string version() const override { return "1"; }

@@ -1,5 +1,7 @@
 // An execution context makes each resource once per key, hands the same object to every
 // caller (from any thread), and destroys its resources with itself, the last made first.
+#include "collage/sdk/execution_context.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -7,8 +9,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include "collage/sdk/execution_context.h"
 
 namespace collage {
 namespace {

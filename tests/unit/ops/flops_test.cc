@@ -1,8 +1,9 @@
 // The arithmetic `collage info` and the model summary report: a multiply-add is two
 // operations, every other op one per output element.
+#include "ops/flops.h"
+
 #include <gtest/gtest.h>
 
-#include "ops/flops.h"
 #include "ops/graph_builder.h"
 
 namespace collage {
@@ -25,7 +26,8 @@ TEST(FlopsTest, ProductsCountTwoPerMultiplyAdd) {
   b.Output(b.Node("MatMul", {m, b.RandomNormal("k", {3, 4}, 1.0f)}, {}, "matmul"), "mm");
   // transA: A is [k=6, m=5], so each of the 5x4 outputs sums 6 products.
   ValueId a = b.Input("a", DType::kFloat32, {6, 5});
-  b.Output(b.Node("Gemm", {a, b.RandomNormal("g", {6, 4}, 1.0f)}, {{"transA", 1}}, "gemm"), "gemm_out");
+  b.Output(b.Node("Gemm", {a, b.RandomNormal("g", {6, 4}, 1.0f)}, {{"transA", 1}}, "gemm"),
+           "gemm_out");
   b.Output(b.Node("Relu", {m}, {}, "relu"), "r");
   Graph g = BuildOrDie(std::move(b));
   ASSERT_EQ(g.num_nodes(), 4);
