@@ -72,7 +72,7 @@ struct OwnedPool {
 }  // namespace
 
 PoolHandle ThreadPoolFor(const CompileRequest& request) {
-  if (request.num_threads() <= 1 || request.context == nullptr) return {};
+  if (request.num_threads() <= 1) return {};  // also without a context
   const int threads = request.num_threads();
   OwnedPool& owned = request.context->Resource<OwnedPool>(
       "xnnpack.pthreadpool", [threads] { return std::make_unique<OwnedPool>(threads); });

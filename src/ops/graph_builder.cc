@@ -6,6 +6,7 @@
 
 #include "collage/sdk/op_registry.h"
 #include "collage/sdk/errors.h"
+#include "util/stable_hash.h"
 
 namespace collage {
 
@@ -16,15 +17,6 @@ uint64_t SplitMix64(uint64_t x) {
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
   return x ^ (x >> 31);
-}
-
-uint64_t Fnv1a(const std::string& text) {
-  uint64_t h = 0xCBF29CE484222325ull;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 0x100000001B3ull;
-  }
-  return h;
 }
 
 // xoshiro256+: small, fast, and ours, so the weights are the same with every standard
@@ -114,7 +106,7 @@ std::string GraphBuilder::UniqueNodeName(const std::string& base) {
 }
 
 uint64_t GraphBuilder::StreamSeed(const std::string& full_name) const {
-  return SplitMix64(seed_ ^ SplitMix64(Fnv1a(full_name)));
+  return SplitMix64(seed_ ^ SplitMix64(StableHash(full_name)));
 }
 
 ValueId GraphBuilder::Input(const std::string& name, DType dtype, Shape shape) {

@@ -154,10 +154,7 @@ std::vector<SubGraph> Fusion::GenerateMaximalRegions(const Graph& graph) const {
   auto joins = [&](const Node& node) {
     return HasKind(seed_kinds_, node) || HasKind(grow_kinds_, node);
   };
-  auto passes = [&](const Node& node) {
-    return std::all_of(predicates_.begin(), predicates_.end(),
-                       [&](const NodePredicate& p) { return p(graph, node); });
-  };
+  auto passes = [&](const Node& node) { return PassesWhere(graph, node); };
   std::vector<SubGraph> groups;
   SubGraph held(sink);  // nodes some region holds
   for (NodeId seed = 0; seed < sink; ++seed) {
@@ -193,10 +190,7 @@ std::vector<SubGraph> Fusion::Generate(const Graph& graph) const {
   if (maximal_regions_) return GenerateMaximalRegions(graph);
   const NodeId sink = graph.num_nodes();
   const std::vector<NodeId> ipdom = ImmediatePostDominators(graph);
-  auto passes = [&](const Node& node) {
-    return std::all_of(predicates_.begin(), predicates_.end(),
-                       [&](const NodePredicate& p) { return p(graph, node); });
-  };
+  auto passes = [&](const Node& node) { return PassesWhere(graph, node); };
   std::vector<SubGraph> groups;
   std::set<std::vector<NodeId>> seen;
   auto emit = [&](const SubGraph& group) {
@@ -230,11 +224,14 @@ bool Fusion::Admits(const Graph& graph, const SubGraph& nodes) const {
   for (NodeId id : nodes.Nodes()) {
     const Node& node = graph.node(id);
     if (!HasKind(seed_kinds_, node) && !HasKind(grow_kinds_, node)) return false;
-    for (const NodePredicate& predicate : predicates_) {
-      if (!predicate(graph, node)) return false;
-    }
+    if (!PassesWhere(graph, node)) return false;
   }
   return true;
+}
+
+bool Fusion::PassesWhere(const Graph& graph, const Node& node) const {
+  return std::all_of(predicates_.begin(), predicates_.end(),
+                     [&](const NodePredicate& p) { return p(graph, node); });
 }
 
 // --- RuleSet -----------------------------------------------------------------------------
@@ -250,12 +247,8 @@ RuleSet& RuleSet::Add(Fusion fusion) {
 }
 
 bool RuleSet::MeetsNonFiniteContract(const std::string& name) const {
-  for (const Rule& rule : rules_) {
-    if (rule.name() == name) return rule.meets_non_finite_contract();
-  }
-  for (const Fusion& fusion : fusions_) {
-    if (fusion.name() == name) return fusion.meets_non_finite_contract();
-  }
+  if (const Rule* rule = FindRule(name)) return rule->meets_non_finite_contract();
+  if (const Fusion* fusion = FindFusion(name)) return fusion->meets_non_finite_contract();
   return false;
 }
 

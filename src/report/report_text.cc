@@ -7,6 +7,7 @@
 #include <iterator>
 
 #include "collage/sdk/backend.h"
+#include "util/stable_hash.h"
 
 namespace collage {
 
@@ -42,16 +43,6 @@ std::string FormatDuration(double milliseconds) {
 }
 
 namespace {
-
-// FNV-1a: unlike std::hash, the same value on every standard library and platform.
-uint32_t StableHash(const std::string& text) {
-  uint32_t hash = 2166136261u;
-  for (unsigned char c : text) {
-    hash ^= c;
-    hash *= 16777619u;
-  }
-  return hash;
-}
 
 // HSL (hue in degrees, saturation and lightness in 0..1) as "#rrggbb".
 std::string HslColour(double hue, double saturation, double lightness) {
@@ -100,7 +91,7 @@ std::string BackendColour(const std::string& backend) {
   }
   // Past the palette or not registered here (a plan read from another machine's build):
   // mid saturation and lightness, distinct from the palette's primaries, readable text on it.
-  return HslColour(StableHash(backend) % 360, 0.45, 0.62);
+  return HslColour(static_cast<double>(StableHash(backend) % 360), 0.45, 0.62);
 }
 
 std::string TextColourOn(const std::string& fill) {

@@ -1,6 +1,7 @@
 #include "collage/session.h"
 
 #include <chrono>
+#include <functional>
 #include <mutex>
 #include <new>
 
@@ -19,6 +20,12 @@
 namespace collage {
 
 struct Session::Impl {
+  // A session on what `import` makes of the model (a file's or a buffer's), the import timed:
+  // LoadFile and LoadBytes.
+  static StatusOr<std::unique_ptr<Session>> LoadImported(
+      const std::function<StatusOr<Graph>(const ImportOptions&)>& import,
+      const SessionOptions& options);
+
   // SessionOptions::num_threads resolved (0 → one per core). A placement runs with it, but
   // for a plan's when the count was left to the plan (threads_from_plan).
   int requested_threads = 1;
@@ -121,11 +128,12 @@ double MillisecondsSince(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Session>> Session::LoadFile(const std::string& path,
-                                                     const SessionOptions& options) {
+StatusOr<std::unique_ptr<Session>> Session::Impl::LoadImported(
+    const std::function<StatusOr<Graph>(const ImportOptions&)>& import,
+    const SessionOptions& options) {
   return GuardExceptions([&]() -> StatusOr<std::unique_ptr<Session>> {
     const auto start = std::chrono::steady_clock::now();
-    COLLAGE_ASSIGN_OR_RETURN(Graph graph, ImportOnnxFile(path, ToImportOptions(options)));
+    COLLAGE_ASSIGN_OR_RETURN(Graph graph, import(ToImportOptions(options)));
     const double import_ms = MillisecondsSince(start);
     COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, FromGraph(std::move(graph), options));
     session->impl_->load_times.import_ms = import_ms;
@@ -133,16 +141,15 @@ StatusOr<std::unique_ptr<Session>> Session::LoadFile(const std::string& path,
   });
 }
 
+StatusOr<std::unique_ptr<Session>> Session::LoadFile(const std::string& path,
+                                                     const SessionOptions& options) {
+  return Impl::LoadImported([&](const ImportOptions& o) { return ImportOnnxFile(path, o); }, options);
+}
+
 StatusOr<std::unique_ptr<Session>> Session::LoadBytes(const std::string& onnx_bytes,
                                                       const SessionOptions& options) {
-  return GuardExceptions([&]() -> StatusOr<std::unique_ptr<Session>> {
-    const auto start = std::chrono::steady_clock::now();
-    COLLAGE_ASSIGN_OR_RETURN(Graph graph, ImportOnnxBytes(onnx_bytes, ToImportOptions(options)));
-    const double import_ms = MillisecondsSince(start);
-    COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, FromGraph(std::move(graph), options));
-    session->impl_->load_times.import_ms = import_ms;
-    return session;
-  });
+  return Impl::LoadImported([&](const ImportOptions& o) { return ImportOnnxBytes(onnx_bytes, o); },
+                      options);
 }
 
 StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph, const SessionOptions& options) {

@@ -128,6 +128,7 @@ class Fusion {
 
  private:
   std::vector<SubGraph> GenerateMaximalRegions(const Graph& graph) const;
+  bool PassesWhere(const Graph& graph, const Node& node) const;  // every Where predicate
 
   std::string name_;
   std::vector<OpKind> seed_kinds_;
