@@ -73,7 +73,7 @@ class OnednnBackend : public Backend {
                           [](const RuleEntry& e) { return e.blocked; });
     for (RuleEntry& e : entries) {
       if (MeetsNonFiniteContract(e.rule.name())) e.rule.PropagatesNonFinite();
-      rules_.Add(std::move(e.rule.Compiles(std::move(e.compile))));
+      rules_.Add(std::move(e.rule));
     }
   }
 

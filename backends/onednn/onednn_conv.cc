@@ -150,16 +150,22 @@ void AddConvRules(std::vector<RuleEntry>& rules) {
   };
   for (const auto& entry : shapes) {
     const std::string& name = entry.first;
-    rules.push_back(
-        {Rule(name, entry.second).Where(MatchEpilogueOk).Where(NotReference<false>),
-         [](const CompileRequest& r, const Match& m) { return CompileConv(r, m, false); }, false});
-    rules.push_back(
-        {Rule(name + "_blocked", entry.second)
-             .Where(MatchEpilogueOk)
-             .Where(BlockedDiffers)
-             .Where(NotReference<true>)
-             .Where(AddPostOpIsSafe),
-         [](const CompileRequest& r, const Match& m) { return CompileConv(r, m, true); }, true});
+    rules.push_back({Rule(name, entry.second)
+                         .Where(MatchEpilogueOk)
+                         .Where(NotReference<false>)
+                         .Compiles([](const CompileRequest& r, const Match& m) {
+                           return CompileConv(r, m, false);
+                         }),
+                     false});
+    rules.push_back({Rule(name + "_blocked", entry.second)
+                         .Where(MatchEpilogueOk)
+                         .Where(BlockedDiffers)
+                         .Where(NotReference<true>)
+                         .Where(AddPostOpIsSafe)
+                         .Compiles([](const CompileRequest& r, const Match& m) {
+                           return CompileConv(r, m, true);
+                         }),
+                     true});
   }
 }
 

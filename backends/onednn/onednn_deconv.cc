@@ -147,16 +147,21 @@ void AddDeconvRules(std::vector<RuleEntry>& rules) {
   const std::vector<std::pair<std::string, Pattern>> shapes = {
       {"conv_transpose", deconv}, {"conv_transpose_act", WithActivation(deconv)}};
   for (const auto& entry : shapes) {
-    rules.push_back(
-        {Rule(entry.first, entry.second).Where(MatchEpilogueOk).Where(NotReference<false>),
-         [](const CompileRequest& r, const Match& m) { return CompileDeconv(r, m, false); },
-         false});
-    rules.push_back(
-        {Rule(entry.first + "_blocked", entry.second)
-             .Where(MatchEpilogueOk)
-             .Where(BlockedDiffers)
-             .Where(NotReference<true>),
-         [](const CompileRequest& r, const Match& m) { return CompileDeconv(r, m, true); }, true});
+    rules.push_back({Rule(entry.first, entry.second)
+                         .Where(MatchEpilogueOk)
+                         .Where(NotReference<false>)
+                         .Compiles([](const CompileRequest& r, const Match& m) {
+                           return CompileDeconv(r, m, false);
+                         }),
+                     false});
+    rules.push_back({Rule(entry.first + "_blocked", entry.second)
+                         .Where(MatchEpilogueOk)
+                         .Where(BlockedDiffers)
+                         .Where(NotReference<true>)
+                         .Compiles([](const CompileRequest& r, const Match& m) {
+                           return CompileDeconv(r, m, true);
+                         }),
+                     true});
   }
 }
 

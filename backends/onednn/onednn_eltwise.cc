@@ -111,27 +111,37 @@ void AddEltwiseRules(std::vector<RuleEntry>& rules) {
   std::vector<Pattern> alternatives = {Op("Clip")(Any(), Optional(Const()), Optional(Const())).If(single)};
   for (const std::string& op : UnaryActivationOps()) alternatives.push_back(Op(op)(Any()).If(single));
   const Pattern eltwise = Alt(alternatives);
+  rules.push_back({Rule("eltwise", eltwise).Compiles([](const CompileRequest& r, const Match& m) {
+                     return CompileEltwise(r, m, false);
+                   }),
+                   false});
   rules.push_back(
-      {Rule("eltwise", eltwise),
-       [](const CompileRequest& r, const Match& m) { return CompileEltwise(r, m, false); }, false});
-  rules.push_back(
-      {Rule("eltwise_blocked", eltwise).Where([](const Match& m) {
-         return IsImageWithBlockedForm(m.graph->value(m.root_node().inputs[0]).type.shape);
-       }),
-       [](const CompileRequest& r, const Match& m) { return CompileEltwise(r, m, true); }, true});
+      {Rule("eltwise_blocked", eltwise)
+           .Where([](const Match& m) {
+             return IsImageWithBlockedForm(m.graph->value(m.root_node().inputs[0]).type.shape);
+           })
+           .Compiles(
+               [](const CompileRequest& r, const Match& m) { return CompileEltwise(r, m, true); }),
+       true});
 
   auto ok = [](const Graph& graph, const Node& node) { return BinaryOk(graph, node); };
   const Pattern binary = Op({"Add", "Sub", "Mul", "Div", "Max", "Min"})(Any(), Any()).If(ok);
   const std::vector<std::pair<std::string, Pattern>> shapes = {
       {"binary", binary}, {"binary_act", WithActivation(binary)}};
   for (const auto& entry : shapes) {
-    rules.push_back(
-        {Rule(entry.first, entry.second).Where(MatchEpilogueOk),
-         [](const CompileRequest& r, const Match& m) { return CompileBinary(r, m, false); },
-         false});
-    rules.push_back(
-        {Rule(entry.first + "_blocked", entry.second).Where(MatchEpilogueOk).Where(BinaryBlockedOk),
-         [](const CompileRequest& r, const Match& m) { return CompileBinary(r, m, true); }, true});
+    rules.push_back({Rule(entry.first, entry.second)
+                         .Where(MatchEpilogueOk)
+                         .Compiles([](const CompileRequest& r, const Match& m) {
+                           return CompileBinary(r, m, false);
+                         }),
+                     false});
+    rules.push_back({Rule(entry.first + "_blocked", entry.second)
+                         .Where(MatchEpilogueOk)
+                         .Where(BinaryBlockedOk)
+                         .Compiles([](const CompileRequest& r, const Match& m) {
+                           return CompileBinary(r, m, true);
+                         }),
+                     true});
   }
 }
 

@@ -173,7 +173,8 @@ void AddMatmulRules(std::vector<RuleEntry>& rules) {
       {"gemm_act", WithActivation(gemm)},
   };
   for (const auto& entry : shapes) {
-    rules.push_back({Rule(entry.first, entry.second).Where(MatchEpilogueOk), CompileMatmul, false});
+    rules.push_back(
+        {Rule(entry.first, entry.second).Where(MatchEpilogueOk).Compiles(CompileMatmul), false});
   }
 }
 

@@ -159,22 +159,25 @@ StatusOr<std::unique_ptr<Kernel>> CompileBatchNorm(const CompileRequest& request
 void AddNormRules(std::vector<RuleEntry>& rules) {
   rules.push_back({Rule("softmax", Op("Softmax")(Any()).If([](const Graph& g, const Node& n) {
                      return SoftmaxForm(g, n).has_value();
-                   })),
-                   CompileSoftmax, false});
-  rules.push_back(
-      {Rule("layer_norm",
-            Op("LayerNormalization")(Any(), Const(), Optional(Const())).If(LayerNormOk)),
-       CompileLayerNorm, false});
+                   })).Compiles(CompileSoftmax),
+                   false});
+  rules.push_back({Rule("layer_norm",
+                        Op("LayerNormalization")(Any(), Const(), Optional(Const())).If(LayerNormOk))
+                       .Compiles(CompileLayerNorm),
+                   false});
   const Pattern bn = Op("BatchNormalization")(Any(), Const(), Const(), Const(), Const()).If(BatchNormOk);
-  rules.push_back(
-      {Rule("batch_norm", bn),
-       [](const CompileRequest& r, const Match& m) { return CompileBatchNorm(r, m, false); },
-       false});
-  rules.push_back(
-      {Rule("batch_norm_blocked", bn).Where([](const Match& m) {
-         return HasBlockedForm(m.graph->value(m.root_node().inputs[0]).type.shape);
-       }),
-       [](const CompileRequest& r, const Match& m) { return CompileBatchNorm(r, m, true); }, true});
+  rules.push_back({Rule("batch_norm", bn).Compiles([](const CompileRequest& r, const Match& m) {
+                     return CompileBatchNorm(r, m, false);
+                   }),
+                   false});
+  rules.push_back({Rule("batch_norm_blocked", bn)
+                       .Where([](const Match& m) {
+                         return HasBlockedForm(m.graph->value(m.root_node().inputs[0]).type.shape);
+                       })
+                       .Compiles([](const CompileRequest& r, const Match& m) {
+                         return CompileBatchNorm(r, m, true);
+                       }),
+                   true});
 }
 
 }  // namespace collage::onednn

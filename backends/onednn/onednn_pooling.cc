@@ -105,11 +105,16 @@ void AddPoolingRules(std::vector<RuleEntry>& rules) {
   };
   for (const auto& entry : shapes) {
     rules.push_back(
-        {Rule(entry.first, entry.second),
-         [](const CompileRequest& r, const Match& m) { return CompilePool(r, m, false); }, false});
-    rules.push_back(
-        {Rule(entry.first + "_blocked", entry.second).Where(BlockedDiffers),
-         [](const CompileRequest& r, const Match& m) { return CompilePool(r, m, true); }, true});
+        {Rule(entry.first, entry.second).Compiles([](const CompileRequest& r, const Match& m) {
+           return CompilePool(r, m, false);
+         }),
+         false});
+    rules.push_back({Rule(entry.first + "_blocked", entry.second)
+                         .Where(BlockedDiffers)
+                         .Compiles([](const CompileRequest& r, const Match& m) {
+                           return CompilePool(r, m, true);
+                         }),
+                     true});
   }
 }
 

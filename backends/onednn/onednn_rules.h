@@ -10,8 +10,7 @@
 namespace collage::onednn {
 
 struct RuleEntry {
-  Rule rule;
-  RuleCompiler compile;
+  Rule rule;  // with its compile function
   // The variant running activations in the layout oneDNN picks (onednn_layout.h), not plain.
   bool blocked = false;
 };
