@@ -10,6 +10,7 @@
 
 #include "collage/sdk/errors.h"
 #include "collage/sdk/op_registry.h"
+#include "native_channels_last_chain.h"
 #include "native_elementwise_chain.h"
 #include "native_node_sequence.h"
 #include "ops/kernels/sgemm_variants.h"
@@ -69,6 +70,17 @@ class NativeBackend final : public Backend {
                    })
                    .PropagatesNonFinite()
                    .Compiles(CompileNodeByNode));
+    // The elementwise chain on channels-last images, single ops included: between two
+    // kernels of a library that keeps them channels-last it saves two layout conversions.
+    // Declared last, so native alone (ties go to the first rule) stays plain.
+    rules_.Add(Fusion("elementwise_chain_nhwc")
+                   .Seed({OpKind::kElementwise, OpKind::kBroadcast})
+                   .Grow({OpKind::kElementwise, OpKind::kBroadcast})
+                   .MinOps(1)
+                   .MaxOps(8)
+                   .Where(IsChannelsLastChainableNode)
+                   .PropagatesNonFinite()
+                   .Compiles(CompileChannelsLastChain));
   }
 
   std::string name() const override { return "native"; }
