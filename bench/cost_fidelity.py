@@ -37,10 +37,10 @@ import subprocess
 import sys
 import time
 
+from torch_cases import TORCH, torch_models
+
 ZOO = ["resnet50", "mobilenetv2", "bert_base", "resnext50", "dcgan", "nasrnn", "nasnet_a",
        "resnet3d50", "gpt2"]
-TORCH = ["resnet18", "resnet50", "mobilenet_v2", "squeezenet1_1", "densenet121", "googlenet",
-         "shufflenet_v2_x1_0", "efficientnet_b0", "dcgan_generator", "transformer_encoder", "lstm"]
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -80,29 +80,6 @@ def zoo_model(collage, name, folder):
     if not os.path.exists(path):
         run([collage, "zoo", "export", name, "-o", path])
     return path, []
-
-
-def torch_models(names, folder):
-    """Exports the PyTorch models once (scripts/export_torch_models.py is idempotent)."""
-    script = os.path.join(ROOT, "scripts", "export_torch_models.py")
-    result = subprocess.run(["/usr/bin/python3", script, folder, "--only", ",".join(names)],
-                            capture_output=True, text=True)
-    if result.returncode != 0:
-        print(f"note: the PyTorch models were skipped (export failed: {result.stderr.strip()[-300:]})")
-        return {}
-    models = {}
-    for name in names:
-        case = os.path.join(folder, name)
-        shapes = []
-        shapes_file = os.path.join(case, "shapes.txt")
-        if os.path.exists(shapes_file):
-            with open(shapes_file) as f:
-                for line in f:
-                    line = line.strip()
-                    if line and not line.startswith("#"):
-                        shapes += ["--shape", line]
-        models[name] = (os.path.join(case, "model.onnx"), shapes)
-    return models
 
 
 def finalists_by_name(summary):

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """collage against other runtimes on the zoo's workloads, measured side by side.
 
-For each workload (exported from the zoo to ONNX) and each thread count: collage optimizes
+For each workload (exported from the zoo to ONNX, or `torch:NAME`, one of the models PyTorch
+exports for the tests) and each thread count: collage optimizes
 it (op-level, then two-level on the same cost database) and saves both plans; every
 contender runs once on the same seeded inputs and its outputs are checked against collage's
 own reference run (`collage run --check`, which compares with collage's reference kernels);
@@ -10,8 +11,14 @@ collage on each backend alone, ONNX Runtime, OpenVINO, TVM and PyTorch, each wit
 thread count. A contender's figure is the median of its per-round medians. Writes
 RESULTS/compare.json, RESULTS/compare.md and RESULTS/compare.png.
 
-    compare.py [--build build] [--models resnet50,...] [--threads 1,2] [--rounds 3]
-               [--two-level-budget 30] [--results bench/results] [--peers onnxruntime,...]
+    compare.py [--build build] [--models resnet50,torch:lstm,...|torch] [--threads 1,2]
+               [--rounds 3] [--two-level-budget 30] [--results bench/results]
+               [--name compare] [--peers onnxruntime,...] [--exclude-backends openvino,...]
+
+`--exclude-backends` leaves backends out of collage's searches and of its single-backend
+contenders: `--exclude-backends onnxruntime,openvino` measures what collage's own library
+backends reach against those runtimes. `--name` names the result files (RESULTS/NAME.json,
+.md, .png), so that such a run keeps the main comparison's.
 """
 import argparse
 import json
@@ -27,6 +34,9 @@ import time
 import numpy as np
 
 import report
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from torch_cases import TORCH, torch_models  # noqa: E402 (bench/torch_cases.py)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = "resnet50,resnext50,mobilenetv2,nasnet_a,resnet3d50,dcgan,nasrnn,bert_base,gpt2"
@@ -65,29 +75,44 @@ def worst_error(outputs, reference):
 
 
 class Workload:
-    """One zoo model as an ONNX file with seeded inputs (one .npy each, and all in a .npz)."""
+    """One model as an ONNX file with seeded inputs (one .npy each, and all in a .npz): a zoo
+    workload, or `torch:NAME` (its dynamic dims fixed as the test data has them)."""
 
-    def __init__(self, collage, name, folder):
+    def __init__(self, collage, name, folder, torch_folder):
         import onnx
 
         self.name = name
-        self.path = os.path.join(folder, name + ".onnx")
-        run([collage, "zoo", "export", name, "-o", self.path])
+        self.shape_args = []  # --shape NAME=AxB for optimize (run and bench take --input)
+        if name.startswith("torch:"):
+            exported = torch_models([name[len("torch:"):]], torch_folder)
+            if not exported:
+                raise RuntimeError(f"{name}: the PyTorch export failed")
+            self.path, self.shape_args = next(iter(exported.values()))
+        else:
+            self.path = os.path.join(folder, name + ".onnx")
+            run([collage, "zoo", "export", name, "-o", self.path])
+        fixed = dict(arg.split("=", 1) for arg in self.shape_args if arg != "--shape")
         graph = onnx.load(self.path, load_external_data=False).graph
+        initializers = {i.name for i in graph.initializer}
         rng = np.random.default_rng(2022)
         self.inputs = {}
+        self.stem = name.replace(":", "_")  # a file-name part
         for value in graph.input:
+            if value.name in initializers:
+                continue
             shape = [d.dim_value for d in value.type.tensor_type.shape.dim]
+            if value.name in fixed:
+                shape = [int(d) for d in fixed[value.name].split("x")]
             if value.type.tensor_type.elem_type == onnx.TensorProto.INT64:
                 # token ids: valid in every zoo vocabulary
                 self.inputs[value.name] = rng.integers(0, 1000, shape).astype(np.int64)
             else:
                 self.inputs[value.name] = rng.standard_normal(shape).astype(np.float32)
-        self.npz = os.path.join(folder, name + ".inputs.npz")
+        self.npz = os.path.join(folder, self.stem + ".inputs.npz")
         np.savez(self.npz, **self.inputs)
         self.input_args = []
         for input_name, data in self.inputs.items():
-            npy = os.path.join(folder, f"{name}.{input_name}.npy")
+            npy = os.path.join(folder, f"{self.stem}.{input_name}.npy")
             np.save(npy, data)
             self.input_args += ["--input", f"{input_name}={npy}"]
 
@@ -128,7 +153,7 @@ class PeerContender:
 
     def __init__(self, runtime, python, workload, threads, folder):
         self.label = runtime
-        self.outputs_path = os.path.join(folder, f"{workload.name}.{runtime}.{threads}.npz")
+        self.outputs_path = os.path.join(folder, f"{workload.stem}.{runtime}.{threads}.npz")
         env = dict(os.environ, TVM_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
         self.process = subprocess.Popen(
             [python, os.path.join(HERE, "peer_worker.py"), runtime, workload.path, workload.npz,
@@ -175,14 +200,14 @@ class PeerContender:
                 self.process.kill()
 
 
-def optimize(collage, workload, threads, db, folder, budget):
+def optimize(collage, workload, threads, db, folder, budget, backends):
     """Saves the op-level and the two-level plan; returns their paths and the search notes."""
     notes = {}
     plans = {}
     for search in ["op-level", "two-level"]:
-        plan = os.path.join(folder, f"{workload.name}.{threads}.{search}.plan.json")
-        cmd = [collage, "optimize", workload.path, "--threads", str(threads), "--cost-db", db,
-               "--search", search, "--save-plan", plan]
+        plan = os.path.join(folder, f"{workload.stem}.{threads}.{search}.plan.json")
+        cmd = [collage, "optimize", workload.path, *workload.shape_args, "--threads", str(threads),
+               "--cost-db", db, "--search", search, "--save-plan", plan, "--backends", ",".join(backends)]
         if search == "two-level":
             # What a user of `optimize --search two-level` gets: the search, then the end-to-end
             # decision between its best, the op-level plan and every backend alone.
@@ -236,23 +261,24 @@ def registered_backends(collage):
 
 
 def compare_workload(args, collage, name, folder, db):
-    workload = Workload(collage, name, folder)
+    workload = Workload(collage, name, folder, args.torch_cases)
     log(f"{name}:")
-    reference_dir = os.path.join(folder, name + ".reference")
-    run([collage, "run", workload.path, *workload.input_args, "--output-dir", reference_dir, "--check",
-         "--tolerance", str(TOLERANCE)])
+    reference_dir = os.path.join(folder, workload.stem + ".reference")
+    # The reference kernels (native alone) give the outputs every contender is checked against.
+    run([collage, "run", workload.path, *workload.input_args, "--output-dir", reference_dir])
     reference = {f[:-4]: np.load(os.path.join(reference_dir, f)) for f in os.listdir(reference_dir)
                  if f.endswith(".npy")}
     result = {}
+    backends = [b for b in registered_backends(collage) if b not in args.exclude_backends]
     for threads in args.threads:
-        plans, notes = optimize(collage, workload, threads, db, folder, args.two_level_budget)
+        plans, notes = optimize(collage, workload, threads, db, folder, args.two_level_budget, backends)
         log(f"  {threads} thread(s): op-level {notes['op-level']['seconds']} s, "
             f"two-level {notes['two-level']['seconds']} s")
         entries = {}
         contenders = [CollageContender("collage two-level", collage, workload, threads, ["--plan", plans["two-level"]]),
                       CollageContender("collage op-level", collage, workload, threads, ["--plan", plans["op-level"]])]
         contenders += [CollageContender(f"collage {b}", collage, workload, threads, ["--backend", b])
-                       for b in registered_backends(collage)]
+                       for b in backends]
         peers = [PeerContender(p, args.python, workload, threads, folder) for p in args.peers]
         for peer in peers:
             try:
@@ -299,7 +325,9 @@ def versions(python):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default="build")
-    parser.add_argument("--models", default=MODELS)
+    parser.add_argument("--models", default=MODELS,
+                        help="zoo workloads and torch:NAME models, comma-separated; `torch` for all of "
+                             "PyTorch's (" + ",".join(TORCH) + ")")
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--two-level-budget", type=float, default=30)
@@ -307,36 +335,52 @@ def main():
     parser.add_argument("--python", default=sys.executable, help="the Python with the other runtimes")
     parser.add_argument("--results", default=os.path.join(HERE, "..", "results"))
     parser.add_argument("--cost-db", default="", help="default: RESULTS/costs.sqlite (kept between runs)")
+    parser.add_argument("--torch-cases", default="",
+                        help="where the PyTorch models are exported (default: BUILD/conformance_cases/torch, "
+                             "where the tests keep them)")
+    parser.add_argument("--exclude-backends", default="",
+                        help="backends collage may not use (searches and single-backend contenders)")
+    parser.add_argument("--name", default="compare", help="result files: RESULTS/NAME.json, .md, .png")
     parser.add_argument("--update", action="store_true",
                         help="keep RESULTS/compare.json's other workloads; measure and replace only --models")
     args = parser.parse_args()
     args.threads = [int(t) for t in args.threads.split(",")]
     args.peers = [p for p in args.peers.split(",") if p]
+    args.exclude_backends = {b for b in args.exclude_backends.split(",") if b}
+    if "native" in args.exclude_backends:
+        sys.exit("native cannot be excluded: it runs what no other backend takes")
+    models = []
+    for item in args.models.split(","):
+        models += [f"torch:{n}" for n in TORCH] if item == "torch" else [item] if item else []
     collage = os.path.abspath(os.path.join(args.build, "collage"))
+    args.torch_cases = os.path.abspath(args.torch_cases or os.path.join(args.build, "conformance_cases", "torch"))
     os.makedirs(args.results, exist_ok=True)
     db = args.cost_db or os.path.join(args.results, "costs.sqlite")
 
     results = {"date": time.strftime("%Y-%m-%d"), "machine": machine(), "versions": versions(args.python),
                "threads": args.threads, "rounds": args.rounds, "two_level_budget_s": args.two_level_budget,
-               "tolerance": TOLERANCE, "workloads": {}}
-    json_path = os.path.join(args.results, "compare.json")
+               "tolerance": TOLERANCE, "excluded_backends": sorted(args.exclude_backends), "workloads": {}}
+    json_path = os.path.join(args.results, args.name + ".json")
     if args.update and os.path.exists(json_path):
         with open(json_path) as f:
             previous = json.load(f)
-        if previous.get("threads") != args.threads or previous.get("machine") != results["machine"]:
-            sys.exit(f"{json_path} was measured with other threads or on another machine; run without --update")
+        if (previous.get("threads") != args.threads or previous.get("machine") != results["machine"]
+                or previous.get("excluded_backends", []) != results["excluded_backends"]):
+            sys.exit(f"{json_path} was measured with other threads, backends or on another machine; "
+                     "run without --update")
         results["workloads"] = previous["workloads"]
     with tempfile.TemporaryDirectory() as folder:
-        for name in args.models.split(","):
+        for name in models:
             results["workloads"][name] = compare_workload(args, collage, name, folder, db)
-            results["workloads"] = {n: results["workloads"][n] for n in MODELS.split(",") + sorted(results["workloads"])
+            order = MODELS.split(",") + [f"torch:{n}" for n in TORCH]
+            results["workloads"] = {n: results["workloads"][n] for n in order + sorted(results["workloads"])
                                     if n in results["workloads"]}
             with open(json_path, "w") as f:  # kept up to date: a long run can be read midway
                 json.dump(results, f, indent=1)
     markdown = report.markdown(results)
-    with open(os.path.join(args.results, "compare.md"), "w") as f:
+    with open(os.path.join(args.results, args.name + ".md"), "w") as f:
         f.write(markdown)
-    report.chart(results, os.path.join(args.results, "compare.png"))
+    report.chart(results, os.path.join(args.results, args.name + ".png"))
     print(markdown)
 
 

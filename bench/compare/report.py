@@ -36,11 +36,17 @@ def _cell(entry):
 
 
 def markdown(results):
-    lines = [f"Measured {results['date']} on {results['machine']}; batch 1, float32, "
+    excluded = results.get("excluded_backends")
+    lines = [f"Measured {results['date']} on {results['machine']}; float32, batch 1 (torch: models: "
+             f"their test data's batch), "
              f"{results['rounds']} interleaved rounds (median of round medians, ms); two-level search "
              f"budget {results['two_level_budget_s']:.0f} s; outputs checked against collage's reference "
              f"run within {results['tolerance']:g} normalized before any time counts.",
-             "Versions: " + ", ".join(f"{k} {v}" for k, v in results["versions"].items()) + ".", ""]
+             "Versions: " + ", ".join(f"{k} {v}" for k, v in results["versions"].items()) + "."]
+    if excluded:
+        lines.append("collage's backends " + ", ".join(excluded) + " were left out: its searches and "
+                     "single-backend contenders used the others only.")
+    lines.append("")
     failures = []
     for threads in results["threads"]:
         lines += [f"**{threads} thread{'s' if threads > 1 else ''}**", "",
