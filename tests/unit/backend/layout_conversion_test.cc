@@ -48,6 +48,40 @@ TEST(LayoutConversionTest, ChannelsLastPlacesChannelsInnermost) {
   }
 }
 
+TEST(LayoutConversionTest, EveryElementSize) {
+  // 1-, 2-, 4- and 8-byte elements, each copied whole: element i of the plain tensor holds
+  // the bytes of i, and must land at its channels-last position intact.
+  const Shape shape = {2, 5, 3, 7};
+  const int64_t n = 2, c = 5, spatial = 21;
+  for (DType dtype : {DType::kUInt8, DType::kFloat16, DType::kInt32, DType::kInt64}) {
+    SCOPED_TRACE(DTypeName(dtype));
+    const size_t size = DTypeSize(dtype);
+    TensorType type{dtype, shape};
+    Tensor plain(dtype, shape);
+    auto* bytes = static_cast<uint8_t*>(plain.data());
+    for (int64_t i = 0; i < plain.num_elements(); ++i) {
+      for (size_t k = 0; k < size; ++k) bytes[i * size + k] = static_cast<uint8_t>(i * 7 + k);
+    }
+    auto to = CompileLayoutConversion(type, Layout::Plain(), Layout::ChannelsLast(),
+                                      BackendRegistry::Global());
+    ASSERT_TRUE(to.ok()) << to.status().ToString();
+    Tensor nhwc(dtype, shape);
+    Convert(**to, plain.data(), nhwc.data());
+    const auto* out = static_cast<const uint8_t*>(nhwc.data());
+    for (int64_t b = 0; b < n; ++b) {
+      for (int64_t ch = 0; ch < c; ++ch) {
+        for (int64_t s = 0; s < spatial; ++s) {
+          const int64_t from = (b * c + ch) * spatial + s;
+          const int64_t to_index = (b * spatial + s) * c + ch;
+          for (size_t k = 0; k < size; ++k) {
+            ASSERT_EQ(out[to_index * size + k], bytes[from * size + k]);
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(LayoutConversionTest, RefusesWhatDoesNotApply) {
   TensorType matrix{DType::kFloat32, {4, 5}};
   auto status = CompileLayoutConversion(matrix, Layout::Plain(), Layout::ChannelsLast(),
