@@ -16,6 +16,14 @@ Pattern WithActivation(const Pattern& inner) {
   std::vector<Pattern> alternatives;
   alternatives.push_back(Op("Clip")(inner, Optional(Const()), Optional(Const())).If(ok));
   for (const std::string& op : UnaryActivationOps()) alternatives.push_back(Op(op)(inner).If(ok));
+  // SiLU (x * sigmoid(x), as exporters write nn.SiLU), in either operand order: `inner` is
+  // matched twice, and the epilogue checks it is the same node both times (SiluAt).
+  auto is_float = [](const Graph& graph, const Node& node) {
+    return IsFloatValue(graph, node.outputs[0]);
+  };
+  const Pattern sigmoid = Op("Sigmoid")(inner).If(is_float);
+  alternatives.push_back(Op("Mul")(inner, sigmoid).If(is_float));
+  alternatives.push_back(Op("Mul")(sigmoid, inner).If(is_float));
   return Alt(std::move(alternatives));
 }
 
@@ -34,7 +42,13 @@ bool MatchEpilogueOk(const Match& match) {
 const Node& MainNode(const Match& match) { return match.graph->node(match.op_nodes.back()); }
 
 std::vector<NodeId> ChainOrder(const Match& match) {
-  return std::vector<NodeId>(match.op_nodes.rbegin(), match.op_nodes.rend());
+  // Reversed pre-order, each node once: a pattern that reads one value twice (SiLU) matches
+  // its producer twice.
+  std::vector<NodeId> order;
+  for (auto it = match.op_nodes.rbegin(); it != match.op_nodes.rend(); ++it) {
+    if (std::find(order.begin(), order.end(), *it) == order.end()) order.push_back(*it);
+  }
+  return order;
 }
 
 namespace {

@@ -17,6 +17,23 @@ bool IsFloat(const Graph& graph, ValueId v) {
 
 bool Commutes(const std::string& op) { return op == "Add" || op == "Mul" || op == "Max" || op == "Min"; }
 
+// nodes[i], nodes[i + 1] are a SiLU of `chain`: Sigmoid(chain), then Mul of chain by it (either
+// order). oneDNN computes it as one swish step, x * sigmoid(alpha * x) with alpha 1.
+bool SiluAt(const Graph& graph, const std::vector<NodeId>& nodes, size_t i, ValueId chain) {
+  if (i + 1 >= nodes.size()) return false;
+  const Node& sigmoid = graph.node(nodes[i]);
+  const Node& mul = graph.node(nodes[i + 1]);
+  if (sigmoid.op_type != "Sigmoid" || mul.op_type != "Mul" || !sigmoid.domain.empty() ||
+      !mul.domain.empty() || sigmoid.inputs.size() != 1 || sigmoid.inputs[0] != chain ||
+      sigmoid.outputs.size() != 1 || mul.inputs.size() != 2 || mul.outputs.size() != 1) {
+    return false;
+  }
+  const ValueId gate = sigmoid.outputs[0];
+  const bool operands = (mul.inputs[0] == chain && mul.inputs[1] == gate) ||
+                        (mul.inputs[0] == gate && mul.inputs[1] == chain);
+  return operands && IsFloat(graph, gate) && IsFloat(graph, mul.outputs[0]);
+}
+
 }  // namespace
 
 const std::vector<std::string>& UnaryActivationOps() {
@@ -161,6 +178,12 @@ StatusOr<Epilogue> BuildEpilogue(const CompileRequest& request, const Match& mat
   const size_t rank = static_cast<size_t>(dst_desc.dims().size());
   int index = 0;
   for (size_t i = 1; i < nodes.size(); ++i) {
+    if (SiluAt(graph, nodes, i, chain)) {
+      e.ops.append_eltwise(1.0f, algorithm::eltwise_swish, 1.0f, 0.0f);
+      ++index;
+      chain = graph.node(nodes[++i]).outputs[0];
+      continue;
+    }
     const Node& node = graph.node(nodes[i]);
     if (auto steps = ActivationSteps(graph, node); steps.has_value() && node.inputs[0] == chain) {
       for (const EltwiseStep& s : *steps) e.ops.append_eltwise(1.0f, s.algorithm, s.alpha, s.beta);
@@ -192,6 +215,10 @@ bool EpilogueSupported(const Graph& graph, const std::vector<NodeId>& nodes) {
   if (nodes.empty()) return false;
   ValueId chain = graph.node(nodes[0]).outputs[0];
   for (size_t i = 1; i < nodes.size(); ++i) {
+    if (SiluAt(graph, nodes, i, chain)) {
+      chain = graph.node(nodes[++i]).outputs[0];
+      continue;
+    }
     const Node& node = graph.node(nodes[i]);
     if (node.outputs.size() != 1 || !IsFloat(graph, node.outputs[0])) return false;
     if (IsActivation(graph, node)) {

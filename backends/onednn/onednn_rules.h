@@ -23,7 +23,7 @@ void AddEltwiseRules(std::vector<RuleEntry>& rules);  // onednn_eltwise.cc (eltw
 void AddNormRules(std::vector<RuleEntry>& rules);     // onednn_norm.cc (softmax, norms)
 
 // Shared rule pieces.
-// `inner` followed by a supported activation.
+// `inner` followed by a supported activation (SiLU included: Mul(inner, Sigmoid(inner))).
 Pattern WithActivation(const Pattern& inner);
 // Add(inner, other) in either operand order.
 Pattern WithAdd(const Pattern& inner);
@@ -33,7 +33,8 @@ bool MatchEpilogueOk(const Match& match);
 // The main op of a match (the convolution, the pooling, ...): every family's pattern wraps it
 // in its epilogue (activation, residual Add), so it is the innermost Op, last in pre-order.
 const Node& MainNode(const Match& match);
-// The match's ops in the order data flows through them: the main op, then its epilogue.
+// The match's ops in the order data flows through them: the main op, then its epilogue; each
+// node once.
 std::vector<NodeId> ChainOrder(const Match& match);
 
 }  // namespace collage::onednn

@@ -25,6 +25,12 @@ Graph ConvGraph(const ConvCase& c, const std::string& epilogue) {
   }
   if (epilogue == "clip") y = b.Node("Clip", {y, b.Scalar<float>("lo", 0.0f), b.Scalar<float>("hi", 6.0f)});
   if (epilogue == "hardsigmoid") y = b.Node("HardSigmoid", {y});
+  if (epilogue == "silu") y = b.Node("Mul", {y, b.Node("Sigmoid", {y})});
+  if (epilogue == "add_silu") {  // the gate first: either operand order is a SiLU
+    ValueId r = b.Input("r", DType::kFloat32, b.shape(y));
+    y = b.Node("Add", {y, r});
+    y = b.Node("Mul", {b.Node("Sigmoid", {y}), y});
+  }
   b.Output(y);
   return BuildOrFail(std::move(b));
 }
@@ -42,7 +48,8 @@ TEST(OnednnConv, VariantsMatchReference) {
       {{1, 16, 5, 6, 7}, {16, 16, 3, 3, 3}, {{"pads", {1, 1, 1, 1, 1, 1}}}, true},  // 3-D
   };
   for (const ConvCase& c : cases) {
-    for (const std::string epilogue : {"", "relu", "add_relu", "clip", "hardsigmoid"}) {
+    for (const std::string epilogue :
+         {"", "relu", "add_relu", "clip", "hardsigmoid", "silu", "add_silu"}) {
       SCOPED_TRACE(ShapeToString(c.x) + " " + epilogue);
       Graph g = ConvGraph(c, epilogue);
       auto offered = CheckAllCandidates(g, "onednn", 1e-4);
@@ -50,9 +57,29 @@ TEST(OnednnConv, VariantsMatchReference) {
       if (epilogue == "add_relu") {
         EXPECT_TRUE(Offers(offered, "conv_add_act"));
       }
-      if (epilogue == "relu") {
+      if (epilogue == "relu" || epilogue == "silu") {
         EXPECT_TRUE(Offers(offered, "conv_act"));
       }
+      if (epilogue == "add_silu") {
+        EXPECT_TRUE(Offers(offered, "conv_add_act"));
+      }
+    }
+  }
+}
+
+TEST(OnednnConv, SiluOfTwoDifferentValuesIsNotAnActivation) {
+  // Mul(conv1, Sigmoid(conv2)) gates one convolution by another: no rule may fuse it as the
+  // SiLU of either (the pattern matches a convolution in each operand).
+  GraphBuilder b("gate");
+  ValueId x = b.Input("x", DType::kFloat32, {1, 16, 6, 6});
+  ValueId c1 = b.Node("Conv", {x, b.RandomNormal("w1", {16, 16, 1, 1}, 0.3f)});
+  ValueId c2 = b.Node("Conv", {x, b.RandomNormal("w2", {16, 16, 1, 1}, 0.3f)});
+  b.Output(b.Node("Mul", {c1, b.Node("Sigmoid", {c2})}));
+  Graph g = BuildOrFail(std::move(b));
+  auto offered = CheckAllCandidates(g, "onednn", 1e-4);
+  for (const char* rule : {"conv_act", "conv_act_blocked"}) {
+    for (const Candidate& c : CandidatesOf(g, "onednn", rule)) {
+      EXPECT_LE(c.nodes.size(), 2) << rule << " fused " << c.nodes.size() << " nodes";
     }
   }
 }

@@ -26,6 +26,18 @@ TEST(OnednnMatmul, BatchedBroadcastWithBiasAndActivation) {
   }
 }
 
+TEST(OnednnMatmul, BiasAndSiluFuseAsOnePrimitive) {
+  GraphBuilder b("matmul_silu");
+  ValueId x = b.Input("x", DType::kFloat32, {2, 7, 16});
+  ValueId m = b.Node("MatMul", {x, b.RandomNormal("w", {16, 12}, 0.3f)});
+  ValueId y = b.Node("Add", {m, b.RandomNormal("bias", {12}, 0.3f)});
+  b.Output(b.Node("Mul", {y, b.Node("Sigmoid", {y})}));
+  Graph g = BuildOrFail(std::move(b));
+  auto offered = CheckAllCandidates(g, "onednn", 1e-4);
+  ExpectRuleMatches(g, "onednn", "matmul_bias_act", 4);  // MatMul, Add, Sigmoid, Mul
+  EXPECT_TRUE(Offers(offered, "matmul_bias"));
+}
+
 TEST(OnednnGemm, TransposeFlagsAlphaBetaAndBroadcastC) {
   const std::vector<Shape> c_shapes = {{}, {6}, {1, 6}, {4, 1}, {4, 6}};
   for (int trans_a : {0, 1}) {
