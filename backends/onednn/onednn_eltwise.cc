@@ -95,13 +95,28 @@ bool BinaryOk(const Graph& graph, const Node& node) {
 // form would transpose it for nothing.
 bool IsImageWithBlockedForm(const Shape& shape) { return shape.size() >= 4 && HasBlockedForm(shape); }
 
-// Blocked binaries take same-shape operands only (a broadcast operand in a blocked format
-// is not something oneDNN promises to handle fast or at all).
+// Blocked binaries: both operands of the output's shape, or one broadcast (a squeeze-and-
+// excitation scale [N,C,1,1], a per-channel bias) read row-major, where oneDNN has an
+// optimized implementation for that pair of formats; its reference one would be far slower
+// than running the op elsewhere.
 bool BinaryBlockedOk(const Match& m) {
+  const Graph& graph = *m.graph;
   const Node& node = MainNode(m);
-  const Shape& y = m.graph->value(node.outputs[0]).type.shape;
-  return m.graph->value(node.inputs[0]).type.shape == y &&
-         m.graph->value(node.inputs[1]).type.shape == y && IsImageWithBlockedForm(y);
+  const Shape& y = graph.value(node.outputs[0]).type.shape;
+  if (!IsImageWithBlockedForm(y)) return false;
+  auto operands = BinaryOperands(graph, node);
+  if (!operands) return false;
+  const Shape& s1 = graph.value(operands->second).type.shape;
+  if (s1 == y) return true;
+  try {
+    const memory::desc dst = ActivationDesc(y, true);
+    dnnl::binary::desc desc(*BinaryAlgorithm(node.op_type), dst, PlainDesc(PadShape(s1, y.size())),
+                            dst);
+    return !IsReferenceImplementation(
+        dnnl::binary::primitive_desc(desc, BaseAttr(), Engine()).impl_info_str());
+  } catch (const dnnl::error&) {
+    return false;
+  }
 }
 
 }  // namespace

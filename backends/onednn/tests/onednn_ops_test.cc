@@ -113,7 +113,14 @@ TEST(OnednnEltwise, ActivationsAndBinaryBroadcast) {
     EXPECT_TRUE(Offers(offered, "eltwise"));
   }
   const std::vector<std::pair<Shape, Shape>> shapes = {
-      {{2, 16, 4, 4}, {2, 16, 4, 4}}, {{2, 16, 4, 4}, {16, 1, 1}}, {{1, 4}, {3, 1, 4}}, {{3, 5}, {}}};
+      {{2, 16, 4, 4}, {2, 16, 4, 4}},
+      {{2, 16, 4, 4}, {16, 1, 1}},
+      {{1, 4}, {3, 1, 4}},
+      {{3, 5}, {}},
+      // A squeeze-and-excitation scale: the blocked variant may take it where oneDNN has an
+      // optimized implementation (CheckAllCandidates runs whatever is offered).
+      {{1, 32, 7, 7}, {1, 32, 1, 1}},
+      {{2, 16, 4, 4}, {2, 16, 1, 1}}};
   for (const std::string op : {"Add", "Sub", "Mul", "Div", "Max", "Min"}) {
     for (const auto& [sa, sb] : shapes) {
       SCOPED_TRACE(op + " " + ShapeToString(sa) + " " + ShapeToString(sb));
