@@ -24,6 +24,14 @@ Pattern WithActivation(const Pattern& inner) {
   const Pattern sigmoid = Op("Sigmoid")(inner).If(is_float);
   alternatives.push_back(Op("Mul")(inner, sigmoid).If(is_float));
   alternatives.push_back(Op("Mul")(sigmoid, inner).If(is_float));
+  // GELU as exporters write it: x * (1 + erf(x / sqrt(2))) * 0.5, commuted operands included
+  // (the epilogue checks the constants and that `inner` is one node: GeluAt).
+  const Pattern scaled = Alt({Op("Div")(inner, Const()), Op("Mul")(inner, Const())});
+  const Pattern erf = Op("Erf")(scaled);
+  const Pattern one_plus = Alt({Op("Add")(erf, Const()), Op("Add")(Const(), erf)});
+  const Pattern product = Alt({Op("Mul")(inner, one_plus), Op("Mul")(one_plus, inner)});
+  alternatives.push_back(Op("Mul")(product, Const()).If(is_float));
+  alternatives.push_back(Op("Mul")(Const(), product).If(is_float));
   return Alt(std::move(alternatives));
 }
 

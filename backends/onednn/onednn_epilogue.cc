@@ -1,6 +1,7 @@
 #include "onednn_epilogue.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "collage/sdk/op_params.h"
 #include "onednn_layout.h"
@@ -32,6 +33,54 @@ bool SiluAt(const Graph& graph, const std::vector<NodeId>& nodes, size_t i, Valu
   const bool operands = (mul.inputs[0] == chain && mul.inputs[1] == gate) ||
                         (mul.inputs[0] == gate && mul.inputs[1] == chain);
   return operands && IsFloat(graph, gate) && IsFloat(graph, mul.outputs[0]);
+}
+
+// The value of a one-element float32 constant; nullopt for anything else.
+std::optional<float> ScalarConstant(const Graph& graph, ValueId value) {
+  if (value == kNoValue) return std::nullopt;
+  const Value& v = graph.value(value);
+  if (!v.is_constant() || v.type.dtype != DType::kFloat32 || v.type.num_elements() != 1) {
+    return std::nullopt;
+  }
+  return v.constant->data_as<float>()[0];
+}
+
+// The operand of a binary node that is not `operand` (nodes reading it twice have none).
+ValueId OtherOperand(const Node& node, ValueId operand) {
+  if (node.inputs.size() != 2 || node.inputs[0] == node.inputs[1]) return kNoValue;
+  if (node.inputs[0] == operand) return node.inputs[1];
+  if (node.inputs[1] == operand) return node.inputs[0];
+  return kNoValue;
+}
+
+bool Near(std::optional<float> value, double expected) {
+  return value.has_value() && std::abs(*value - expected) <= 1e-6 * std::abs(expected);
+}
+
+// nodes[i..i+4] are GELU's erf form of `chain`: Div(chain, sqrt(2)) (or Mul by 1/sqrt(2)),
+// Erf, Add of 1, Mul by chain, Mul by 0.5, each binary in either operand order. oneDNN
+// computes it as one gelu_erf step.
+bool GeluAt(const Graph& graph, const std::vector<NodeId>& nodes, size_t i, ValueId chain) {
+  if (i + 4 >= nodes.size()) return false;
+  const Node& scale = graph.node(nodes[i]);
+  const Node& erf = graph.node(nodes[i + 1]);
+  const Node& add = graph.node(nodes[i + 2]);
+  const Node& times_x = graph.node(nodes[i + 3]);
+  const Node& half = graph.node(nodes[i + 4]);
+  for (const Node* n : {&scale, &erf, &add, &times_x, &half}) {
+    if (!n->domain.empty() || n->outputs.size() != 1 || !IsFloat(graph, n->outputs[0]))
+      return false;
+  }
+  const bool scaled =
+      scale.inputs.size() == 2 && scale.inputs[0] == chain &&
+      ((scale.op_type == "Div" && Near(ScalarConstant(graph, scale.inputs[1]), std::sqrt(2.0))) ||
+       (scale.op_type == "Mul" && Near(ScalarConstant(graph, scale.inputs[1]), std::sqrt(0.5))));
+  return scaled && erf.op_type == "Erf" && erf.inputs.size() == 1 &&
+         erf.inputs[0] == scale.outputs[0] && add.op_type == "Add" &&
+         Near(ScalarConstant(graph, OtherOperand(add, erf.outputs[0])), 1.0) &&
+         times_x.op_type == "Mul" && OtherOperand(times_x, add.outputs[0]) == chain &&
+         half.op_type == "Mul" &&
+         Near(ScalarConstant(graph, OtherOperand(half, times_x.outputs[0])), 0.5);
 }
 
 }  // namespace
@@ -184,6 +233,13 @@ StatusOr<Epilogue> BuildEpilogue(const CompileRequest& request, const Match& mat
       chain = graph.node(nodes[++i]).outputs[0];
       continue;
     }
+    if (GeluAt(graph, nodes, i, chain)) {
+      e.ops.append_eltwise(1.0f, algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
+      ++index;
+      i += 4;
+      chain = graph.node(nodes[i]).outputs[0];
+      continue;
+    }
     const Node& node = graph.node(nodes[i]);
     if (auto steps = ActivationSteps(graph, node); steps.has_value() && node.inputs[0] == chain) {
       for (const EltwiseStep& s : *steps) e.ops.append_eltwise(1.0f, s.algorithm, s.alpha, s.beta);
@@ -217,6 +273,11 @@ bool EpilogueSupported(const Graph& graph, const std::vector<NodeId>& nodes) {
   for (size_t i = 1; i < nodes.size(); ++i) {
     if (SiluAt(graph, nodes, i, chain)) {
       chain = graph.node(nodes[++i]).outputs[0];
+      continue;
+    }
+    if (GeluAt(graph, nodes, i, chain)) {
+      i += 4;
+      chain = graph.node(nodes[i]).outputs[0];
       continue;
     }
     const Node& node = graph.node(nodes[i]);

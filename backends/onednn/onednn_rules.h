@@ -23,7 +23,8 @@ void AddEltwiseRules(std::vector<RuleEntry>& rules);  // onednn_eltwise.cc (eltw
 void AddNormRules(std::vector<RuleEntry>& rules);     // onednn_norm.cc (softmax, norms)
 
 // Shared rule pieces.
-// `inner` followed by a supported activation (SiLU included: Mul(inner, Sigmoid(inner))).
+// `inner` followed by a supported activation: one of UnaryActivationOps, a Clip, a SiLU
+// (Mul(inner, Sigmoid(inner))) or GELU's erf form as exporters write it.
 Pattern WithActivation(const Pattern& inner);
 // Add(inner, other) in either operand order.
 Pattern WithAdd(const Pattern& inner);

@@ -38,6 +38,42 @@ TEST(OnednnMatmul, BiasAndSiluFuseAsOnePrimitive) {
   EXPECT_TRUE(Offers(offered, "matmul_bias"));
 }
 
+// A Linear layer then GELU in its erf form, as exporters write it; `variant` commutes
+// operands, scales by 1/sqrt(2) instead of dividing by sqrt(2), or spoils a constant.
+Graph LinearGeluGraph(const std::string& variant) {
+  GraphBuilder b("linear_gelu");
+  ValueId x = b.Input("x", DType::kFloat32, {2, 5, 16});
+  ValueId m = b.Node("MatMul", {x, b.RandomNormal("w", {16, 24}, 0.3f)});
+  ValueId y = b.Node("Add", {m, b.RandomNormal("bias", {24}, 0.3f)});
+  const bool mul = variant == "mul_by_rsqrt2";
+  ValueId s =
+      b.Node(mul ? "Mul" : "Div", {y, b.Scalar<float>("c", mul                  ? 0.70710677f
+                                                           : variant == "wrong" ? 2.0f
+                                                                                : 1.4142135f)});
+  ValueId e = b.Node("Erf", {s});
+  ValueId one = b.Scalar<float>("one", 1.0f);
+  ValueId a = variant == "commuted" ? b.Node("Add", {one, e}) : b.Node("Add", {e, one});
+  ValueId p = variant == "commuted" ? b.Node("Mul", {a, y}) : b.Node("Mul", {y, a});
+  ValueId half = b.Scalar<float>("half", 0.5f);
+  b.Output(variant == "commuted" ? b.Node("Mul", {half, p}) : b.Node("Mul", {p, half}));
+  return BuildOrFail(std::move(b));
+}
+
+TEST(OnednnMatmul, BiasAndGeluFuseAsOnePrimitive) {
+  for (const std::string variant : {"pytorch", "commuted", "mul_by_rsqrt2", "wrong"}) {
+    SCOPED_TRACE(variant);
+    Graph g = LinearGeluGraph(variant);
+    CheckAllCandidates(g, "onednn", 1e-4);
+    // MatMul, bias Add and GELU's five ops in one group; never with a wrong constant.
+    std::vector<Candidate> fused = CandidatesOf(g, "onednn", "matmul_bias_act");
+    if (variant == "wrong") {
+      EXPECT_TRUE(fused.empty());
+    } else {
+      ExpectRuleMatches(g, "onednn", "matmul_bias_act", 7);
+    }
+  }
+}
+
 TEST(OnednnGemm, TransposeFlagsAlphaBetaAndBroadcastC) {
   const std::vector<Shape> c_shapes = {{}, {6}, {1, 6}, {4, 1}, {4, 6}};
   for (int trans_a : {0, 1}) {
