@@ -29,9 +29,20 @@ int SmallIntegerExponent(const Graph& g, ValueId id) {
   return e == 2.0f ? 2 : e == 3.0f ? 3 : 0;
 }
 
-// Conv → BatchNormalization, foldable: the BatchNormalization (inference form, one output)
-// reads the Conv's only output, which nothing else reads; every parameter is a float32
-// constant of one value per output channel.
+bool IsConvOrConvTranspose(const Node& node) {
+  return node.domain.empty() && (node.op_type == "Conv" || node.op_type == "ConvTranspose");
+}
+
+// Output channels of a Conv ([M, C/group, k...] weights) or ConvTranspose ([C, M/group, k...]).
+int64_t OutputChannels(const Graph& g, const Node& conv) {
+  const Shape& w = g.value(conv.inputs[1]).type.shape;
+  if (conv.op_type == "Conv") return w[0];
+  return w.size() < 2 ? 0 : w[1] * conv.attributes.GetInt("group", 1);
+}
+
+// Conv or ConvTranspose → BatchNormalization, foldable: the BatchNormalization (inference
+// form, one output) reads the convolution's only output, which nothing else reads; every
+// parameter is a float32 constant of one value per output channel.
 bool FoldableBatchNorm(const Graph& g, const Node& bn, NodeId bn_id) {
   if (bn.op_type != "BatchNormalization" || !bn.domain.empty() || bn.inputs.size() != 5)
     return false;
@@ -44,11 +55,12 @@ bool FoldableBatchNorm(const Graph& g, const Node& bn, NodeId bn_id) {
   const NodeId conv_id = g.value(x).producer;
   if (conv_id < 0 || !ReadOnlyBy(g, x, bn_id)) return false;
   const Node& conv = g.node(conv_id);
-  if (conv.op_type != "Conv" || !conv.domain.empty() || conv.outputs.size() != 1) return false;
+  if (!IsConvOrConvTranspose(conv) || conv.outputs.size() != 1) return false;
   if (conv.inputs.size() < 2 || !IsFloat32Constant(g, conv.inputs[1])) return false;
   const bool has_bias = conv.inputs.size() > 2 && conv.inputs[2] != kNoValue;
   if (has_bias && !IsFloat32Constant(g, conv.inputs[2])) return false;
-  const int64_t channels = g.value(conv.inputs[1]).type.shape[0];
+  const int64_t channels = OutputChannels(g, conv);
+  if (channels <= 0) return false;
   for (size_t i = 1; i < 5; ++i) {
     if (!IsFloat32Constant(g, bn.inputs[i]) ||
         g.value(bn.inputs[i]).type.num_elements() != channels) {
@@ -58,9 +70,10 @@ bool FoldableBatchNorm(const Graph& g, const Node& bn, NodeId bn_id) {
   return g.value(x).type.dtype == DType::kFloat32;
 }
 
-// The Conv's weights scaled per output channel and its bias moved, for the BatchNormalization
-// after it: W'[o] = W[o] * s[o], b'[o] = (b[o] - mean[o]) * s[o] + B[o], s = scale / sqrt(var +
-// eps).
+// The convolution's weights scaled per output channel and its bias moved, for the
+// BatchNormalization after it: W'[o] = W[o] * s[o], b'[o] = (b[o] - mean[o]) * s[o] + B[o],
+// s = scale / sqrt(var + eps). A Conv's output channel o is its weights' row o; a
+// ConvTranspose's is, in group g, column o - g * M/group of the rows of that group's inputs.
 struct FoldedConv {
   Tensor weight;
   Tensor bias;
@@ -68,8 +81,7 @@ struct FoldedConv {
 
 FoldedConv FoldBatchNorm(const Graph& g, const Node& conv, const Node& bn) {
   const Tensor& w = *g.value(conv.inputs[1]).constant;
-  const int64_t channels = w.shape()[0];
-  const int64_t per_channel = w.num_elements() / channels;
+  const int64_t channels = OutputChannels(g, conv);
   const float* scale = g.value(bn.inputs[1]).constant->data_as<float>();
   const float* shift = g.value(bn.inputs[2]).constant->data_as<float>();
   const float* mean = g.value(bn.inputs[3]).constant->data_as<float>();
@@ -78,13 +90,28 @@ FoldedConv FoldBatchNorm(const Graph& g, const Node& conv, const Node& bn) {
   const float* b = has_bias ? g.value(conv.inputs[2]).constant->data_as<float>() : nullptr;
   const double epsilon = bn.attributes.GetFloat("epsilon", 1e-5f);
   FoldedConv folded{Tensor(DType::kFloat32, w.shape()), Tensor(DType::kFloat32, {channels})};
+  std::vector<double> factor(static_cast<size_t>(channels));
   for (int64_t o = 0; o < channels; ++o) {
     const double s = scale[o] / std::sqrt(static_cast<double>(var[o]) + epsilon);
-    const float* src = w.data_as<float>() + o * per_channel;
-    float* dst = folded.weight.data_as<float>() + o * per_channel;
-    for (int64_t i = 0; i < per_channel; ++i) dst[i] = static_cast<float>(src[i] * s);
+    factor[static_cast<size_t>(o)] = s;
     folded.bias.data_as<float>()[o] =
         static_cast<float>(((b ? b[o] : 0.0) - mean[o]) * s + shift[o]);
+  }
+  // Weights as rows × per_group_outputs × kernel (a Conv: channels rows of one output each).
+  const bool transpose = conv.op_type == "ConvTranspose";
+  const int64_t rows = w.shape()[0];
+  const int64_t outputs_per_row = transpose ? w.shape()[1] : 1;
+  const int64_t kernel = w.num_elements() / (rows * outputs_per_row);
+  const int64_t rows_per_group = transpose ? rows / conv.attributes.GetInt("group", 1) : 1;
+  const float* src = w.data_as<float>();
+  float* dst = folded.weight.data_as<float>();
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < outputs_per_row; ++j) {
+      const int64_t o = transpose ? (r / rows_per_group) * outputs_per_row + j : r;
+      const double s = factor[static_cast<size_t>(o)];
+      const int64_t at = (r * outputs_per_row + j) * kernel;
+      for (int64_t k = 0; k < kernel; ++k) dst[at + k] = static_cast<float>(src[at + k] * s);
+    }
   }
   return folded;
 }
@@ -129,7 +156,7 @@ class Rewriter {
     for (NodeId id = 0; id < old_.num_nodes(); ++id) {
       if (skip[static_cast<size_t>(id)]) continue;
       const Node& node = old_.node(id);
-      if (node.op_type == "Conv" && node.outputs.size() == 1 && node.outputs[0] != kNoValue) {
+      if (IsConvOrConvTranspose(node) && node.outputs.size() == 1 && node.outputs[0] != kNoValue) {
         const Value& out = old_.value(node.outputs[0]);
         if (out.consumers.size() == 1 &&
             FoldableBatchNorm(old_, old_.node(out.consumers[0]), out.consumers[0])) {

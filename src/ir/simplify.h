@@ -1,9 +1,10 @@
 // Graph simplifications before placement: rewrites that give the same outputs (within
 // float rounding) with less work, or in ops more backends fuse.
 //
-//   - BatchNormalization after a Conv (all parameters constant, the Conv's output read by
-//     the BatchNormalization alone) folds into the Conv's weights and bias, as exporters do
-//     for eval-mode models when asked;
+//   - BatchNormalization after a Conv or ConvTranspose (all parameters constant, the
+//     convolution's output read by the BatchNormalization alone) folds into its weights and
+//     bias, as exporters do for eval-mode Conv models when asked (a DCGAN generator's
+//     ConvTranspose → BatchNorm → ReLU becomes one fusable ConvTranspose → ReLU);
 //   - Pow by a constant scalar 2 or 3 becomes Mul (GELU's x^3: every backend's elementwise
 //     chains take Mul, none takes Pow, and std::pow costs ten multiplies);
 //   - two Transposes in a row that compose to the identity vanish, when nothing else reads

@@ -75,6 +75,34 @@ TEST(SimplifyTest, BatchNormFoldsIntoTheConvBeforeIt) {
   EXPECT_FALSE(simplified.FindValue("with_bias.scale").has_value());
 }
 
+TEST(SimplifyTest, BatchNormFoldsIntoTheConvTransposeBeforeIt) {
+  // Weights [C_in, M/group, kH, kW]: output channel g * M/group + j is column j of group g's
+  // rows; grouped and ungrouped, with and without a bias.
+  for (int64_t group : {1, 2}) {
+    for (bool bias : {true, false}) {
+      SCOPED_TRACE("group " + std::to_string(group) + (bias ? " bias" : ""));
+      GraphBuilder b("bn_deconv", 15, 4);
+      ValueId x = b.Input("x", DType::kFloat32, {1, 4, 5, 5});
+      std::vector<ValueId> in = {x, b.RandomNormal("w", {4, 8 / group, 3, 3}, 0.3f)};
+      if (bias) in.push_back(b.RandomNormal("b", {8}, 0.3f));
+      ValueId c = b.Node("ConvTranspose", in, {{"group", group}, {"strides", {2, 2}}}, "deconv");
+      ValueId y =
+          b.Node("BatchNormalization",
+                 {c, b.RandomUniform("scale", {8}, 0.5f, 1.5f), b.RandomNormal("shift", {8}, 0.2f),
+                  b.RandomNormal("mean", {8}, 0.2f), b.RandomUniform("var", {8}, 0.5f, 2.0f)},
+                 {{"epsilon", 1e-3f}}, "bn");
+      b.Output(b.Node("Relu", {y}), "y");
+      auto built = std::move(b).Build();
+      ASSERT_TRUE(built.ok()) << built.status().ToString();
+      Graph simplified;
+      SimplifyStats stats = SimplifyAndCompare(*built, simplified);
+      EXPECT_EQ(stats.batchnorms_folded, 1);
+      EXPECT_EQ(Count(simplified, "BatchNormalization"), 0);
+      EXPECT_EQ(Count(simplified, "ConvTranspose"), 1);
+    }
+  }
+}
+
 TEST(SimplifyTest, BatchNormStaysWhenTheConvOutputHasAnotherReader) {
   GraphBuilder b("bn_shared", 15, 2);
   ValueId x = b.Input("x", DType::kFloat32, {1, 4, 6, 6});
