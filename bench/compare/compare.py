@@ -14,6 +14,7 @@ RESULTS/compare.json, RESULTS/compare.md and RESULTS/compare.png.
     compare.py [--build build] [--models resnet50,torch:lstm,...|torch] [--threads 1,2]
                [--rounds 3] [--two-level-budget 30] [--results bench/results]
                [--name compare] [--peers onnxruntime,...] [--exclude-backends openvino,...]
+               [--no-singles]
 
 `--exclude-backends` leaves backends out of collage's searches and of its single-backend
 contenders: `--exclude-backends onnxruntime,openvino` measures what collage's own library
@@ -277,8 +278,9 @@ def compare_workload(args, collage, name, folder, db):
         entries = {}
         contenders = [CollageContender("collage two-level", collage, workload, threads, ["--plan", plans["two-level"]]),
                       CollageContender("collage op-level", collage, workload, threads, ["--plan", plans["op-level"]])]
-        contenders += [CollageContender(f"collage {b}", collage, workload, threads, ["--backend", b])
-                       for b in backends]
+        if not args.no_singles:
+            contenders += [CollageContender(f"collage {b}", collage, workload, threads, ["--backend", b])
+                           for b in backends]
         peers = [PeerContender(p, args.python, workload, threads, folder) for p in args.peers]
         for peer in peers:
             try:
@@ -341,6 +343,9 @@ def main():
     parser.add_argument("--exclude-backends", default="",
                         help="backends collage may not use (searches and single-backend contenders)")
     parser.add_argument("--name", default="compare", help="result files: RESULTS/NAME.json, .md, .png")
+    parser.add_argument("--no-singles", action="store_true",
+                        help="time collage's plans only, not collage on each backend alone (the two-level "
+                             "optimize's end-to-end decision still compares them)")
     parser.add_argument("--update", action="store_true",
                         help="keep RESULTS/compare.json's other workloads; measure and replace only --models")
     args = parser.parse_args()
