@@ -26,8 +26,7 @@ using Tag = memory::format_tag;
 enum class Cell { kLstm, kGru, kRnn };
 
 // ONNX input and output slots, shared by the three ops (GRU and RNN stop at initial_h / Y_h).
-constexpr size_t kX = 0, kW = 1, kR = 2, kB = 3, kSeqLens = 4, kInitialH = 5, kInitialC = 6,
-                 kP = 7;
+constexpr size_t kX = 0, kW = 1, kR = 2, kB = 3, kSeqLens = 4, kInitialH = 5, kInitialC = 6, kP = 7;
 constexpr size_t kY = 0, kYH = 1, kYC = 2;
 
 const char* OpName(Cell cell) {
@@ -72,9 +71,9 @@ StatusOr<dnnl::algorithm> RnnActivation(const std::vector<std::string>& names) {
 
 // LSTM and GRU: oneDNN's cells have the default functions built in.
 Status DefaultActivations(const std::vector<std::string>& names, Cell cell) {
-  const std::vector<std::string> defaults = cell == Cell::kLstm
-                                                ? std::vector<std::string>{"sigmoid", "tanh", "tanh"}
-                                                : std::vector<std::string>{"sigmoid", "tanh"};
+  const std::vector<std::string> defaults =
+      cell == Cell::kLstm ? std::vector<std::string>{"sigmoid", "tanh", "tanh"}
+                          : std::vector<std::string>{"sigmoid", "tanh"};
   for (size_t i = 0; i < names.size(); ++i) {
     if (Lower(names[i]) != defaults[i % defaults.size()]) {
       return Unsupported("activation {} (oneDNN's cell has the default functions only)", names[i]);
@@ -99,11 +98,13 @@ StatusOr<RnnForm> ReadRnnFormOrWhy(const Graph& graph, const Node& node, Cell ce
   }
   for (size_t slot : {kB, kP}) {
     const ValueId v = InputAt(node, slot);
-    if (v != kNoValue && !IsFloatConstant(graph, v)) return Unsupported("B and P must be float32 constants");
+    if (v != kNoValue && !IsFloatConstant(graph, v))
+      return Unsupported("B and P must be float32 constants");
   }
   for (size_t slot : {kInitialH, kInitialC}) {
     const ValueId v = InputAt(node, slot);
-    if (v != kNoValue && !IsFloatValue(graph, v)) return Unsupported("initial states must be float32");
+    if (v != kNoValue && !IsFloatValue(graph, v))
+      return Unsupported("initial states must be float32");
   }
   if (a.Has("clip")) return Unsupported("clip (oneDNN's cells do not clip)");
   if (a.GetInt("input_forget", 0) != 0) return Unsupported("input_forget (no oneDNN form)");
@@ -129,16 +130,20 @@ StatusOr<RnnForm> ReadRnnFormOrWhy(const Graph& graph, const Node& node, Cell ce
   const Shape& r = graph.value(node.inputs[kR]).type.shape;
   const int64_t gates = GatesOf(cell);
   if (x.size() != 3 || w.size() != 3 || r.size() != 3 || w[1] % gates != 0) {
-    return Unsupported("X, W, R shapes {}, {}, {}", ShapeToString(x), ShapeToString(w), ShapeToString(r));
+    return Unsupported("X, W, R shapes {}, {}, {}", ShapeToString(x), ShapeToString(w),
+                       ShapeToString(r));
   }
   f.seq = f.batch_major ? x[1] : x[0];
   f.batch = f.batch_major ? x[0] : x[1];
   f.input = x[2];
   f.hidden = w[1] / gates;
-  if (w != Shape{f.dirs, gates * f.hidden, f.input} || r != Shape{f.dirs, gates * f.hidden, f.hidden}) {
-    return Unsupported("W {} or R {} does not fit X {}", ShapeToString(w), ShapeToString(r), ShapeToString(x));
+  if (w != Shape{f.dirs, gates * f.hidden, f.input} ||
+      r != Shape{f.dirs, gates * f.hidden, f.hidden}) {
+    return Unsupported("W {} or R {} does not fit X {}", ShapeToString(w), ShapeToString(r),
+                       ShapeToString(x));
   }
-  if (f.seq < 1 || f.batch < 1 || f.input < 1 || f.hidden < 1) return Unsupported("an empty dimension");
+  if (f.seq < 1 || f.batch < 1 || f.input < 1 || f.hidden < 1)
+    return Unsupported("an empty dimension");
 
   const ValueId lens = InputAt(node, kSeqLens);
   if (lens != kNoValue) {
@@ -168,7 +173,8 @@ int64_t OnnxGate(Cell cell, int64_t g) {
 
 // W [D, G·H, K] (or R with K = H) with its gates in oneDNN's order, reordered into `desc`
 // (oneDNN's ldigo dims {1, D, K, G, H}): the ONNX rows are ldgoi.
-StatusOr<memory> GateWeights(const RnnForm& f, const Tensor& onnx, int64_t k, const memory::desc& desc) {
+StatusOr<memory> GateWeights(const RnnForm& f, const Tensor& onnx, int64_t k,
+                             const memory::desc& desc) {
   const int64_t gates = GatesOf(f.cell), h = f.hidden;
   std::vector<float> permuted(static_cast<size_t>(onnx.num_elements()));
   const float* src = onnx.data_as<float>();
@@ -179,7 +185,8 @@ StatusOr<memory> GateWeights(const RnnForm& f, const Tensor& onnx, int64_t k, co
     }
   }
   const memory::desc source({1, f.dirs, k, gates, h}, memory::data_type::f32, Tag::ldgoi);
-  return ConstantMemory(Tensor::FromVector<float>({1, f.dirs, k, gates, h}, permuted), desc, &source);
+  return ConstantMemory(Tensor::FromVector<float>({1, f.dirs, k, gates, h}, permuted), desc,
+                        &source);
 }
 
 // oneDNN's bias {1, D, G (+1 for lbr_gru), H}: ONNX's Wb + Rb per gate, except that
@@ -197,7 +204,8 @@ Tensor GateBias(const RnnForm& f, const Tensor* onnx) {
       for (int64_t g = 0; g < gates; ++g) {
         const int64_t from = OnnxGate(f.cell, g) * h;
         const bool apart = f.linear_before_reset && g == 2;
-        for (int64_t j = 0; j < h; ++j) out[g * h + j] = wb[from + j] + (apart ? 0.0f : rb[from + j]);
+        for (int64_t j = 0; j < h; ++j)
+          out[g * h + j] = wb[from + j] + (apart ? 0.0f : rb[from + j]);
       }
       if (f.linear_before_reset) std::copy_n(rb + 2 * h, h, out + 3 * h);
     }
@@ -257,8 +265,8 @@ struct Port {
 class RnnKernel : public Kernel {
  public:
   RnnKernel(std::string what, dnnl::primitive primitive, memory::desc scratchpad,
-            std::vector<std::pair<int, memory>> weights, std::vector<Port> ports,
-            size_t num_inputs, size_t num_outputs)
+            std::vector<std::pair<int, memory>> weights, std::vector<Port> ports, size_t num_inputs,
+            size_t num_outputs)
       : what_(std::move(what)),
         primitive_(std::move(primitive)),
         scratchpad_(std::move(scratchpad)),
@@ -279,25 +287,32 @@ class RnnKernel : public Kernel {
   Status Run(const KernelBuffers& buffers) const override {
     return Guard(what_, [&]() -> Status {
       auto* workspace = static_cast<char*>(buffers.workspace);
-      if (workspace_bytes_ > 0 && workspace == nullptr) return Internal("{}: no workspace bound", what_);
+      if (workspace_bytes_ > 0 && workspace == nullptr)
+        return Internal("{}: no workspace bound", what_);
       std::unordered_map<int, memory> args;
       for (const auto& [arg, weights] : weights_) args.emplace(arg, weights);
-      if (scratchpad_.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, memory(scratchpad_, Engine(), workspace));
+      if (scratchpad_.get_size() > 0)
+        args.emplace(DNNL_ARG_SCRATCHPAD, memory(scratchpad_, Engine(), workspace));
       std::vector<std::pair<const Port*, float*>> to_copy_out;
       for (const Port& p : ports_) {
         float* onnx = nullptr;
         if (p.source == Port::Source::kInput) {
-          if (p.index >= buffers.inputs.size()) return Internal("{}: missing input {}", what_, p.index);
+          if (p.index >= buffers.inputs.size())
+            return Internal("{}: missing input {}", what_, p.index);
           onnx = static_cast<float*>(const_cast<void*>(buffers.inputs[p.index]));
         } else if (p.source == Port::Source::kOutput) {
-          if (p.index >= buffers.outputs.size()) return Internal("{}: missing output {}", what_, p.index);
+          if (p.index >= buffers.outputs.size())
+            return Internal("{}: missing output {}", what_, p.index);
           onnx = static_cast<float*>(buffers.outputs[p.index]);
         }
         float* data = p.in_workspace() ? reinterpret_cast<float*>(workspace + p.temp_offset) : onnx;
         if (p.source == Port::Source::kZeros) std::memset(data, 0, p.desc.get_size());
         if (p.source == Port::Source::kConstant) {
           const float* from = p.constant.data();
-          if (p.swap) p.swap->Run(from, data); else std::copy(p.constant.begin(), p.constant.end(), data);
+          if (p.swap)
+            p.swap->Run(from, data);
+          else
+            std::copy(p.constant.begin(), p.constant.end(), data);
         }
         if (p.source == Port::Source::kInput && p.swap) p.swap->Run(onnx, data);
         if (p.source == Port::Source::kOutput && p.swap) to_copy_out.emplace_back(&p, onnx);
@@ -356,8 +371,9 @@ class PortPlanner {
   // gets zeros (inputs) or a discarded buffer (outputs) for the other.
   Status AddStates(bool read, memory::desc& h, memory::desc& c) {
     const ValueId vh = read ? InputAt(node_, kInitialH) : OutputAt(node_, kYH);
-    const ValueId vc = f_.cell == Cell::kLstm ? (read ? InputAt(node_, kInitialC) : OutputAt(node_, kYC))
-                                              : kNoValue;
+    const ValueId vc = f_.cell == Cell::kLstm
+                           ? (read ? InputAt(node_, kInitialC) : OutputAt(node_, kYC))
+                           : kNoValue;
     const bool used_h = read ? vh != kNoValue : OutputIndex(vh).has_value();
     const bool used_c = read ? vc != kNoValue : OutputIndex(vc).has_value();
     h = c = memory::desc();
@@ -371,7 +387,8 @@ class PortPlanner {
     h = state;
     const int arg_h = read ? DNNL_ARG_SRC_ITER : DNNL_ARG_DST_ITER;
     const int arg_c = read ? DNNL_ARG_SRC_ITER_C : DNNL_ARG_DST_ITER_C;
-    COLLAGE_RETURN_IF_ERROR(read ? AddRead(arg_h, vh, state, swap, true) : AddWrite(arg_h, vh, state, swap));
+    COLLAGE_RETURN_IF_ERROR(read ? AddRead(arg_h, vh, state, swap, true)
+                                 : AddWrite(arg_h, vh, state, swap));
     if (f_.cell != Cell::kLstm) return Status();
     c = state;
     return read ? AddRead(arg_c, vc, state, swap, true) : AddWrite(arg_c, vc, state, swap);
@@ -387,20 +404,23 @@ class PortPlanner {
     return static_cast<size_t>(it - request_.outputs.begin());
   }
 
-  Status AddRead(int arg, ValueId v, const memory::desc& desc, std::optional<Swap> swap, bool optional) {
+  Status AddRead(int arg, ValueId v, const memory::desc& desc, std::optional<Swap> swap,
+                 bool optional) {
     Port p;
     p.arg = arg;
     p.desc = desc;
     p.swap = swap;
     if (v == kNoValue) {
-      if (!optional) return Internal("{} '{}': a required input is absent", OpName(f_.cell), node_.name);
+      if (!optional)
+        return Internal("{} '{}': a required input is absent", OpName(f_.cell), node_.name);
       p.source = Port::Source::kZeros;
     } else if (graph().value(v).is_constant()) {
       p.source = Port::Source::kConstant;
       p.constant = graph().value(v).constant->ToVector<float>();
     } else {
       auto it = std::find(request_.inputs.begin(), request_.inputs.end(), v);
-      if (it == request_.inputs.end()) return Internal("value '{}' is not an input of the group", graph().value(v).name);
+      if (it == request_.inputs.end())
+        return Internal("value '{}' is not an input of the group", graph().value(v).name);
       p.source = Port::Source::kInput;
       p.index = static_cast<size_t>(it - request_.inputs.begin());
     }
@@ -435,10 +455,11 @@ Desc MakeDesc(const RnnForm& f, const PortDescs& d, const memory::desc& wl, cons
               const memory::desc& bias, const memory::desc& peephole, dnnl::rnn_direction dir) {
   const auto prop = dnnl::prop_kind::forward_inference;
   if constexpr (std::is_same_v<Desc, dnnl::lstm_forward::desc>) {
-    return Desc(prop, dir, d.src_layer, d.src_iter, d.src_iter_c, wl, wi, peephole, memory::desc(), bias,
-                d.dst_layer, d.dst_iter, d.dst_iter_c);
+    return Desc(prop, dir, d.src_layer, d.src_iter, d.src_iter_c, wl, wi, peephole, memory::desc(),
+                bias, d.dst_layer, d.dst_iter, d.dst_iter_c);
   } else if constexpr (std::is_same_v<Desc, dnnl::vanilla_rnn_forward::desc>) {
-    return Desc(prop, f.activation, dir, d.src_layer, d.src_iter, wl, wi, bias, d.dst_layer, d.dst_iter);
+    return Desc(prop, f.activation, dir, d.src_layer, d.src_iter, wl, wi, bias, d.dst_layer,
+                d.dst_iter);
   } else {
     return Desc(prop, dir, d.src_layer, d.src_iter, wl, wi, bias, d.dst_layer, d.dst_iter);
   }
@@ -478,8 +499,8 @@ StatusOr<std::unique_ptr<Kernel>> BuildKernel(const CompileRequest& request, con
   std::vector<std::pair<int, memory>> weights;
   COLLAGE_ASSIGN_OR_RETURN(memory w, GateWeights(f, *graph.value(node.inputs[kW]).constant, f.input,
                                                  pd.weights_layer_desc()));
-  COLLAGE_ASSIGN_OR_RETURN(memory r, GateWeights(f, *graph.value(node.inputs[kR]).constant, f.hidden,
-                                                 pd.weights_iter_desc()));
+  COLLAGE_ASSIGN_OR_RETURN(memory r, GateWeights(f, *graph.value(node.inputs[kR]).constant,
+                                                 f.hidden, pd.weights_iter_desc()));
   COLLAGE_ASSIGN_OR_RETURN(memory bias_memory, ConstantMemory(bias, pd.bias_desc(), &bias_desc));
   weights.emplace_back(DNNL_ARG_WEIGHTS_LAYER, std::move(w));
   weights.emplace_back(DNNL_ARG_WEIGHTS_ITER, std::move(r));
@@ -494,7 +515,9 @@ StatusOr<std::unique_ptr<Kernel>> BuildKernel(const CompileRequest& request, con
     if (port.source == Port::Source::kInput) read[port.index] = true;
   }
   for (size_t i = 0; i < read.size(); ++i) {
-    if (!read[i]) return Unsupported("group input '{}' is not read by {} '{}'", graph.value(request.inputs[i]).name, OpName(f.cell), node.name);
+    if (!read[i])
+      return Unsupported("group input '{}' is not read by {} '{}'",
+                         graph.value(request.inputs[i]).name, OpName(f.cell), node.name);
   }
   std::unique_ptr<Kernel> kernel = std::make_unique<RnnKernel>(
       what + " " + pd.impl_info_str(), Forward(pd), pd.scratchpad_desc(), std::move(weights),
@@ -502,15 +525,17 @@ StatusOr<std::unique_ptr<Kernel>> BuildKernel(const CompileRequest& request, con
   return kernel;
 }
 
-StatusOr<std::unique_ptr<Kernel>> CompileRnn(const CompileRequest& request, const Match& match, Cell cell) {
+StatusOr<std::unique_ptr<Kernel>> CompileRnn(const CompileRequest& request, const Match& match,
+                                             Cell cell) {
   const Node& node = match.root_node();
   StatusOr<RnnForm> form = ReadRnnFormOrWhy(*request.graph, node, cell);
   if (!form.ok()) {
     return Unsupported("{} '{}' on oneDNN: {}", OpName(cell), node.name, form.status().message());
   }
-  const std::string what = cell == Cell::kLstm ? "lstm"
-                           : cell == Cell::kRnn ? "vanilla_rnn"
-                           : form->linear_before_reset ? "lbr_gru" : "gru";
+  const std::string what = cell == Cell::kLstm         ? "lstm"
+                           : cell == Cell::kRnn        ? "vanilla_rnn"
+                           : form->linear_before_reset ? "lbr_gru"
+                                                       : "gru";
   std::unique_ptr<Kernel> kernel;
   COLLAGE_RETURN_IF_ERROR(Guard(what, [&]() -> Status {
     StatusOr<std::unique_ptr<Kernel>> built =
@@ -528,15 +553,16 @@ StatusOr<std::unique_ptr<Kernel>> CompileRnn(const CompileRequest& request, cons
 Rule RnnRule(const std::string& name, Cell cell) {
   const std::string op = OpName(cell);
   // X, W, R, B, sequence_lens, initial_h (, initial_c, P).
-  std::vector<Pattern> inputs = {Any(),           Const(),         Const(), Optional(Const()),
-                                 Optional(Const()), Optional(Any())};
+  std::vector<Pattern> inputs = {
+      Any(), Const(), Const(), Optional(Const()), Optional(Const()), Optional(Any())};
   if (cell == Cell::kLstm) {
     inputs.push_back(Optional(Any()));
     inputs.push_back(Optional(Const()));
   }
-  const Pattern pattern = Op(op).WithInputs(std::move(inputs)).If([cell](const Graph& g, const Node& n) {
-    return RnnSupported(g, n, cell);
-  });
+  const Pattern pattern =
+      Op(op).WithInputs(std::move(inputs)).If([cell](const Graph& g, const Node& n) {
+        return RnnSupported(g, n, cell);
+      });
   return Rule(name, pattern).Compiles([cell](const CompileRequest& r, const Match& m) {
     return CompileRnn(r, m, cell);
   });

@@ -469,10 +469,12 @@ ValueId Recurrent(Generator& gen, GraphBuilder& b, int index) {
   const int64_t input = gen.Uniform(1, 12), hidden = gen.Uniform(1, 16);
   const Shape state = layout == 1 ? Shape{batch, dirs, hidden} : Shape{dirs, batch, hidden};
   std::vector<ValueId> in = {
-      b.Input("x", DType::kFloat32, layout == 1 ? Shape{batch, seq, input} : Shape{seq, batch, input}),
+      b.Input("x", DType::kFloat32,
+              layout == 1 ? Shape{batch, seq, input} : Shape{seq, batch, input}),
       Weight(b, "w", {dirs, gates * hidden, input}, input),
       Weight(b, "r", {dirs, gates * hidden, hidden}, hidden),
-      gen.Chance(0.7) ? b.RandomNormal("b", {dirs, 2 * gates * hidden}, 0.5f) : kNoValue, kNoValue,
+      gen.Chance(0.7) ? b.RandomNormal("b", {dirs, 2 * gates * hidden}, 0.5f) : kNoValue,
+      kNoValue,
       gen.Chance(0.5) ? b.Input("initial_h", DType::kFloat32, state) : kNoValue};
   if (gen.Chance(0.3)) {
     std::vector<int32_t> lens(static_cast<size_t>(batch), static_cast<int32_t>(seq));
@@ -484,11 +486,13 @@ ValueId Recurrent(Generator& gen, GraphBuilder& b, int index) {
     in.push_back(gen.Chance(0.3) ? b.RandomNormal("p", {dirs, 3 * hidden}, 0.5f) : kNoValue);
   }
   while (in.back() == kNoValue) in.pop_back();
-  NamedAttributes attrs{{"direction", Attribute(direction)}, {"hidden_size", hidden}, {"layout", layout}};
+  NamedAttributes attrs{
+      {"direction", Attribute(direction)}, {"hidden_size", hidden}, {"layout", layout}};
   if (op == "GRU") attrs.emplace_back("linear_before_reset", gen.Uniform(0, 1));
   if (op == "RNN") {
     const std::string fn = gen.Pick<std::string>({"Tanh", "Relu", "Sigmoid"});
-    attrs.emplace_back("activations", Attribute(std::vector<std::string>(static_cast<size_t>(dirs), fn)));
+    attrs.emplace_back("activations",
+                       Attribute(std::vector<std::string>(static_cast<size_t>(dirs), fn)));
   }
   const std::vector<ValueId> out = b.NodeMulti(op, in, op == "LSTM" ? 3 : 2, attrs);
   if (gen.Chance(0.4) && b.ok()) b.Output(out[1], "y_h");

@@ -1,6 +1,8 @@
 // LSTM, GRU and RNN on the oneDNN backend (rules lstm, gru, rnn) against the reference
 // kernels: directions, layouts, optional inputs and outputs, GRU linear_before_reset, RNN
 // activations, batch 1 and more, 1 and 2 threads; and the nodes the rules refuse.
+#include <functional>
+
 #include "backend_test_util.h"
 #include "runtime/threading.h"
 
@@ -13,7 +15,7 @@ struct RnnCase {
   int layout = 0;
   int64_t seq = 5, batch = 3, input = 4, hidden = 6;
   bool bias = true, init_h = false, init_c = false, peepholes = false, seq_lens = false;
-  bool init_constant = false;           // initial states as constants, not graph inputs
+  bool init_constant = false;             // initial states as constants, not graph inputs
   bool y = true, y_h = true, y_c = true;  // the outputs the graph returns
   int linear_before_reset = 0;
   std::string activation;  // RNN: the function of every direction; empty: the default
@@ -35,27 +37,29 @@ Graph RnnGraph(const RnnCase& c) {
   GraphBuilder b("recurrent");
   const int64_t dirs = c.direction == "bidirectional" ? 2 : 1;
   const int64_t gh = Gates(c.op) * c.hidden;
-  const Shape x_shape = c.layout == 1 ? Shape{c.batch, c.seq, c.input} : Shape{c.seq, c.batch, c.input};
-  const Shape state = c.layout == 1 ? Shape{c.batch, dirs, c.hidden} : Shape{dirs, c.batch, c.hidden};
+  const Shape x_shape =
+      c.layout == 1 ? Shape{c.batch, c.seq, c.input} : Shape{c.seq, c.batch, c.input};
+  const Shape state =
+      c.layout == 1 ? Shape{c.batch, dirs, c.hidden} : Shape{dirs, c.batch, c.hidden};
   auto state_value = [&](const std::string& name) {
-    return c.init_constant ? b.RandomNormal(name, state, 1.0f) : b.Input(name, DType::kFloat32, state);
+    return c.init_constant ? b.RandomNormal(name, state, 1.0f)
+                           : b.Input(name, DType::kFloat32, state);
   };
-  std::vector<ValueId> in = {b.Input("x", DType::kFloat32, x_shape),
-                             b.RandomNormal("w", {dirs, gh, c.input}, 0.5f),
-                             b.RandomNormal("r", {dirs, gh, c.hidden}, 0.5f),
-                             c.bias ? b.RandomNormal("b", {dirs, 2 * gh}, 0.5f) : kNoValue,
-                             c.seq_lens ? b.Constant<int32_t>("lens", {c.batch},
-                                                              std::vector<int32_t>(c.batch, c.seq))
-                                        : kNoValue,
-                             c.init_h ? state_value("h0") : kNoValue};
+  std::vector<ValueId> in = {
+      b.Input("x", DType::kFloat32, x_shape),
+      b.RandomNormal("w", {dirs, gh, c.input}, 0.5f),
+      b.RandomNormal("r", {dirs, gh, c.hidden}, 0.5f),
+      c.bias ? b.RandomNormal("b", {dirs, 2 * gh}, 0.5f) : kNoValue,
+      c.seq_lens ? b.Constant<int32_t>("lens", {c.batch}, std::vector<int32_t>(c.batch, c.seq))
+                 : kNoValue,
+      c.init_h ? state_value("h0") : kNoValue};
   if (c.op == "LSTM") {
     in.push_back(c.init_c ? state_value("c0") : kNoValue);
     in.push_back(c.peepholes ? b.RandomNormal("p", {dirs, 3 * c.hidden}, 0.5f) : kNoValue);
   }
   while (in.back() == kNoValue) in.pop_back();
-  NamedAttributes attrs = {{"direction", c.direction.c_str()},
-                           {"hidden_size", c.hidden},
-                           {"layout", c.layout}};
+  NamedAttributes attrs = {
+      {"direction", c.direction.c_str()}, {"hidden_size", c.hidden}, {"layout", c.layout}};
   if (c.op == "GRU") attrs.emplace_back("linear_before_reset", c.linear_before_reset);
   if (!c.activation.empty()) {
     attrs.emplace_back("activations", Attribute(std::vector<std::string>(dirs, c.activation)));
@@ -68,7 +72,9 @@ Graph RnnGraph(const RnnCase& c) {
   return BuildOrFail(std::move(b));
 }
 
-std::string RuleOf(const RnnCase& c) { return c.op == "LSTM" ? "lstm" : c.op == "GRU" ? "gru" : "rnn"; }
+std::string RuleOf(const RnnCase& c) {
+  return c.op == "LSTM" ? "lstm" : c.op == "GRU" ? "gru" : "rnn";
+}
 
 // The rule offers the node alone, and at `threads` threads it matches the reference.
 void ExpectMatches(const RnnCase& c, int threads = 1) {
@@ -78,28 +84,35 @@ void ExpectMatches(const RnnCase& c, int threads = 1) {
   ApplyThreadPolicy(0);
 }
 
-TEST(OnednnRnn, LstmDirectionsLayoutsAndOptionalInputs) {
+// `test` on `base` in each direction and each layout.
+void ForEachDirectionAndLayout(const RnnCase& base, const std::function<void(RnnCase)>& test) {
   for (const char* direction : {"forward", "reverse", "bidirectional"}) {
     for (int layout : {0, 1}) {
-      RnnCase c;
+      RnnCase c = base;
       c.direction = direction;
       c.layout = layout;
-      ExpectMatches(c);
-      c.bias = false;
-      ExpectMatches(c);
-      c.bias = true;
-      c.init_h = c.init_c = c.peepholes = c.seq_lens = true;
-      ExpectMatches(c);
-      c.init_constant = true;
-      ExpectMatches(c);
-      c.init_constant = false;
-      c.init_c = false;  // initial_h alone: oneDNN takes both states, c starts at zero
-      ExpectMatches(c);
-      c.init_h = false;
-      c.init_c = true;
-      ExpectMatches(c);
+      test(c);
     }
   }
+}
+
+TEST(OnednnRnn, LstmDirectionsLayoutsAndOptionalInputs) {
+  ForEachDirectionAndLayout(RnnCase(), [](RnnCase c) {
+    ExpectMatches(c);
+    c.bias = false;
+    ExpectMatches(c);
+    c.bias = true;
+    c.init_h = c.init_c = c.peepholes = c.seq_lens = true;
+    ExpectMatches(c);
+    c.init_constant = true;
+    ExpectMatches(c);
+    c.init_constant = false;
+    c.init_c = false;  // initial_h alone: oneDNN takes both states, c starts at zero
+    ExpectMatches(c);
+    c.init_h = false;
+    c.init_c = true;
+    ExpectMatches(c);
+  });
 }
 
 TEST(OnednnRnn, LstmEachOutputOmitted) {
@@ -124,38 +137,30 @@ TEST(OnednnRnn, LstmEachOutputOmitted) {
 
 TEST(OnednnRnn, GruLinearBeforeReset) {
   for (int lbr : {0, 1}) {
-    for (const char* direction : {"forward", "reverse", "bidirectional"}) {
-      for (int layout : {0, 1}) {
-        RnnCase c;
-        c.op = "GRU";
-        c.linear_before_reset = lbr;
-        c.direction = direction;
-        c.layout = layout;
-        ExpectMatches(c);
-        c.init_h = c.seq_lens = true;
-        c.y = false;
-        ExpectMatches(c);
-        c.y = true;
-        c.y_h = c.bias = false;
-        ExpectMatches(c);
-      }
-    }
+    RnnCase gru;
+    gru.op = "GRU";
+    gru.linear_before_reset = lbr;
+    ForEachDirectionAndLayout(gru, [](RnnCase c) {
+      ExpectMatches(c);
+      c.init_h = c.seq_lens = true;
+      c.y = false;
+      ExpectMatches(c);
+      c.y = true;
+      c.y_h = c.bias = false;
+      ExpectMatches(c);
+    });
   }
 }
 
 TEST(OnednnRnn, RnnActivations) {
   for (const char* activation : {"", "Tanh", "Relu", "Sigmoid"}) {
-    for (const char* direction : {"forward", "reverse", "bidirectional"}) {
-      for (int layout : {0, 1}) {
-        RnnCase c;
-        c.op = "RNN";
-        c.activation = activation;
-        c.direction = direction;
-        c.layout = layout;
-        c.init_h = layout == 1;
-        ExpectMatches(c);
-      }
-    }
+    RnnCase rnn;
+    rnn.op = "RNN";
+    rnn.activation = activation;
+    ForEachDirectionAndLayout(rnn, [](RnnCase c) {
+      c.init_h = c.layout == 1;
+      ExpectMatches(c);
+    });
   }
 }
 
@@ -191,11 +196,13 @@ void ExpectRefused(const RnnCase& c, const std::string& reason) {
   match.graph = &graph;
   match.root = node;
   match.op_nodes = {node};
-  const CompileRequest request = CompileRequest::For(graph, SubGraph(graph.num_nodes(), {node}), RuleOf(c), 1);
+  const CompileRequest request =
+      CompileRequest::For(graph, SubGraph(graph.num_nodes(), {node}), RuleOf(c), 1);
   const StatusOr<std::unique_ptr<Kernel>> kernel = rule->compiler()(request, match);
   ASSERT_FALSE(kernel.ok());
   EXPECT_EQ(kernel.status().code(), StatusCode::kUnsupported);
-  EXPECT_NE(kernel.status().message().find(reason), std::string::npos) << kernel.status().ToString();
+  EXPECT_NE(kernel.status().message().find(reason), std::string::npos)
+      << kernel.status().ToString();
 }
 
 TEST(OnednnRnn, RefusesWhatThePrimitiveCannotDo) {
