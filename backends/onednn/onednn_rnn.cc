@@ -144,6 +144,15 @@ StatusOr<RnnForm> ReadRnnFormOrWhy(const Graph& graph, const Node& node, Cell ce
   }
   if (f.seq < 1 || f.batch < 1 || f.input < 1 || f.hidden < 1)
     return Unsupported("an empty dimension");
+  // B and P are read as raw arrays at Compile (type inference checks them too).
+  const ValueId b = InputAt(node, kB);
+  if (b != kNoValue && graph.value(b).type.shape != Shape{f.dirs, 2 * gates * f.hidden}) {
+    return Unsupported("B of shape {}", ShapeToString(graph.value(b).type.shape));
+  }
+  const ValueId p = cell == Cell::kLstm ? InputAt(node, kP) : kNoValue;
+  if (p != kNoValue && graph.value(p).type.shape != Shape{f.dirs, 3 * f.hidden}) {
+    return Unsupported("P of shape {}", ShapeToString(graph.value(p).type.shape));
+  }
 
   const ValueId lens = InputAt(node, kSeqLens);
   if (lens != kNoValue) {
@@ -262,6 +271,11 @@ struct Port {
   }
 };
 
+// The primitive with its packed weights and ports. Like every oneDNN kernel it runs on the
+// OpenMP team the runtime sized to the execution context's thread count (ApplyThreadPolicy).
+// The primitive's side of a port that is not a collage buffer (zeros for an absent state, a
+// discarded output, a constant initial state, a swapped copy) lives in the workspace after the
+// scratchpad, so that concurrent runs share nothing mutable.
 class RnnKernel : public Kernel {
  public:
   RnnKernel(std::string what, dnnl::primitive primitive, memory::desc scratchpad,
