@@ -456,6 +456,49 @@ ValueId Fused(Generator& gen, GraphBuilder& b, int index) {
   }
 }
 
+// LSTM, GRU or RNN (op `index` % 3) with a random direction, layout, optional inputs (bias,
+// initial states, peepholes, sequence_lens, sometimes shorter than the sequence) and GRU's
+// linear_before_reset or RNN's activation; Y_h is sometimes an output as well.
+ValueId Recurrent(Generator& gen, GraphBuilder& b, int index) {
+  const std::string op = index % 3 == 0 ? "LSTM" : index % 3 == 1 ? "GRU" : "RNN";
+  const int64_t gates = op == "LSTM" ? 4 : op == "GRU" ? 3 : 1;
+  const std::string direction = gen.Pick<std::string>({"forward", "reverse", "bidirectional"});
+  const int64_t dirs = direction == "bidirectional" ? 2 : 1;
+  const int64_t layout = gen.Uniform(0, 1);
+  const int64_t seq = gen.Uniform(1, 6), batch = gen.Uniform(1, 4);
+  const int64_t input = gen.Uniform(1, 12), hidden = gen.Uniform(1, 16);
+  const Shape state = layout == 1 ? Shape{batch, dirs, hidden} : Shape{dirs, batch, hidden};
+  std::vector<ValueId> in = {
+      b.Input("x", DType::kFloat32,
+              layout == 1 ? Shape{batch, seq, input} : Shape{seq, batch, input}),
+      Weight(b, "w", {dirs, gates * hidden, input}, input),
+      Weight(b, "r", {dirs, gates * hidden, hidden}, hidden),
+      gen.Chance(0.7) ? b.RandomNormal("b", {dirs, 2 * gates * hidden}, 0.5f) : kNoValue,
+      kNoValue,
+      gen.Chance(0.5) ? b.Input("initial_h", DType::kFloat32, state) : kNoValue};
+  if (gen.Chance(0.3)) {
+    std::vector<int32_t> lens(static_cast<size_t>(batch), static_cast<int32_t>(seq));
+    if (gen.Chance(0.5)) lens[0] = static_cast<int32_t>(gen.Uniform(0, seq));
+    in[4] = b.Constant<int32_t>("sequence_lens", {batch}, lens);
+  }
+  if (op == "LSTM") {
+    in.push_back(gen.Chance(0.5) ? b.Input("initial_c", DType::kFloat32, state) : kNoValue);
+    in.push_back(gen.Chance(0.3) ? b.RandomNormal("p", {dirs, 3 * hidden}, 0.5f) : kNoValue);
+  }
+  while (in.back() == kNoValue) in.pop_back();
+  NamedAttributes attrs{
+      {"direction", Attribute(direction)}, {"hidden_size", hidden}, {"layout", layout}};
+  if (op == "GRU") attrs.emplace_back("linear_before_reset", gen.Uniform(0, 1));
+  if (op == "RNN") {
+    const std::string fn = gen.Pick<std::string>({"Tanh", "Relu", "Sigmoid"});
+    attrs.emplace_back("activations",
+                       Attribute(std::vector<std::string>(static_cast<size_t>(dirs), fn)));
+  }
+  const std::vector<ValueId> out = b.NodeMulti(op, in, op == "LSTM" ? 3 : 2, attrs);
+  if (gen.Chance(0.4) && b.ok()) b.Output(out[1], "y_h");
+  return out[0];
+}
+
 // Makes graph number `index` of a family.
 using Family = std::function<ValueId(Generator&, GraphBuilder&, int index)>;
 
@@ -509,6 +552,7 @@ std::vector<SourceGraph> RandomGraphs(uint64_t seed, int per_family) {
       {"chain", Simple(Chain)},
       {"transpose", Simple(Transpose)},
       {"reshape", Simple(Reshape)},
+      {"recurrent", Recurrent, 3},
   };
   Generator gen(seed);
   std::vector<SourceGraph> graphs;

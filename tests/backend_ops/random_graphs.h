@@ -19,10 +19,11 @@ struct SourceGraph {
 
 // `per_family` graphs of each family (conv2d, conv3d, conv1d, conv_transpose, matmul, gemm,
 // pool, global_pool, batch_norm, layer_norm, softmax, unary, binary, fused, chain,
-// transpose, reshape). The unary and binary families have at least one graph per op (binary:
-// one in float32, one maybe in an integer dtype), the fused family every pairing of a common
-// heavy op with a common activation. A configuration the op registry's type inference
-// refuses is redrawn, so the same seed always gives the same graphs.
+// transpose, reshape, recurrent). The unary and binary families have at least one graph per
+// op (binary: one in float32, one maybe in an integer dtype), the fused family every pairing
+// of a common heavy op with a common activation, the recurrent family each of LSTM, GRU and
+// RNN. A configuration the op registry's type inference refuses is redrawn, so the same seed
+// always gives the same graphs.
 std::vector<SourceGraph> RandomGraphs(uint64_t seed, int per_family);
 
 }  // namespace collage::backend_ops
