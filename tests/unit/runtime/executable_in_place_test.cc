@@ -389,5 +389,31 @@ TEST(ExecutableInPlaceZooTest, BertRunsItsReshapesAsViews) {
   ExpectMatchesReference(*graph, *exe, 1e-4);
 }
 
+// NASNet-A on native as a session places it: its channel Concats at batch 1 are written in
+// place by their producers (those of them whose inputs are all computed and aligned).
+TEST(ExecutableInPlaceZooTest, NasNetWritesItsConcatsInPlace) {
+  auto graph = BuildZooModel("nasnet_a");
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  BackendRegistry& registry = BackendRegistry::Global();
+  auto placement = PlaceOnSingleBackend(*graph, *registry.Find("native"), registry);
+  ASSERT_TRUE(placement.ok()) << placement.status().ToString();
+  auto exe = Compile(*graph, *placement);
+  ASSERT_NE(exe, nullptr);
+  RunProfile profile;
+  const std::map<std::string, Tensor> random = zoo_test::RandomGraphInputs(*graph, 3);
+  std::vector<Tensor> inputs;
+  for (ValueId in : graph->inputs()) inputs.push_back(random.at(graph->value(in).name));
+  ASSERT_TRUE(exe->Run(inputs, &profile).ok());
+  int concats = 0, in_place = 0;
+  for (const NodeTiming& step : profile.nodes) {
+    concats += step.op_type == "Concat";
+    in_place += step.elided == "concat in place";
+  }
+  EXPECT_GT(concats, 0);
+  EXPECT_GE(2 * in_place, concats);  // most of them
+  EXPECT_EQ(profile.nodes.size(), placement->groups.size());
+  ExpectMatchesReference(*graph, *exe, 1e-4);
+}
+
 }  // namespace
 }  // namespace collage
