@@ -30,7 +30,7 @@ bool IsViewOp(std::string_view op_type) {
 std::optional<std::vector<size_t>> DenseSliceOffsets(const Graph& graph, const Node& node,
                                                      ValueId whole,
                                                      const std::vector<ValueId>& parts) {
-  if (whole == kNoValue) return std::nullopt;
+  if (whole == kNoValue || parts.empty()) return std::nullopt;
   const TensorType& type = graph.value(whole).type;
   const int64_t rank = static_cast<int64_t>(type.shape.size());
   if (!type.is_static() || rank == 0) return std::nullopt;
