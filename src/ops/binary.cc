@@ -156,20 +156,26 @@ void RegisterBinary(OpRegistry& registry, const char* name, int64_t cost,
   def.run = [cost, divides](KernelContext& ctx) -> Status {
     const Tensor& a = ctx.inputs[0];
     const Tensor& b = ctx.inputs[1];
-    Status status = OpError(ctx.node, StatusCode::kUnsupported, "dtype {} is not supported",
-                            DTypeName(a.dtype()));
+    // The unsupported-dtype error is formatted only when it is returned: this runs once per
+    // step, and formatting it on every call cost more than adding two small tensors.
+    bool supported = false;
+    Status status;
     COLLAGE_RETURN_IF_ERROR(DispatchAny(ctx.node, a.dtype(), [&](auto tag) {
       using T = decltype(tag);
       if constexpr (InDTypeSet<T>(kSet)) {
+        supported = true;
         if (divides == Divides::kYes) {
           status = RequireNonZeroDivisor<T>(ctx.node, b);
           if (!status.ok()) return;
         }
         using Out = std::invoke_result_t<Op<T>, T, T>;
         BroadcastBinary<T, T, Out>(a, b, ctx.outputs[0], cost, Op<T>(ctx.attributes()));
-        status = Status::Ok();
       }
     }));
+    if (!supported) {
+      return OpError(ctx.node, StatusCode::kUnsupported, "dtype {} is not supported",
+                     DTypeName(a.dtype()));
+    }
     return status;
   };
   registry.Register(std::move(def));

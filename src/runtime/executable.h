@@ -2,6 +2,10 @@
 // kernel, a layout conversion wherever a producer's layout differs from what a consumer
 // wants, and every intermediate buffer and kernel workspace given a place in one arena
 // (runtime/memory_planner.h). Graph inputs are copied into the arena when a run starts.
+// A view group (Reshape, Flatten, Squeeze, Unsqueeze, Identity on a plain input) runs no
+// kernel: its output is its input's buffer. A Concat whose inputs' slices of its output are
+// dense runs none either: their producers write straight into those slices; nor does a Split
+// whose outputs are dense slices of its input (runtime/in_place.h).
 // Run() may be called from several threads: each concurrent run takes its own arena from a
 // pool.
 #pragma once
@@ -44,6 +48,17 @@ class Executable {
   // Liveness requests behind the plan: one per arena buffer and per kernel workspace.
   const std::vector<BufferRequest>& buffer_requests() const { return requests_; }
   int num_steps() const { return static_cast<int>(steps_.size()); }
+  // Groups that run no kernel: views, Concats written in place by their producers, Splits
+  // read in place.
+  int num_elided_groups() const { return static_cast<int>(elided_.size()); }
+  // Buffer ids (one per value and layout held, plus a Concat's whole output) and, per buffer,
+  // its request and byte offset in it: a view shares its source's id, a Concat input's slice
+  // (a Split output) has the Concat output's (the Split input's) request at its offset.
+  struct BufferSlot {
+    size_t request = 0;
+    size_t offset = 0;
+  };
+  const std::vector<BufferSlot>& buffer_slots() const { return buffers_; }
   int num_conversions() const;
 
  private:
@@ -54,11 +69,18 @@ class Executable {
     int workspace_request = -1;   // request index, -1 when the kernel needs none
     NodeTiming label;             // names for profiles (milliseconds unused)
   };
+  // A group that runs no kernel, listed in profiles (0 ms) where its step would have run.
+  struct ElidedGroup {
+    size_t before_step = 0;
+    NodeTiming label;
+  };
   struct RunContext;
   class Builder;
 
   explicit Executable(const Graph& graph);
   std::unique_ptr<RunContext> NewContext() const;
+  // Where `buffer` lies in an arena.
+  char* Address(char* arena, size_t buffer) const;
 
   const Graph& graph_;
   Placement placement_;
@@ -66,7 +88,8 @@ class Executable {
   // (a library's thread pool), for this executable alone. Before steps_: it outlives them.
   std::shared_ptr<ExecutionContext> execution_context_;
   std::vector<Step> steps_;
-  std::vector<size_t> buffers_;        // buffer id → its request (arena placement)
+  std::vector<BufferSlot> buffers_;    // buffer id → its place in a request
+  std::vector<ElidedGroup> elided_;    // in execution order
   std::vector<size_t> input_buffers_;  // per graph input: its buffer id
   // Per graph output: the buffer holding it in plain layout, or -1 when it is a constant.
   std::vector<long> output_buffers_;

@@ -44,7 +44,10 @@ struct BenchFlags {
 void PrintProfile(const std::vector<RunProfile>& runs) {
   // "backend op+op" → (total ms, steps per run)
   std::map<std::string, std::pair<double, int>> by_op;
-  auto key = [](const NodeTiming& t) { return t.backend + " " + t.op_type; };
+  // Groups that ran no kernel (views, Concats written in place) get a row of their own.
+  auto key = [](const NodeTiming& t) {
+    return t.backend + " " + t.op_type + (t.elided.empty() ? "" : " (" + t.elided + ")");
+  };
   double total = 0;
   for (const RunProfile& run : runs) {
     for (const NodeTiming& t : run.nodes) {

@@ -62,11 +62,11 @@ inline ReportFixture MakeReportFixture(int blocks, bool region) {
     const GroupReport& group = f.report.groups[g];
     if (g == 0) {  // the model input, converted for the first group
       f.in_run.nodes.push_back(
-          NodeTiming{"x", "LayoutConversion", 0.0042, "onednn", "plain->nChw8c", 0});
+          NodeTiming{"x", "LayoutConversion", 0.0042, "onednn", "plain->nChw8c", 0, ""});
     }
     if (g == 1) {  // the first Conv's output, converted for the group after it
-      f.in_run.nodes.push_back(
-          NodeTiming{f.converted_value, "LayoutConversion", 0.045, "xnnpack", "nChw8c->nhwc", 0});
+      f.in_run.nodes.push_back(NodeTiming{f.converted_value, "LayoutConversion", 0.045, "xnnpack",
+                                          "nChw8c->nhwc", 0, ""});
     }
     NodeTiming step;
     step.node_name = f.graph.node(group.nodes.front()).name;
