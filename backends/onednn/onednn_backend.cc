@@ -67,6 +67,7 @@ class OnednnBackend : public Backend {
     AddPoolingRules(entries);
     AddEltwiseRules(entries);
     AddNormRules(entries);
+    AddConcatRules(entries);
     // The variants in the layout oneDNN picks go first: single-backend runs break ties by
     // declaration order, and across a chain of oneDNN groups that layout needs no reorders.
     std::stable_partition(entries.begin(), entries.end(),

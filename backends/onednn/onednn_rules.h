@@ -21,6 +21,7 @@ void AddMatmulRules(std::vector<RuleEntry>& rules);   // onednn_matmul.cc
 void AddPoolingRules(std::vector<RuleEntry>& rules);  // onednn_pooling.cc
 void AddEltwiseRules(std::vector<RuleEntry>& rules);  // onednn_eltwise.cc (eltwise, binary)
 void AddNormRules(std::vector<RuleEntry>& rules);     // onednn_norm.cc (softmax, norms)
+void AddConcatRules(std::vector<RuleEntry>& rules);   // onednn_concat.cc
 
 // Shared rule pieces.
 // `inner` followed by a supported activation.
