@@ -504,6 +504,30 @@ Family Simple(std::function<ValueId(Generator&, GraphBuilder&)> make) {
   return [make](Generator& g, GraphBuilder& b, int) { return make(g, b); };
 }
 
+// Resize of the spatial dims (3-D to 5-D), nearest or linear, by sizes or by scales (integer
+// enlargements, as exporters write them, half the time), each coordinate transform and nearest
+// mode; the backends offer it for the forms they compute as ONNX does.
+ValueId Resize(Generator& gen, GraphBuilder& b) {
+  const int rank = gen.Pick<int>({3, 4, 4, 4, 5});
+  Shape in{gen.Pick<int64_t>({1, 2}), gen.Pick<int64_t>({3, 8, 16})};
+  for (int d = 2; d < rank; ++d) in.push_back(gen.Uniform(1, rank == 5 ? 4 : 9));
+  NamedAttributes attrs{
+      {"mode", gen.Pick<const char*>({"nearest", "nearest", "linear"})},
+      {"coordinate_transformation_mode",
+       gen.Pick<const char*>({"asymmetric", "half_pixel", "pytorch_half_pixel", "align_corners"})},
+      {"nearest_mode", gen.Pick<const char*>({"floor", "round_prefer_floor", "round_prefer_ceil"})}};
+  ValueId x = b.Input("x", DType::kFloat32, in);
+  if (gen.Chance(0.5)) {
+    std::vector<float> scales{1.0f, 1.0f};
+    for (int d = 2; d < rank; ++d) scales.push_back(static_cast<float>(gen.Pick<int64_t>({1, 2, 2, 3})));
+    ValueId s = b.Constant<float>("scales", {rank}, scales);
+    return b.Node("Resize", {x, kNoValue, s}, attrs);
+  }
+  std::vector<int64_t> sizes(in.begin(), in.begin() + 2);
+  for (int d = 2; d < rank; ++d) sizes.push_back(gen.Uniform(1, 12));
+  return b.Node("Resize", {x, kNoValue, kNoValue, b.Ints("sizes", sizes)}, attrs);
+}
+
 }  // namespace
 
 std::vector<SourceGraph> RandomGraphs(uint64_t seed, int per_family) {
@@ -546,6 +570,7 @@ std::vector<SourceGraph> RandomGraphs(uint64_t seed, int per_family) {
       // graphs of the families above stay what they were for a given --seed.
       {"batch_norm_act", BatchNormAct, 3},
       {"concat", Simple(Concat)},
+      {"resize", Simple(Resize)},
   };
   Generator gen(seed);
   std::vector<SourceGraph> graphs;

@@ -1,5 +1,5 @@
 // The ops between the convolutions of DenseNet-like and SqueezeNet-like networks on the oneDNN
-// backend (Concat, BatchNormalization with a fused activation), plain and "_blocked": every
+// backend (Concat, BatchNormalization with a fused activation, Resize), plain and "_blocked": every
 // candidate against the reference kernels, and the blocked ones in the format the blocked
 // convolutions produce.
 #include "backend_test_util.h"
@@ -205,6 +205,131 @@ TEST(OnednnBatchNormAct, OtherActivationsAreNotFused) {
     EXPECT_FALSE(Offers(offered, "batch_norm_act_blocked"));
     EXPECT_TRUE(Offers(offered, "batch_norm"));
   }
+}
+
+struct ResizeCase {
+  std::string mode;
+  std::string transform;
+  std::string nearest_mode;
+  Shape in;
+  Shape out;  // by sizes; by scales out / in when `by_scales`
+  bool by_scales = false;
+  std::vector<float> scales = {};  // given: these scales (the output length rounds down)
+};
+
+Graph ResizeGraph(const ResizeCase& c) {
+  GraphBuilder b("resize");
+  ValueId x = b.Input("x", DType::kFloat32, c.in);
+  NamedAttributes attrs{{"mode", c.mode}, {"coordinate_transformation_mode", c.transform},
+                        {"nearest_mode", c.nearest_mode}};
+  if (c.by_scales) {
+    std::vector<float> scales = c.scales;
+    for (size_t d = 0; d < c.in.size() && c.scales.empty(); ++d) {
+      scales.push_back(static_cast<float>(c.out[d]) / static_cast<float>(c.in[d]));
+    }
+    ValueId s = b.Constant<float>("scales", {static_cast<int64_t>(scales.size())}, scales);
+    b.Output(b.Node("Resize", {x, kNoValue, s}, attrs));
+  } else {
+    b.Output(b.Node("Resize", {x, kNoValue, kNoValue, b.Ints("sizes", c.out)}, attrs));
+  }
+  return BuildOrFail(std::move(b));
+}
+
+std::string Describe(const ResizeCase& c) {
+  return c.mode + " " + c.transform + " " + c.nearest_mode + " " + ShapeToString(c.in) + " -> " +
+         ShapeToString(c.out) + (c.by_scales ? " (scales)" : " (sizes)");
+}
+
+// The forms exporters write (PyTorch's nearest upsampling is asymmetric + floor; its bilinear
+// with align_corners=False is pytorch_half_pixel) and the half_pixel forms oneDNN computes.
+TEST(OnednnResize, MatchingModesAreOffered) {
+  const std::vector<ResizeCase> cases = {
+      {"nearest", "asymmetric", "floor", {1, 16, 5, 7}, {1, 16, 10, 14}, true},
+      {"nearest", "asymmetric", "floor", {2, 8, 4, 4}, {2, 8, 12, 8}, true},
+      {"nearest", "half_pixel", "round_prefer_ceil", {1, 16, 7, 5}, {1, 16, 5, 11}},
+      {"nearest", "half_pixel", "round_prefer_floor", {1, 16, 5, 5}, {1, 16, 10, 15}, true},
+      {"nearest", "asymmetric", "floor", {1, 4, 6}, {1, 4, 18}, true},
+      {"nearest", "asymmetric", "floor", {1, 4, 2, 3, 4}, {1, 4, 4, 6, 8}, true},
+      {"linear", "half_pixel", "round_prefer_floor", {1, 16, 5, 8}, {1, 16, 8, 3}},
+      {"linear", "pytorch_half_pixel", "round_prefer_floor", {1, 16, 6, 6}, {1, 16, 12, 12}, true},
+      {"linear", "half_pixel", "round_prefer_floor", {1, 16, 4, 4}, {1, 16, 6, 6}, true},
+      {"linear", "half_pixel", "round_prefer_floor", {2, 3, 7}, {2, 3, 10}},
+      {"linear", "half_pixel", "round_prefer_floor", {1, 8, 3, 4, 5}, {1, 8, 6, 8, 5}},
+  };
+  for (const ResizeCase& c : cases) {
+    SCOPED_TRACE(Describe(c));
+    // Interpolation weights computed in float by oneDNN and in double by the reference.
+    auto offered = CheckAllCandidates(ResizeGraph(c), "onednn", 1e-5);
+    EXPECT_TRUE(Offers(offered, "resize"));
+    if (c.in.size() >= 4) {
+      EXPECT_EQ(Offers(offered, "resize_blocked"), HasBlockedImageForm(c.in));
+    }
+  }
+}
+
+TEST(OnednnResize, UpsampleNearestIsOffered) {
+  for (int64_t opset : {7, 9}) {
+    GraphBuilder b("upsample", opset);
+    ValueId x = b.Input("x", DType::kFloat32, {1, 16, 5, 6});
+    ValueId y;
+    if (opset == 7) {
+      y = b.Node("Upsample", {x}, {{"mode", "nearest"}, {"scales", std::vector<float>{1, 1, 2, 3}}});
+    } else {
+      y = b.Node("Upsample", {x, b.Constant<float>("scales", {4}, {1, 1, 2, 3})}, {{"mode", "nearest"}});
+    }
+    b.Output(y);
+    EXPECT_TRUE(Offers(CheckAllCandidates(BuildOrFail(std::move(b)), "onednn", 1e-5), "resize")) << opset;
+  }
+}
+
+// Forms whose coordinates oneDNN does not compute: refused, native runs them.
+TEST(OnednnResize, OtherModesAreNotOffered) {
+  const std::vector<ResizeCase> cases = {
+      {"linear", "align_corners", "round_prefer_floor", {1, 16, 5, 5}, {1, 16, 10, 10}, true},
+      {"linear", "asymmetric", "round_prefer_floor", {1, 16, 5, 5}, {1, 16, 10, 10}, true},
+      // oneDNN's index is 2o + 1 (a tie rounded up), ONNX's 2o.
+      {"nearest", "asymmetric", "floor", {1, 16, 8, 8}, {1, 16, 4, 4}, true},
+      {"nearest", "half_pixel", "round_prefer_floor", {1, 16, 8, 8}, {1, 16, 4, 4}},
+      {"nearest", "align_corners", "round_prefer_floor", {1, 16, 5, 5}, {1, 16, 9, 9}},
+      {"cubic", "half_pixel", "round_prefer_floor", {1, 16, 5, 5}, {1, 16, 10, 10}},
+      // A scale whose output length is rounded down: ONNX divides by 1.5, oneDNN by 7 / 5.
+      {"linear", "half_pixel", "round_prefer_floor", {1, 16, 5, 5}, {1, 16, 7, 7}, true, {1, 1, 1.5f, 1.5f}},
+      // Channels and batch are not resampled by oneDNN.
+      {"nearest", "asymmetric", "floor", {1, 4, 5, 5}, {1, 8, 5, 5}, true},
+  };
+  for (const ResizeCase& c : cases) {
+    SCOPED_TRACE(Describe(c));
+    Graph g = ResizeGraph(c);
+    EXPECT_FALSE(RuleOffers(g, "onednn", "resize"));
+    EXPECT_FALSE(RuleOffers(g, "onednn", "resize_blocked"));
+  }
+}
+
+// Every combination of mode, coordinate transform, nearest mode and lengths: what the rule
+// offers must match the reference (the reference kernel decides which ONNX modes oneDNN
+// computes), and the matching forms above are among them.
+TEST(OnednnResize, WhateverIsOfferedMatchesTheReference) {
+  int offered = 0, total = 0;
+  for (const std::string mode : {"nearest", "linear"}) {
+    for (const std::string transform :
+         {"half_pixel", "pytorch_half_pixel", "asymmetric", "align_corners"}) {
+      for (const std::string nearest : {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}) {
+        if (mode == "linear" && nearest != "round_prefer_floor") continue;
+        for (int64_t in : {1, 3, 4, 5}) {
+          for (int64_t out : {1, 2, 3, 6, 7, 8, 10}) {
+            for (bool by_scales : {false, true}) {
+              ResizeCase c{mode, transform, nearest, {1, 2, in, 3}, {1, 2, out, 3}, by_scales};
+              SCOPED_TRACE(Describe(c));
+              ++total;
+              if (Offers(CheckAllCandidates(ResizeGraph(c), "onednn", 1e-5), "resize")) ++offered;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(offered, 0);
+  EXPECT_LT(offered, total);
 }
 
 }  // namespace
