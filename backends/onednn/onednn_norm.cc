@@ -160,15 +160,15 @@ StatusOr<std::unique_ptr<Kernel>> CompileBatchNorm(const CompileRequest& request
 // the match's post-ops.
 template <bool kBlocked>
 bool FusedActivationRuns(const Match& m) {
-  const Graph& graph = *m.graph;
-  const Node& node = MainNode(m);
-  try {
+  return HasOptimizedImplementation([&m] {
+    const Graph& graph = *m.graph;
+    const Node& node = MainNode(m);
     dnnl::post_ops ops;
     const std::vector<NodeId> chain = ChainOrder(m);
     for (size_t i = 1; i < chain.size(); ++i) {
-      auto steps = ActivationSteps(graph, graph.node(chain[i]));
-      if (!steps) return false;
-      for (const EltwiseStep& s : *steps) ops.append_eltwise(1.0f, s.algorithm, s.alpha, s.beta);
+      // The pattern made every later node an activation (value() throws otherwise).
+      const std::vector<EltwiseStep> steps = ActivationSteps(graph, graph.node(chain[i])).value();
+      for (const EltwiseStep& s : steps) ops.append_eltwise(1.0f, s.algorithm, s.alpha, s.beta);
     }
     dnnl::primitive_attr attr = BaseAttr();
     attr.set_post_ops(ops);
@@ -177,11 +177,8 @@ bool FusedActivationRuns(const Match& m) {
         dnnl::prop_kind::forward_inference, data, node.attributes.GetFloat("epsilon", 1e-5f),
         dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
             dnnl::normalization_flags::use_shift);
-    dnnl::batch_normalization_forward::primitive_desc pd(desc, attr, Engine());
-    return !IsReferenceImplementation(pd.impl_info_str());
-  } catch (const dnnl::error&) {
-    return false;
-  }
+    return dnnl::batch_normalization_forward::primitive_desc(desc, attr, Engine()).impl_info_str();
+  });
 }
 
 }  // namespace

@@ -220,15 +220,13 @@ StatusOr<std::unique_ptr<Kernel>> CompileResample(const CompileRequest& request,
 // Declines what oneDNN runs only with its reference implementation (IsReferenceImplementation).
 template <bool kBlocked>
 bool NotReference(const Match& m) {
-  const Node& node = MainNode(m);
-  try {
+  return HasOptimizedImplementation([&m] {
+    const Node& node = MainNode(m);
     const ResampleDescs d = DescribeResample(*m.graph, node, kBlocked);
-    const dnnl::resampling_forward::primitive_desc pd(
-        d.OpDesc(*ResampleAlgorithm(*m.graph, node)), BaseAttr(), Engine());
-    return !IsReferenceImplementation(pd.impl_info_str());
-  } catch (const dnnl::error&) {
-    return false;
-  }
+    return dnnl::resampling_forward::primitive_desc(d.OpDesc(*ResampleAlgorithm(*m.graph, node)),
+                                                    BaseAttr(), Engine())
+        .impl_info_str();
+  });
 }
 
 bool BlockedDiffers(const Match& m) {
