@@ -40,7 +40,8 @@ std::optional<int> ConcatAxis(const Graph& graph, const Node& node) {
 dnnl::concat::primitive_desc ConcatPrimitive(const Graph& graph, const Node& node, int axis,
                                              bool blocked) {
   std::vector<memory::desc> srcs;
-  for (ValueId in : node.inputs) srcs.push_back(ActivationDesc(graph.value(in).type.shape, blocked));
+  for (ValueId in : node.inputs)
+    srcs.push_back(ActivationDesc(graph.value(in).type.shape, blocked));
   const memory::desc dst = ActivationDesc(graph.value(node.outputs[0]).type.shape, blocked);
   return dnnl::concat::primitive_desc(dst, axis, srcs, Engine(), BaseAttr());
 }
@@ -56,7 +57,8 @@ StatusOr<std::unique_ptr<Kernel>> CompileConcat(const CompileRequest& request, c
     const dnnl::concat::primitive_desc pd = ConcatPrimitive(graph, node, *axis, blocked);
     KernelBuilder builder(request);
     for (size_t i = 0; i < node.inputs.size(); ++i) {
-      COLLAGE_RETURN_IF_ERROR(builder.BindValue(node.inputs[i], DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i),
+      COLLAGE_RETURN_IF_ERROR(builder.BindValue(node.inputs[i],
+                                                DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i),
                                                 pd.src_desc(static_cast<int>(i))));
     }
     COLLAGE_RETURN_IF_ERROR(builder.BindOutput(node.outputs[0], DNNL_ARG_DST, pd.dst_desc()));
@@ -80,9 +82,8 @@ bool BlockedConcatOk(const Match& m) {
   const Node& node = MainNode(m);
   const Shape& y = graph.value(node.outputs[0]).type.shape;
   if (y.size() < 4 || !HasBlockedForm(y)) return false;
-  return HasOptimizedImplementation([&] {
-    return ConcatPrimitive(graph, node, *ConcatAxis(graph, node), true).impl_info_str();
-  });
+  return HasOptimizedImplementation(
+      [&] { return ConcatPrimitive(graph, node, *ConcatAxis(graph, node), true).impl_info_str(); });
 }
 
 }  // namespace

@@ -195,27 +195,29 @@ void AddNormRules(std::vector<RuleEntry>& rules) {
   // BatchNormalization alone, and followed by an activation as an eltwise post-op: the
   // pre-activation BN -> Relu of DenseNet's dense layers in one step.
   const Pattern bn = Op("BatchNormalization")(Any(), Const(), Const(), Const(), Const()).If(BatchNormOk);
-  const std::vector<std::pair<std::string, Pattern>> shapes = {{"batch_norm", bn},
-                                                               {"batch_norm_act", WithActivation(bn)}};
+  const std::vector<std::pair<std::string, Pattern>> shapes = {
+      {"batch_norm", bn}, {"batch_norm_act", WithActivation(bn)}};
   for (const auto& [name, pattern] : shapes) {
     const bool fused = name != "batch_norm";
-    rules.push_back({Rule(name, pattern)
-                         .Where(MatchEpilogueOk)
-                         .Where([fused](const Match& m) { return !fused || FusedActivationRuns<false>(m); })
-                         .Compiles([](const CompileRequest& r, const Match& m) {
-                           return CompileBatchNorm(r, m, false);
-                         }),
-                     false});
-    rules.push_back({Rule(name + "_blocked", pattern)
-                         .Where(MatchEpilogueOk)
-                         .Where([](const Match& m) {
-                           return HasBlockedForm(m.graph->value(MainNode(m).inputs[0]).type.shape);
-                         })
-                         .Where([fused](const Match& m) { return !fused || FusedActivationRuns<true>(m); })
-                         .Compiles([](const CompileRequest& r, const Match& m) {
-                           return CompileBatchNorm(r, m, true);
-                         }),
-                     true});
+    rules.push_back(
+        {Rule(name, pattern)
+             .Where(MatchEpilogueOk)
+             .Where([fused](const Match& m) { return !fused || FusedActivationRuns<false>(m); })
+             .Compiles([](const CompileRequest& r, const Match& m) {
+               return CompileBatchNorm(r, m, false);
+             }),
+         false});
+    rules.push_back(
+        {Rule(name + "_blocked", pattern)
+             .Where(MatchEpilogueOk)
+             .Where([](const Match& m) {
+               return HasBlockedForm(m.graph->value(MainNode(m).inputs[0]).type.shape);
+             })
+             .Where([fused](const Match& m) { return !fused || FusedActivationRuns<true>(m); })
+             .Compiles([](const CompileRequest& r, const Match& m) {
+               return CompileBatchNorm(r, m, true);
+             }),
+         true});
   }
 }
 

@@ -26,8 +26,8 @@ using dnnl::memory;
 // What an ONNX Resize/Upsample node asks for, in the terms its coordinate mapping needs.
 struct ResizeSpec {
   bool linear = false;
-  std::string transform;      // coordinate_transformation_mode
-  std::string nearest_mode;   // "simple": the Upsample / Resize-10 rule
+  std::string transform;       // coordinate_transformation_mode
+  std::string nearest_mode;    // "simple": the Upsample / Resize-10 rule
   std::vector<double> scales;  // per axis: what the coordinate transform divides by
 };
 
@@ -169,7 +169,8 @@ std::optional<dnnl::algorithm> ResampleAlgorithm(const Graph& graph, const Node&
   const Shape& y = graph.value(node.outputs[0]).type.shape;
   if (x.size() < 3 || x.size() > 5 || y.size() != x.size()) return std::nullopt;
   // oneDNN resamples the spatial dims only.
-  if (x[0] != y[0] || x[1] != y[1] || NumElements(x) == 0 || NumElements(y) == 0) return std::nullopt;
+  if (x[0] != y[0] || x[1] != y[1] || NumElements(x) == 0 || NumElements(y) == 0)
+    return std::nullopt;
   const std::optional<ResizeSpec> spec = ReadSpec(graph, node);
   if (!spec) return std::nullopt;
   for (size_t d = 2; d < x.size(); ++d) {
@@ -209,9 +210,9 @@ StatusOr<std::unique_ptr<Kernel>> CompileResample(const CompileRequest& request,
     KernelBuilder builder(request);
     COLLAGE_RETURN_IF_ERROR(builder.BindValue(node.inputs[0], DNNL_ARG_SRC, d.src));
     COLLAGE_RETURN_IF_ERROR(builder.BindOutput(node.outputs[0], DNNL_ARG_DST, d.dst));
-    COLLAGE_ASSIGN_OR_RETURN(kernel, builder.Finish(std::string("resampling ") + pd.impl_info_str(),
-                                                    dnnl::resampling_forward(pd),
-                                                    pd.scratchpad_desc()));
+    COLLAGE_ASSIGN_OR_RETURN(kernel,
+                             builder.Finish(std::string("resampling ") + pd.impl_info_str(),
+                                            dnnl::resampling_forward(pd), pd.scratchpad_desc()));
     return Status();
   }));
   return kernel;
@@ -238,8 +239,11 @@ bool BlockedDiffers(const Match& m) {
 
 void AddResampleRules(std::vector<RuleEntry>& rules) {
   const Pattern resize = Op({"Resize", "Upsample"}).If(ResampleOk);
-  rules.push_back({Rule("resize", resize).Where(NotReference<false>).Compiles(
-                       [](const CompileRequest& r, const Match& m) { return CompileResample(r, m, false); }),
+  rules.push_back({Rule("resize", resize)
+                       .Where(NotReference<false>)
+                       .Compiles([](const CompileRequest& r, const Match& m) {
+                         return CompileResample(r, m, false);
+                       }),
                    false});
   rules.push_back({Rule("resize_blocked", resize)
                        .Where(BlockedDiffers)

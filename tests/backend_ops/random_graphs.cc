@@ -274,7 +274,9 @@ ValueId BatchNormAct(Generator& gen, GraphBuilder& b, int index) {
   switch (index % 3) {
     case 0: return b.Node("Relu", {y});
     case 1: return b.Node("LeakyRelu", {y}, {{"alpha", gen.Pick<float>({0.01f, 0.2f})}});
-    default: return b.Node("Clip", {y, b.Scalar<float>("clip_min", 0.0f), b.Scalar<float>("clip_max", 6.0f)});
+    default:
+      return b.Node("Clip",
+                    {y, b.Scalar<float>("clip_min", 0.0f), b.Scalar<float>("clip_max", 6.0f)});
   }
 }
 
@@ -515,11 +517,13 @@ ValueId Resize(Generator& gen, GraphBuilder& b) {
       {"mode", gen.Pick<const char*>({"nearest", "nearest", "linear"})},
       {"coordinate_transformation_mode",
        gen.Pick<const char*>({"asymmetric", "half_pixel", "pytorch_half_pixel", "align_corners"})},
-      {"nearest_mode", gen.Pick<const char*>({"floor", "round_prefer_floor", "round_prefer_ceil"})}};
+      {"nearest_mode",
+       gen.Pick<const char*>({"floor", "round_prefer_floor", "round_prefer_ceil"})}};
   ValueId x = b.Input("x", DType::kFloat32, in);
   if (gen.Chance(0.5)) {
     std::vector<float> scales{1.0f, 1.0f};
-    for (int d = 2; d < rank; ++d) scales.push_back(static_cast<float>(gen.Pick<int64_t>({1, 2, 2, 3})));
+    for (int d = 2; d < rank; ++d)
+      scales.push_back(static_cast<float>(gen.Pick<int64_t>({1, 2, 2, 3})));
     ValueId s = b.Constant<float>("scales", {rank}, scales);
     return b.Node("Resize", {x, kNoValue, s}, attrs);
   }

@@ -72,7 +72,8 @@ TEST(OnednnConcat, ChannelsInAndOutOfBlockMultiples) {
     }
   }
   // 5-D (3-D convolutions), and the blocked variant never for a 3-D sequence.
-  auto offered = CheckAllCandidates(ConcatGraph({{1, 16, 3, 4, 5}, {1, 32, 3, 4, 5}}, 1), "onednn", 1e-5);
+  auto offered =
+      CheckAllCandidates(ConcatGraph({{1, 16, 3, 4, 5}, {1, 32, 3, 4, 5}}, 1), "onednn", 1e-5);
   EXPECT_TRUE(Offers(offered, "concat"));
   EXPECT_EQ(Offers(offered, "concat_blocked"), HasBlockedImageForm({1, 48, 3, 4, 5}));
   offered = CheckAllCandidates(ConcatGraph({{1, 16, 30}, {1, 16, 30}}, 1), "onednn", 1e-5);
@@ -128,7 +129,8 @@ TEST(OnednnConcat, BlockedConcatReadsWhatBlockedConvsWrite) {
   ASSERT_EQ(conv_outputs.size(), 2u);
   ASSERT_TRUE(concat.has_value());
   ExpectCandidateMatches(g, "onednn", *concat, 1e-5);
-  auto kernel = BackendNamed("onednn").Compile(CompileRequest::For(g, concat->nodes, concat->rule, 1));
+  auto kernel =
+      BackendNamed("onednn").Compile(CompileRequest::For(g, concat->nodes, concat->rule, 1));
   ASSERT_TRUE(kernel.ok()) << kernel.status().ToString();
   EXPECT_EQ((*kernel)->input_layouts(), conv_outputs);
   EXPECT_NE((*kernel)->output_layouts()[0], Layout::Plain());
@@ -186,7 +188,8 @@ Graph BatchNormActGraph(const Shape& shape, const std::string& activation) {
 
 TEST(OnednnBatchNormAct, ReluAndLeakyReluFuse) {
   for (const std::string activation : {"Relu", "LeakyRelu"}) {
-    for (const Shape& shape : std::vector<Shape>{{2, 24, 5, 5}, {1, 64, 7, 7}, {2, 32, 3, 4, 5}, {4, 24}}) {
+    for (const Shape& shape :
+         std::vector<Shape>{{2, 24, 5, 5}, {1, 64, 7, 7}, {2, 32, 3, 4, 5}, {4, 24}}) {
       SCOPED_TRACE(activation + " " + ShapeToString(shape));
       auto offered = CheckAllCandidates(BatchNormActGraph(shape, activation), "onednn", 1e-5);
       EXPECT_TRUE(Offers(offered, "batch_norm_act"));
@@ -220,7 +223,8 @@ struct ResizeCase {
 Graph ResizeGraph(const ResizeCase& c) {
   GraphBuilder b("resize");
   ValueId x = b.Input("x", DType::kFloat32, c.in);
-  NamedAttributes attrs{{"mode", c.mode}, {"coordinate_transformation_mode", c.transform},
+  NamedAttributes attrs{{"mode", c.mode},
+                        {"coordinate_transformation_mode", c.transform},
                         {"nearest_mode", c.nearest_mode}};
   if (c.by_scales) {
     std::vector<float> scales = c.scales;
@@ -273,12 +277,15 @@ TEST(OnednnResize, UpsampleNearestIsOffered) {
     ValueId x = b.Input("x", DType::kFloat32, {1, 16, 5, 6});
     ValueId y;
     if (opset == 7) {
-      y = b.Node("Upsample", {x}, {{"mode", "nearest"}, {"scales", std::vector<float>{1, 1, 2, 3}}});
+      y = b.Node("Upsample", {x},
+                 {{"mode", "nearest"}, {"scales", std::vector<float>{1, 1, 2, 3}}});
     } else {
-      y = b.Node("Upsample", {x, b.Constant<float>("scales", {4}, {1, 1, 2, 3})}, {{"mode", "nearest"}});
+      y = b.Node("Upsample", {x, b.Constant<float>("scales", {4}, {1, 1, 2, 3})},
+                 {{"mode", "nearest"}});
     }
     b.Output(y);
-    EXPECT_TRUE(Offers(CheckAllCandidates(BuildOrFail(std::move(b)), "onednn", 1e-5), "resize")) << opset;
+    EXPECT_TRUE(Offers(CheckAllCandidates(BuildOrFail(std::move(b)), "onednn", 1e-5), "resize"))
+        << opset;
   }
 }
 
@@ -293,7 +300,13 @@ TEST(OnednnResize, OtherModesAreNotOffered) {
       {"nearest", "align_corners", "round_prefer_floor", {1, 16, 5, 5}, {1, 16, 9, 9}},
       {"cubic", "half_pixel", "round_prefer_floor", {1, 16, 5, 5}, {1, 16, 10, 10}},
       // A scale whose output length is rounded down: ONNX divides by 1.5, oneDNN by 7 / 5.
-      {"linear", "half_pixel", "round_prefer_floor", {1, 16, 5, 5}, {1, 16, 7, 7}, true, {1, 1, 1.5f, 1.5f}},
+      {"linear",
+       "half_pixel",
+       "round_prefer_floor",
+       {1, 16, 5, 5},
+       {1, 16, 7, 7},
+       true,
+       {1, 1, 1.5f, 1.5f}},
       // Channels and batch are not resampled by oneDNN.
       {"nearest", "asymmetric", "floor", {1, 4, 5, 5}, {1, 8, 5, 5}, true},
   };
@@ -313,7 +326,8 @@ TEST(OnednnResize, WhateverIsOfferedMatchesTheReference) {
   for (const std::string mode : {"nearest", "linear"}) {
     for (const std::string transform :
          {"half_pixel", "pytorch_half_pixel", "asymmetric", "align_corners"}) {
-      for (const std::string nearest : {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}) {
+      for (const std::string nearest :
+           {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}) {
         if (mode == "linear" && nearest != "round_prefer_floor") continue;
         for (int64_t in : {1, 3, 4, 5}) {
           for (int64_t out : {1, 2, 3, 6, 7, 8, 10}) {
