@@ -40,8 +40,9 @@ std::optional<int> ConcatAxis(const Graph& graph, const Node& node) {
 dnnl::concat::primitive_desc ConcatPrimitive(const Graph& graph, const Node& node, int axis,
                                              bool blocked) {
   std::vector<memory::desc> srcs;
-  for (ValueId in : node.inputs)
+  for (ValueId in : node.inputs) {
     srcs.push_back(ActivationDesc(graph.value(in).type.shape, blocked));
+  }
   const memory::desc dst = ActivationDesc(graph.value(node.outputs[0]).type.shape, blocked);
   return dnnl::concat::primitive_desc(dst, axis, srcs, Engine(), BaseAttr());
 }
@@ -71,19 +72,17 @@ StatusOr<std::unique_ptr<Kernel>> CompileConcat(const CompileRequest& request, c
 
 bool ConcatOk(const Graph& graph, const Node& node) { return ConcatAxis(graph, node).has_value(); }
 
-// The blocked variant is a distinct candidate when the output has a non-plain form, and is
-// offered only where oneDNN runs it with its copying implementation ("simple:any"). Where a
-// blocked format splits the concat axis into blocks and an input's extent is not a multiple
-// of the block (nChw8c with 12 channels), oneDNN 2.6 falls back to "ref:any", a reorder per
-// input into a view of the output: several times slower than the plain concat plus the
-// reorders the search would add around it, so such groups stay plain.
+// The blocked variant is a distinct candidate when the output has a non-plain form (images
+// only, as for eltwise_blocked). It takes whatever implementation oneDNN picks: where a
+// blocked format splits the channels into blocks that an input does not fill (nChw8c with 12
+// channels, an AVX2 machine's format) that is "ref:any", which is not the slow reference
+// kernel the name suggests but a JIT reorder of each input into a view of the output.
+// Measured at 1 thread on 1x32x28x28 from 12 + 20 channels: ref:any in nChw8c 13 us, the
+// copying simple:any in nchw 35 us and in nhwc 14 us (40 + 24 channels: ref:any in nChw16c
+// 26 us, simple:any in nChw8c 70 us), and equal to a plain concat element for element.
 bool BlockedConcatOk(const Match& m) {
-  const Graph& graph = *m.graph;
-  const Node& node = MainNode(m);
-  const Shape& y = graph.value(node.outputs[0]).type.shape;
-  if (y.size() < 4 || !HasBlockedForm(y)) return false;
-  return HasOptimizedImplementation(
-      [&] { return ConcatPrimitive(graph, node, *ConcatAxis(graph, node), true).impl_info_str(); });
+  const Shape& y = m.graph->value(MainNode(m).outputs[0]).type.shape;
+  return y.size() >= 4 && HasBlockedForm(y);
 }
 
 }  // namespace

@@ -169,8 +169,9 @@ std::optional<dnnl::algorithm> ResampleAlgorithm(const Graph& graph, const Node&
   const Shape& y = graph.value(node.outputs[0]).type.shape;
   if (x.size() < 3 || x.size() > 5 || y.size() != x.size()) return std::nullopt;
   // oneDNN resamples the spatial dims only.
-  if (x[0] != y[0] || x[1] != y[1] || NumElements(x) == 0 || NumElements(y) == 0)
+  if (x[0] != y[0] || x[1] != y[1] || NumElements(x) == 0 || NumElements(y) == 0) {
     return std::nullopt;
+  }
   const std::optional<ResizeSpec> spec = ReadSpec(graph, node);
   if (!spec) return std::nullopt;
   for (size_t d = 2; d < x.size(); ++d) {

@@ -522,8 +522,9 @@ ValueId Resize(Generator& gen, GraphBuilder& b) {
   ValueId x = b.Input("x", DType::kFloat32, in);
   if (gen.Chance(0.5)) {
     std::vector<float> scales{1.0f, 1.0f};
-    for (int d = 2; d < rank; ++d)
+    for (int d = 2; d < rank; ++d) {
       scales.push_back(static_cast<float>(gen.Pick<int64_t>({1, 2, 2, 3})));
+    }
     ValueId s = b.Constant<float>("scales", {rank}, scales);
     return b.Node("Resize", {x, kNoValue, s}, attrs);
   }
