@@ -157,7 +157,8 @@ Desc MakeDesc(const RnnForm& f, const PortDescs& d, const memory::desc& wl, cons
 
 template <typename Forward>
 StatusOr<std::unique_ptr<Kernel>> BuildKernel(const CompileRequest& request, const Node& node,
-                                              const RnnForm& f, const std::string& what) {
+                                              const RnnForm& f, const std::string& what,
+                                              bool serial) {
   const Graph& graph = *request.graph;
   PortPlanner planner(request, node, f);
   PortDescs d;
@@ -211,12 +212,12 @@ StatusOr<std::unique_ptr<Kernel>> BuildKernel(const CompileRequest& request, con
   }
   std::unique_ptr<Kernel> kernel = std::make_unique<RnnKernel>(
       what + " " + pd.impl_info_str(), Forward(pd), pd.scratchpad_desc(), std::move(weights),
-      std::move(ports), request.inputs.size(), request.outputs.size());
+      std::move(ports), request.inputs.size(), request.outputs.size(), serial);
   return kernel;
 }
 
 StatusOr<std::unique_ptr<Kernel>> CompileRnn(const CompileRequest& request, const Match& match,
-                                             Cell cell) {
+                                             Cell cell, bool serial) {
   const Node& node = match.root_node();
   StatusOr<RnnForm> form = ReadRnnFormOrWhy(*request.graph, node, cell);
   if (!form.ok()) {
@@ -229,10 +230,12 @@ StatusOr<std::unique_ptr<Kernel>> CompileRnn(const CompileRequest& request, cons
   std::unique_ptr<Kernel> kernel;
   COLLAGE_RETURN_IF_ERROR(Guard(what, [&]() -> Status {
     StatusOr<std::unique_ptr<Kernel>> built =
-        cell == Cell::kLstm  ? BuildKernel<dnnl::lstm_forward>(request, node, *form, what)
-        : cell == Cell::kRnn ? BuildKernel<dnnl::vanilla_rnn_forward>(request, node, *form, what)
-        : form->linear_before_reset ? BuildKernel<dnnl::lbr_gru_forward>(request, node, *form, what)
-                                    : BuildKernel<dnnl::gru_forward>(request, node, *form, what);
+        cell == Cell::kLstm ? BuildKernel<dnnl::lstm_forward>(request, node, *form, what, serial)
+        : cell == Cell::kRnn
+            ? BuildKernel<dnnl::vanilla_rnn_forward>(request, node, *form, what, serial)
+        : form->linear_before_reset
+            ? BuildKernel<dnnl::lbr_gru_forward>(request, node, *form, what, serial)
+            : BuildKernel<dnnl::gru_forward>(request, node, *form, what, serial);
     if (!built.ok()) return built.status();
     kernel = std::move(*built);
     return Status();
@@ -240,7 +243,8 @@ StatusOr<std::unique_ptr<Kernel>> CompileRnn(const CompileRequest& request, cons
   return kernel;
 }
 
-Rule RnnRule(const std::string& name, Cell cell) {
+// `serial`: the kernel runs on one thread whatever the session's count (RnnKernel).
+Rule RnnRule(const std::string& name, Cell cell, bool serial) {
   const std::string op = OpName(cell);
   // X, W, R, B, sequence_lens, initial_h (, initial_c, P).
   std::vector<Pattern> inputs = {
@@ -253,17 +257,20 @@ Rule RnnRule(const std::string& name, Cell cell) {
       Op(op).WithInputs(std::move(inputs)).If([cell](const Graph& g, const Node& n) {
         return RnnSupported(g, n, cell);
       });
-  return Rule(name, pattern).Compiles([cell](const CompileRequest& r, const Match& m) {
-    return CompileRnn(r, m, cell);
+  return Rule(name, pattern).Compiles([cell, serial](const CompileRequest& r, const Match& m) {
+    return CompileRnn(r, m, cell, serial);
   });
 }
 
 }  // namespace
 
 void AddRnnRules(std::vector<RuleEntry>& rules) {
-  rules.push_back({RnnRule("lstm", Cell::kLstm), false});
-  rules.push_back({RnnRule("gru", Cell::kGru), false});
-  rules.push_back({RnnRule("rnn", Cell::kRnn), false});
+  for (bool serial : {false, true}) {
+    const std::string suffix = serial ? "_serial" : "";
+    rules.push_back({RnnRule("lstm" + suffix, Cell::kLstm, serial), false});
+    rules.push_back({RnnRule("gru" + suffix, Cell::kGru, serial), false});
+    rules.push_back({RnnRule("rnn" + suffix, Cell::kRnn, serial), false});
+  }
 }
 
 }  // namespace collage::onednn

@@ -1,5 +1,7 @@
 #include "onednn_rnn_kernel.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cstring>
 #include <unordered_map>
@@ -21,8 +23,9 @@ void Swap::Run(const float* src, float* dst) const {
 
 RnnKernel::RnnKernel(std::string what, dnnl::primitive primitive, memory::desc scratchpad,
                      std::vector<std::pair<int, memory>> weights, std::vector<Port> ports,
-                     size_t num_inputs, size_t num_outputs)
-    : what_(std::move(what)),
+                     size_t num_inputs, size_t num_outputs, bool serial)
+    : serial_(serial),
+      what_(std::move(what)),
       primitive_(std::move(primitive)),
       scratchpad_(std::move(scratchpad)),
       weights_(std::move(weights)),
@@ -75,8 +78,13 @@ Status RnnKernel::Run(const KernelBuffers& buffers) const {
       args.emplace(p.arg, memory(p.desc, Engine(), data));
     }
     dnnl::stream stream(Engine());
+    // The team size is the calling thread's OpenMP setting (the runtime's ApplyThreadPolicy);
+    // a serial kernel narrows it for its own call and puts it back.
+    const int team = omp_get_max_threads();
+    if (serial_) omp_set_num_threads(1);
     primitive_.execute(stream, args);
     stream.wait();
+    if (serial_) omp_set_num_threads(team);
     for (const auto& [p, onnx] : to_copy_out) {
       p->swap->Run(reinterpret_cast<const float*>(workspace + p->temp_offset), onnx);
     }

@@ -1,6 +1,8 @@
 // LSTM, GRU and RNN on the oneDNN backend (rules lstm, gru, rnn) against the reference
 // kernels: directions, layouts, optional inputs and outputs, GRU linear_before_reset, RNN
 // activations, batch 1 and more, 1 and 2 threads; and the nodes the rules refuse.
+#include <omp.h>
+
 #include <functional>
 
 #include "backend_test_util.h"
@@ -87,11 +89,14 @@ std::string RuleOf(const RnnCase& c) {
   return c.op == "LSTM" ? "lstm" : c.op == "GRU" ? "gru" : "rnn";
 }
 
-// The rule offers the node alone, and at `threads` threads it matches the reference.
-void ExpectMatches(const RnnCase& c, int threads = 1) {
-  SCOPED_TRACE(c.ToString() + ", " + std::to_string(threads) + " threads");
+// The rule (its `_serial` form with `serial`) offers the node alone, and at `threads` threads
+// it matches the reference.
+void ExpectMatches(const RnnCase& c, int threads = 1, bool serial = false) {
+  SCOPED_TRACE(c.ToString() + ", " + std::to_string(threads) + " threads" +
+               (serial ? ", serial" : ""));
   ApplyThreadPolicy(threads);
-  ExpectRuleMatches(RnnGraph(c), "onednn", RuleOf(c), 1, 1e-4, 7, threads);
+  ExpectRuleMatches(RnnGraph(c), "onednn", RuleOf(c) + (serial ? "_serial" : ""), 1, 1e-4, 7,
+                    threads);
   ApplyThreadPolicy(0);
 }
 
@@ -193,6 +198,7 @@ TEST(OnednnRnn, BatchOneAndTwoThreads) {
         c.init_h = c.init_c = true;
         c.peepholes = c.op == "LSTM";
         ExpectMatches(c, threads);
+        ExpectMatches(c, threads, /*serial=*/true);
       }
     }
   }
@@ -218,6 +224,18 @@ void ExpectRefused(const RnnCase& c, const std::string& reason) {
   EXPECT_EQ(kernel.status().code(), StatusCode::kUnsupported);
   EXPECT_NE(kernel.status().message().find(reason), std::string::npos)
       << kernel.status().ToString();
+}
+
+TEST(OnednnRnn, SerialKernelLeavesTheTeamSizeAsItFoundIt) {
+  RnnCase c;
+  c.op = "LSTM";
+  ApplyThreadPolicy(2);
+  const Graph g = RnnGraph(c);
+  std::vector<Candidate> serial = CandidatesOf(g, "onednn", "lstm_serial");
+  ASSERT_EQ(serial.size(), 1u);
+  ExpectCandidateMatches(g, "onednn", serial[0], 1e-4, 7, 2);
+  EXPECT_EQ(omp_get_max_threads(), 2);
+  ApplyThreadPolicy(0);
 }
 
 TEST(OnednnRnn, RefusesWhatThePrimitiveCannotDo) {
