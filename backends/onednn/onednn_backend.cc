@@ -90,6 +90,8 @@ class OnednnBackend : public Backend {
     AddEltwiseRules(entries);
     AddNormRules(entries);
     AddRnnRules(entries);
+    AddShuffleRules(entries);
+    AddChannelSliceRules(entries);
     // The variants in the layout oneDNN picks go first: single-backend runs break ties by
     // declaration order, and across a chain of oneDNN groups that layout needs no reorders.
     std::stable_partition(entries.begin(), entries.end(),
