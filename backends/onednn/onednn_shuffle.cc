@@ -75,9 +75,8 @@ StatusOr<std::unique_ptr<Kernel>> CompileShuffleReorder(const memory::desc& data
     args[1].source = ArgBinding::Source::kOutput;
     args[1].desc = dst;
     kernel = std::make_unique<OnednnKernel>(
-        std::string("shuffle as reorder ") + pd.impl_info_str(), dnnl::reorder(pd),
-        std::move(args), pd.scratchpad_desc(), std::vector<Layout>{layout},
-        std::vector<Layout>{layout});
+        std::string("shuffle as reorder ") + pd.impl_info_str(), dnnl::reorder(pd), std::move(args),
+        pd.scratchpad_desc(), std::vector<Layout>{layout}, std::vector<Layout>{layout});
     return Status();
   }));
   return kernel;
@@ -111,9 +110,9 @@ StatusOr<std::unique_ptr<Kernel>> CompileShuffle(const CompileRequest& request, 
     KernelBuilder builder(request);
     COLLAGE_RETURN_IF_ERROR(builder.BindValue(x, DNNL_ARG_SRC, data));
     COLLAGE_RETURN_IF_ERROR(builder.BindOutput(y, DNNL_ARG_DST, data));
-    COLLAGE_ASSIGN_OR_RETURN(kernel, builder.Finish(std::string("shuffle ") + pd.impl_info_str(),
-                                                    dnnl::shuffle_forward(pd),
-                                                    pd.scratchpad_desc()));
+    COLLAGE_ASSIGN_OR_RETURN(kernel,
+                             builder.Finish(std::string("shuffle ") + pd.impl_info_str(),
+                                            dnnl::shuffle_forward(pd), pd.scratchpad_desc()));
     return Status();
   }));
   if (as_reorder) return CompileShuffleReorder(data, groups, LayoutOf(data));
