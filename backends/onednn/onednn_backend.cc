@@ -63,7 +63,8 @@ namespace {
 
 // The rules measured to meet the NaN/Inf contract (backend_ops --nan-contract, seeds 1 and 2;
 // docs/backends.md), declared for strict mode. Left undeclared: the activation post-ops
-// (*_act), eltwise, max_pool, global_pool and softmax, which deviate; and binary /
+// (*_act, batch_norm_act included), eltwise, max_pool, global_pool, softmax and resize (a linear
+// weight of 0 times an infinity gives NaN), which deviate; and binary /
 // binary_blocked, whose Max and Min do not propagate NaN (seed 2: "Min float32[9]:
 // NaN -> 0.881"). One binary rule covers Add, Sub, Mul, Div, Max and Min alike, and splitting
 // it would rename the rule in saved plans and cost records, so strict mode runs all six on
@@ -75,7 +76,8 @@ bool MeetsNonFiniteContract(const std::string& rule) {
                                                "avg_pool",       "avg_pool_blocked",
                                                "batch_norm",     "batch_norm_blocked",
                                                "matmul",         "matmul_bias",
-                                               "gemm",           "layer_norm"};
+                                               "gemm",           "layer_norm",
+                                               "concat",         "concat_blocked"};
   return kMeets.count(rule) > 0;
 }
 
@@ -92,6 +94,8 @@ class OnednnBackend : public Backend {
     AddRnnRules(entries);
     AddShuffleRules(entries);
     AddChannelSliceRules(entries);
+    AddConcatRules(entries);
+    AddResampleRules(entries);
     // The variants in the layout oneDNN picks go first: single-backend runs break ties by
     // declaration order, and across a chain of oneDNN groups that layout needs no reorders.
     std::stable_partition(entries.begin(), entries.end(),

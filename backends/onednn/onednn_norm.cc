@@ -1,6 +1,6 @@
 // Softmax (opset >= 13: one axis; before: the 2-D coercion), LayerNormalization over the last
-// axis with scale and optional bias, and inference BatchNormalization (constant statistics),
-// plain and "_blocked".
+// axis with scale and optional bias, and inference BatchNormalization (constant statistics)
+// with an optional fused activation, plain and "_blocked".
 #include "collage/sdk/op_params.h"
 #include "onednn_epilogue.h"
 #include "onednn_layout.h"
@@ -154,6 +154,33 @@ StatusOr<std::unique_ptr<Kernel>> CompileBatchNorm(const CompileRequest& request
   return kernel;
 }
 
+// oneDNN 2.6's batch normalization takes Relu and LeakyRelu post-ops only (Clip, Sigmoid and
+// the others fail to create), in some formats only through its reference implementation (the
+// 3-D ncw form): the activation rules are offered where oneDNN has an optimized kernel for
+// the match's post-ops.
+template <bool kBlocked>
+bool FusedActivationRuns(const Match& m) {
+  return HasOptimizedImplementation([&m] {
+    const Graph& graph = *m.graph;
+    const Node& node = MainNode(m);
+    dnnl::post_ops ops;
+    const std::vector<NodeId> chain = ChainOrder(m);
+    for (size_t i = 1; i < chain.size(); ++i) {
+      // The pattern made every later node an activation (value() throws otherwise).
+      const std::vector<EltwiseStep> steps = ActivationSteps(graph, graph.node(chain[i])).value();
+      for (const EltwiseStep& s : steps) ops.append_eltwise(1.0f, s.algorithm, s.alpha, s.beta);
+    }
+    dnnl::primitive_attr attr = BaseAttr();
+    attr.set_post_ops(ops);
+    const memory::desc data = ActivationDesc(graph.value(node.inputs[0]).type.shape, kBlocked);
+    dnnl::batch_normalization_forward::desc desc(
+        dnnl::prop_kind::forward_inference, data, node.attributes.GetFloat("epsilon", 1e-5f),
+        dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
+            dnnl::normalization_flags::use_shift);
+    return dnnl::batch_normalization_forward::primitive_desc(desc, attr, Engine()).impl_info_str();
+  });
+}
+
 }  // namespace
 
 void AddNormRules(std::vector<RuleEntry>& rules) {
@@ -165,19 +192,33 @@ void AddNormRules(std::vector<RuleEntry>& rules) {
                         Op("LayerNormalization")(Any(), Const(), Optional(Const())).If(LayerNormOk))
                        .Compiles(CompileLayerNorm),
                    false});
+  // BatchNormalization alone, and followed by an activation as an eltwise post-op: the
+  // pre-activation BN -> Relu of DenseNet's dense layers in one step.
   const Pattern bn = Op("BatchNormalization")(Any(), Const(), Const(), Const(), Const()).If(BatchNormOk);
-  rules.push_back({Rule("batch_norm", bn).Compiles([](const CompileRequest& r, const Match& m) {
-                     return CompileBatchNorm(r, m, false);
-                   }),
-                   false});
-  rules.push_back({Rule("batch_norm_blocked", bn)
-                       .Where([](const Match& m) {
-                         return HasBlockedForm(m.graph->value(m.root_node().inputs[0]).type.shape);
-                       })
-                       .Compiles([](const CompileRequest& r, const Match& m) {
-                         return CompileBatchNorm(r, m, true);
-                       }),
-                   true});
+  const std::vector<std::pair<std::string, Pattern>> shapes = {
+      {"batch_norm", bn}, {"batch_norm_act", WithActivation(bn)}};
+  for (const auto& [name, pattern] : shapes) {
+    const bool fused = name != "batch_norm";
+    rules.push_back(
+        {Rule(name, pattern)
+             .Where(MatchEpilogueOk)
+             .Where([fused](const Match& m) { return !fused || FusedActivationRuns<false>(m); })
+             .Compiles([](const CompileRequest& r, const Match& m) {
+               return CompileBatchNorm(r, m, false);
+             }),
+         false});
+    rules.push_back(
+        {Rule(name + "_blocked", pattern)
+             .Where(MatchEpilogueOk)
+             .Where([](const Match& m) {
+               return HasBlockedForm(m.graph->value(MainNode(m).inputs[0]).type.shape);
+             })
+             .Where([fused](const Match& m) { return !fused || FusedActivationRuns<true>(m); })
+             .Compiles([](const CompileRequest& r, const Match& m) {
+               return CompileBatchNorm(r, m, true);
+             }),
+         true});
+  }
 }
 
 }  // namespace collage::onednn

@@ -24,6 +24,8 @@ void AddNormRules(std::vector<RuleEntry>& rules);     // onednn_norm.cc (softmax
 void AddRnnRules(std::vector<RuleEntry>& rules);      // onednn_rnn.cc (LSTM, GRU, RNN)
 void AddShuffleRules(std::vector<RuleEntry>& rules);  // onednn_shuffle.cc (channel shuffle)
 void AddChannelSliceRules(std::vector<RuleEntry>& rules);  // onednn_channel_slice.cc
+void AddConcatRules(std::vector<RuleEntry>& rules);   // onednn_concat.cc
+void AddResampleRules(std::vector<RuleEntry>& rules);  // onednn_resample.cc (Resize, Upsample)
 
 // Shared rule pieces.
 // `inner` followed by a supported activation: one of UnaryActivationOps, a Clip, a SiLU

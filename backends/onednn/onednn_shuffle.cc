@@ -63,23 +63,13 @@ StatusOr<std::unique_ptr<Kernel>> CompileShuffleReorder(const memory::desc& data
     from.push_back(blocking.strides[d]);
     to.push_back(blocking.strides[d]);
   }
-  std::unique_ptr<Kernel> kernel;
-  COLLAGE_RETURN_IF_ERROR(Guard("shuffle reorder", [&]() -> Status {
-    const memory::desc src(view, memory::data_type::f32, from);
-    const memory::desc dst(view, memory::data_type::f32, to);
-    dnnl::reorder::primitive_desc pd(Engine(), src, Engine(), dst, BaseAttr());
-    std::vector<ArgBinding> args(2);
-    args[0].arg = DNNL_ARG_FROM;
-    args[0].desc = src;
-    args[1].arg = DNNL_ARG_TO;
-    args[1].source = ArgBinding::Source::kOutput;
-    args[1].desc = dst;
-    kernel = std::make_unique<OnednnKernel>(
-        std::string("shuffle as reorder ") + pd.impl_info_str(), dnnl::reorder(pd), std::move(args),
-        pd.scratchpad_desc(), std::vector<Layout>{layout}, std::vector<Layout>{layout});
+  memory::desc src, dst;
+  COLLAGE_RETURN_IF_ERROR(Guard("shuffle as reorder", [&]() -> Status {
+    src = memory::desc(view, memory::data_type::f32, from);
+    dst = memory::desc(view, memory::data_type::f32, to);
     return Status();
   }));
-  return kernel;
+  return ReorderKernel("shuffle as reorder", src, dst, layout, layout);
 }
 
 StatusOr<std::unique_ptr<Kernel>> CompileShuffle(const CompileRequest& request, const Match& match,

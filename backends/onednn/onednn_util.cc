@@ -28,6 +28,14 @@ Shape PadShape(const Shape& shape, size_t rank) {
   return out;
 }
 
+bool HasOptimizedImplementation(const std::function<std::string()>& impl_info) {
+  try {
+    return !IsReferenceImplementation(impl_info());
+  } catch (const std::exception&) {  // dnnl::error included
+    return false;
+  }
+}
+
 Status Guard(const std::string& what, const std::function<Status()>& f) {
   try {
     return f();

@@ -32,6 +32,11 @@ inline bool IsReferenceImplementation(const std::string& impl_info) {
   return impl_info.rfind("ref", 0) == 0;
 }
 
+// True when `impl_info` (which builds the primitive descriptor a rule would compile and
+// returns its impl_info_str()) succeeds with an implementation that is not a reference one:
+// a rule's predicate. A descriptor oneDNN cannot create (any exception) counts as none.
+bool HasOptimizedImplementation(const std::function<std::string()>& impl_info);
+
 // Runs `f`, turning a dnnl::error into Status naming `what` (the primitive being built).
 Status Guard(const std::string& what, const std::function<Status()>& f);
 

@@ -246,7 +246,8 @@ ValueId GlobalPool(Generator& gen, GraphBuilder& b) {
   return b.Node(gen.Chance(0.7) ? "GlobalAveragePool" : "GlobalMaxPool", {x});
 }
 
-ValueId BatchNorm(Generator& gen, GraphBuilder& b) {
+// One inference BatchNormalization of random rank, channels and epsilon.
+ValueId BatchNormNode(Generator& gen, GraphBuilder& b) {
   const int rank = gen.Pick<int>({2, 3, 4, 4, 5});
   const int64_t c = gen.Pick<int64_t>({1, 3, 8, 16, 32});
   Shape shape{gen.Pick<int64_t>({1, 2}), c};
@@ -258,8 +259,42 @@ ValueId BatchNorm(Generator& gen, GraphBuilder& b) {
   ValueId var = b.RandomUniform("var", {c}, 0.5f, 2.0f);
   NamedAttributes attrs;
   if (gen.Chance(0.5)) attrs.emplace_back("epsilon", gen.Pick<float>({1e-5f, 1e-3f, 0.1f}));
-  ValueId y = b.Node("BatchNormalization", {x, scale, bias, mean, var}, attrs);
+  return b.Node("BatchNormalization", {x, scale, bias, mean, var}, attrs);
+}
+
+ValueId BatchNorm(Generator& gen, GraphBuilder& b) {
+  ValueId y = BatchNormNode(gen, b);
   return gen.Chance(0.4) ? Epilogue(gen, b, y) : y;
+}
+
+// Pre-activation BatchNormalization as DenseNet has it: graph `index` ends in Relu, LeakyRelu
+// or Clip by index % 3.
+ValueId BatchNormAct(Generator& gen, GraphBuilder& b, int index) {
+  ValueId y = BatchNormNode(gen, b);
+  switch (index % 3) {
+    case 0: return b.Node("Relu", {y});
+    case 1: return b.Node("LeakyRelu", {y}, {{"alpha", gen.Pick<float>({0.01f, 0.2f})}});
+    default:
+      return b.Node("Clip",
+                    {y, b.Scalar<float>("clip_min", 0.0f), b.Scalar<float>("clip_max", 6.0f)});
+  }
+}
+
+// Concat of one to four float32 inputs along a random axis (negative a third of the time);
+// images are mostly joined along channels, with counts in and out of oneDNN's 8 and 16 blocks.
+ValueId Concat(Generator& gen, GraphBuilder& b) {
+  const int rank = gen.Pick<int>({1, 2, 3, 4, 4, 4, 5});
+  const Shape base = gen.RandomShape(rank, 1, 7);
+  const int64_t axis = rank >= 4 && gen.Chance(0.6) ? 1 : gen.Uniform(0, rank - 1);
+  const int64_t inputs = gen.Uniform(1, 4);
+  std::vector<ValueId> xs;
+  for (int64_t i = 0; i < inputs; ++i) {
+    Shape shape = base;
+    shape[static_cast<size_t>(axis)] =
+        axis == 1 && rank >= 4 ? gen.Pick<int64_t>({3, 8, 12, 16, 32}) : gen.Uniform(1, 7);
+    xs.push_back(b.Input("x" + std::to_string(i), DType::kFloat32, shape));
+  }
+  return b.Node("Concat", xs, {{"axis", gen.Chance(0.33) ? axis - rank : axis}});
 }
 
 ValueId LayerNorm(Generator& gen, GraphBuilder& b) {
@@ -561,6 +596,33 @@ Family Simple(std::function<ValueId(Generator&, GraphBuilder&)> make) {
   return [make](Generator& g, GraphBuilder& b, int) { return make(g, b); };
 }
 
+// Resize of the spatial dims (3-D to 5-D), nearest or linear, by sizes or by scales (integer
+// enlargements, as exporters write them, half the time), each coordinate transform and nearest
+// mode; the backends offer it for the forms they compute as ONNX does.
+ValueId Resize(Generator& gen, GraphBuilder& b) {
+  const int rank = gen.Pick<int>({3, 4, 4, 4, 5});
+  Shape in{gen.Pick<int64_t>({1, 2}), gen.Pick<int64_t>({3, 8, 16})};
+  for (int d = 2; d < rank; ++d) in.push_back(gen.Uniform(1, rank == 5 ? 4 : 9));
+  NamedAttributes attrs{
+      {"mode", gen.Pick<const char*>({"nearest", "nearest", "linear"})},
+      {"coordinate_transformation_mode",
+       gen.Pick<const char*>({"asymmetric", "half_pixel", "pytorch_half_pixel", "align_corners"})},
+      {"nearest_mode",
+       gen.Pick<const char*>({"floor", "round_prefer_floor", "round_prefer_ceil"})}};
+  ValueId x = b.Input("x", DType::kFloat32, in);
+  if (gen.Chance(0.5)) {
+    std::vector<float> scales{1.0f, 1.0f};
+    for (int d = 2; d < rank; ++d) {
+      scales.push_back(static_cast<float>(gen.Pick<int64_t>({1, 2, 2, 3})));
+    }
+    ValueId s = b.Constant<float>("scales", {rank}, scales);
+    return b.Node("Resize", {x, kNoValue, s}, attrs);
+  }
+  std::vector<int64_t> sizes(in.begin(), in.begin() + 2);
+  for (int d = 2; d < rank; ++d) sizes.push_back(gen.Uniform(1, 12));
+  return b.Node("Resize", {x, kNoValue, kNoValue, b.Ints("sizes", sizes)}, attrs);
+}
+
 }  // namespace
 
 std::vector<SourceGraph> RandomGraphs(uint64_t seed, int per_family) {
@@ -599,8 +661,12 @@ std::vector<SourceGraph> RandomGraphs(uint64_t seed, int per_family) {
       {"chain", Simple(Chain)},
       {"transpose", Simple(Transpose)},
       {"reshape", Simple(Reshape)},
+      // Families added later go last: each family draws its graphs' seeds in turn, so the
+      // graphs of the families above stay what they were for a given --seed.
+      {"batch_norm_act", BatchNormAct, 3},
+      {"concat", Simple(Concat)},
+      {"resize", Simple(Resize)},
       {"recurrent", Recurrent, 3},
-      // Last, so that the families before them keep their graphs.
       {"channel_shuffle", Simple(ChannelShuffle)},
       {"channel_cut", Simple(ChannelCut)},
   };
