@@ -116,6 +116,29 @@ FoldedConv FoldBatchNorm(const Graph& g, const Node& conv, const Node& bn) {
   return folded;
 }
 
+// A Pad whose pads are all zero copies its input (whatever its mode and constant): pads from
+// the int64 constant input (opset 11+) or the `pads` (`paddings` in opset 1) attribute.
+bool IsZeroPad(const Graph& g, const Node& pad) {
+  if (pad.op_type != "Pad" || !pad.domain.empty() || pad.inputs.empty() ||
+      pad.outputs.size() != 1) {
+    return false;
+  }
+  std::vector<int64_t> pads;
+  if (g.opset() >= 11) {
+    if (pad.inputs.size() < 2 || pad.inputs[1] == kNoValue) return false;
+    const Value& v = g.value(pad.inputs[1]);
+    if (!v.is_constant() || v.type.dtype != DType::kInt64) return false;
+    pads = v.constant->ToVector<int64_t>();
+  } else {
+    pads = pad.attributes.GetInts(pad.attributes.Has("pads") ? "pads" : "paddings");
+  }
+  if (pads.empty()) return false;
+  for (int64_t p : pads) {
+    if (p != 0) return false;
+  }
+  return g.value(pad.inputs[0]).type == g.value(pad.outputs[0]).type;
+}
+
 // perm2 ∘ perm1 is the identity: Transpose(Transpose(x, perm1), perm2) == x.
 bool ComposeToIdentity(const std::vector<int64_t>& perm1, const std::vector<int64_t>& perm2) {
   if (perm1.size() != perm2.size() || perm1.empty()) return false;
@@ -191,6 +214,11 @@ class Rewriter {
           continue;
         }
       }
+      if (IsZeroPad(old_, node) && !IsGraphOutput(node.outputs[0])) {
+        substitute_[static_cast<size_t>(node.outputs[0])] = Resolve(node.inputs[0]);
+        ++stats.zero_pads_removed;
+        continue;
+      }
       if (node.op_type == "Transpose" && node.domain.empty() && node.inputs.size() == 1) {
         const ValueId mid = node.inputs[0];
         const NodeId inner = old_.value(mid).producer;
@@ -243,8 +271,10 @@ class Rewriter {
 
 bool AnythingToDo(const Graph& g) {
   for (const Node& n : g.nodes()) {
-    if (n.op_type == "BatchNormalization" || n.op_type == "Pow" || n.op_type == "Transpose")
+    if (n.op_type == "BatchNormalization" || n.op_type == "Pow" || n.op_type == "Transpose" ||
+        n.op_type == "Pad") {
       return true;
+    }
   }
   return false;
 }

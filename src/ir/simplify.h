@@ -8,7 +8,10 @@
 //   - Pow by a constant scalar 2 or 3 becomes Mul (GELU's x^3: every backend's elementwise
 //     chains take Mul, none takes Pow, and std::pow costs ten multiplies);
 //   - two Transposes in a row that compose to the identity vanish, when nothing else reads
-//     the one between.
+//     the one between;
+//   - a Pad with all pads zero (PyTorch's DenseNet export has three before its transition
+//     poolings) vanishes when its output is not a graph output: it is a copy, and one that
+//     only the reference kernels run, between two other libraries' kernels.
 //
 // Every rewrite keeps the graph's inputs, outputs and their names; nodes keep their names
 // (a folded BatchNormalization's output keeps its name, on the Conv).
@@ -23,7 +26,10 @@ struct SimplifyStats {
   int batchnorms_folded = 0;
   int pows_to_muls = 0;
   int transposes_cancelled = 0;
-  int total() const { return batchnorms_folded + pows_to_muls + transposes_cancelled; }
+  int zero_pads_removed = 0;
+  int total() const {
+    return batchnorms_folded + pows_to_muls + transposes_cancelled + zero_pads_removed;
+  }
 };
 
 // Rewrites `graph` in place (ids renumbered when anything changed).

@@ -151,6 +151,30 @@ TEST(SimplifyTest, TransposesThatUndoEachOtherVanish) {
   EXPECT_EQ(Count(simplified, "Transpose"), 2);
 }
 
+TEST(SimplifyTest, PadsOfZeroVanish) {
+  // Opset 11+: pads from a constant input; opset 2: the attribute. A non-zero pad and a zero
+  // pad that is a graph output stay.
+  for (int64_t opset : {2, 13}) {
+    SCOPED_TRACE("opset " + std::to_string(opset));
+    GraphBuilder b("pads", opset, 6);
+    ValueId x = b.Input("x", DType::kFloat32, {1, 3, 4, 4});
+    auto pad = [&](ValueId in, std::vector<int64_t> pads) {
+      if (opset >= 11) return b.Node("Pad", {in, b.Ints("pads", pads)});
+      return b.Node("Pad", {in}, {{"pads", pads}});
+    };
+    ValueId zero = pad(b.Node("Relu", {x}), {0, 0, 0, 0, 0, 0, 0, 0});
+    ValueId real = pad(b.Node("Neg", {zero}), {0, 0, 1, 1, 0, 0, 1, 1});
+    b.Output(b.Node("Relu", {real}), "y");
+    b.Output(pad(x, {0, 0, 0, 0, 0, 0, 0, 0}), "copy");  // a graph output: kept
+    auto built = std::move(b).Build();
+    ASSERT_TRUE(built.ok()) << built.status().ToString();
+    Graph simplified;
+    SimplifyStats stats = SimplifyAndCompare(*built, simplified);
+    EXPECT_EQ(stats.zero_pads_removed, 1);
+    EXPECT_EQ(Count(simplified, "Pad"), 2);
+  }
+}
+
 TEST(SimplifyTest, TransposeIntoAGraphOutputOrReadTwiceStays) {
   GraphBuilder b("transposes_kept", 17, 5);
   ValueId x = b.Input("x", DType::kFloat32, {2, 3});
