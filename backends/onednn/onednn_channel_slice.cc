@@ -119,9 +119,9 @@ class ChannelSliceKernel : public Kernel {
     size_t output = 0;
   };
 
-  ChannelSliceKernel(std::vector<Step> steps, memory::desc src, Layout input_layout,
+  ChannelSliceKernel(std::vector<Step> steps, Layout input_layout,
                      std::vector<Layout> output_layouts)
-      : steps_(std::move(steps)), src_(std::move(src)) {
+      : steps_(std::move(steps)) {
     input_layouts_ = {std::move(input_layout)};
     output_layouts_ = std::move(output_layouts);
     for (const Step& s : steps_)
@@ -154,7 +154,6 @@ class ChannelSliceKernel : public Kernel {
 
  private:
   std::vector<Step> steps_;
-  memory::desc src_;
 };
 
 StatusOr<std::unique_ptr<Kernel>> CompileChannelSlice(const CompileRequest& request,
@@ -187,7 +186,7 @@ StatusOr<std::unique_ptr<Kernel>> CompileChannelSlice(const CompileRequest& requ
     return Status();
   }));
   std::unique_ptr<Kernel> kernel = std::make_unique<ChannelSliceKernel>(
-      std::move(steps), src, LayoutOf(src), std::move(output_layouts));
+      std::move(steps), LayoutOf(src), std::move(output_layouts));
   return kernel;
 }
 
