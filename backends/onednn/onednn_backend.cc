@@ -92,6 +92,8 @@ class OnednnBackend : public Backend {
     AddEltwiseRules(entries);
     AddNormRules(entries);
     AddRnnRules(entries);
+    AddShuffleRules(entries);
+    AddChannelSliceRules(entries);
     AddConcatRules(entries);
     AddResampleRules(entries);
     // The variants in the layout oneDNN picks go first: single-backend runs break ties by

@@ -235,8 +235,14 @@ StatusOr<std::unique_ptr<Kernel>> CompileReorder(const TensorType& type, const L
                                                  const Layout& to) {
   COLLAGE_ASSIGN_OR_RETURN(memory::desc src, DescOf(type, from));
   COLLAGE_ASSIGN_OR_RETURN(memory::desc dst, DescOf(type, to));
+  return ReorderKernel("reorder", src, dst, from, to);
+}
+
+StatusOr<std::unique_ptr<Kernel>> ReorderKernel(const std::string& what, const memory::desc& src,
+                                                const memory::desc& dst, const Layout& from,
+                                                const Layout& to) {
   std::unique_ptr<Kernel> kernel;
-  COLLAGE_RETURN_IF_ERROR(Guard("reorder", [&]() -> Status {
+  COLLAGE_RETURN_IF_ERROR(Guard(what, [&]() -> Status {
     dnnl::reorder::primitive_desc pd(Engine(), src, Engine(), dst, BaseAttr());
     std::vector<ArgBinding> args(2);
     args[0].arg = DNNL_ARG_FROM;
@@ -244,7 +250,7 @@ StatusOr<std::unique_ptr<Kernel>> CompileReorder(const TensorType& type, const L
     args[1].arg = DNNL_ARG_TO;
     args[1].source = ArgBinding::Source::kOutput;
     args[1].desc = dst;
-    kernel = std::make_unique<OnednnKernel>("reorder", dnnl::reorder(pd), std::move(args),
+    kernel = std::make_unique<OnednnKernel>(what, dnnl::reorder(pd), std::move(args),
                                             pd.scratchpad_desc(), std::vector<Layout>{from},
                                             std::vector<Layout>{to});
     return Status();

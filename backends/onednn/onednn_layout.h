@@ -36,5 +36,12 @@ StatusOr<dnnl::memory::desc> DescOf(const TensorType& type, const Layout& layout
 // A reorder kernel between two layouts of `type`, at least one of them "onednn:...".
 StatusOr<std::unique_ptr<Kernel>> CompileReorder(const TensorType& type, const Layout& from,
                                                  const Layout& to);
+// A reorder kernel from `src` to `dst` (any descriptors over the same dims) that reads a buffer
+// in layout `from` and writes one in `to`: a strided view's reorder is a data movement of
+// its own (a channel shuffle).
+StatusOr<std::unique_ptr<Kernel>> ReorderKernel(const std::string& what,
+                                                const dnnl::memory::desc& src,
+                                                const dnnl::memory::desc& dst, const Layout& from,
+                                                const Layout& to);
 
 }  // namespace collage::onednn

@@ -22,6 +22,8 @@ void AddPoolingRules(std::vector<RuleEntry>& rules);  // onednn_pooling.cc
 void AddEltwiseRules(std::vector<RuleEntry>& rules);  // onednn_eltwise.cc (eltwise, binary)
 void AddNormRules(std::vector<RuleEntry>& rules);     // onednn_norm.cc (softmax, norms)
 void AddRnnRules(std::vector<RuleEntry>& rules);      // onednn_rnn.cc (LSTM, GRU, RNN)
+void AddShuffleRules(std::vector<RuleEntry>& rules);  // onednn_shuffle.cc (channel shuffle)
+void AddChannelSliceRules(std::vector<RuleEntry>& rules);  // onednn_channel_slice.cc
 void AddConcatRules(std::vector<RuleEntry>& rules);   // onednn_concat.cc
 void AddResampleRules(std::vector<RuleEntry>& rules);  // onednn_resample.cc (Resize, Upsample)
 

@@ -450,6 +450,53 @@ ValueId Reshape(Generator& gen, GraphBuilder& b) {
   return gen.Chance(0.3) ? b.Node("Relu", {y}) : y;
 }
 
+// ShuffleNet's channel shuffle as exporters write it (Reshape to [N, g, C/g, *S], Transpose
+// of the two group axes, Reshape back); now and then a near miss (another perm) that rules
+// must refuse.
+ValueId ChannelShuffle(Generator& gen, GraphBuilder& b) {
+  const int rank = gen.Pick<int>({4, 4, 5});
+  const int64_t groups = gen.Uniform(2, 4);
+  Shape shape = gen.RandomShape(rank, 1, rank == 5 ? 4 : 9);
+  shape[0] = gen.Uniform(1, 2);
+  shape[1] = groups * gen.Uniform(1, 12);
+  ValueId x = b.Input("x", DType::kFloat32, shape);
+  Ints grouped = {shape[0], groups, shape[1] / groups};
+  grouped.insert(grouped.end(), shape.begin() + 2, shape.end());
+  Ints perm(grouped.size());
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[1], gen.Chance(0.85) ? perm[2] : perm[3]);
+  ValueId t = b.Node("Transpose", {b.Node("Reshape", {x, b.Ints("grouped", grouped)})},
+                     {{"perm", Attribute(perm)}});
+  return b.Node("Reshape", {t, b.Ints("back", Ints(shape.begin(), shape.end()))});
+}
+
+// A channel cut: a Slice (negative and out-of-range indices included) or a Split, mostly on
+// axis 1; the Split's other parts become graph outputs too.
+ValueId ChannelCut(Generator& gen, GraphBuilder& b) {
+  const int rank = gen.Pick<int>({2, 3, 4, 4, 5});
+  Shape shape = gen.RandomShape(rank, 1, rank == 5 ? 4 : 8);
+  shape[1] = gen.Uniform(2, 40);
+  ValueId x = b.Input("x", DType::kFloat32, shape);
+  const int64_t axis = gen.Chance(0.8) ? 1 : gen.Uniform(0, rank - 1);
+  const int64_t dim = shape[static_cast<size_t>(axis)];
+  if (gen.Chance(0.5)) {
+    const int64_t start = gen.Uniform(-dim - 2, dim - 1);
+    const int64_t end = gen.Chance(0.2) ? INT64_MAX : gen.Uniform(-dim, dim + 3);
+    return b.Node("Slice", {x, b.Ints("starts", {start}), b.Ints("ends", {end}),
+                            b.Ints("axes", {gen.Chance(0.5) ? axis : axis - rank})});
+  }
+  Ints sizes;
+  for (int64_t rest = dim; rest > 0;) {
+    sizes.push_back(sizes.size() == 2 ? rest : gen.Uniform(1, rest));
+    rest -= sizes.back();
+  }
+  std::vector<ValueId> parts = b.NodeMulti("Split", {x, b.Ints("split", sizes)},
+                                           static_cast<int>(sizes.size()), {{"axis", axis}});
+  for (size_t i = 1; i < parts.size() && b.ok(); ++i)
+    b.Output(parts[i], "part" + std::to_string(i));
+  return parts[0];
+}
+
 // The everyday forms of the heavy ops (what exporters write for conv layers, nn.Linear and
 // residual adds) with each common activation, so that every fused rule meets a candidate:
 // graph `index` takes heavy form index % 5 and activation index / 5 % 3.
@@ -620,6 +667,8 @@ std::vector<SourceGraph> RandomGraphs(uint64_t seed, int per_family) {
       {"concat", Simple(Concat)},
       {"resize", Simple(Resize)},
       {"recurrent", Recurrent, 3},
+      {"channel_shuffle", Simple(ChannelShuffle)},
+      {"channel_cut", Simple(ChannelCut)},
   };
   Generator gen(seed);
   std::vector<SourceGraph> graphs;
