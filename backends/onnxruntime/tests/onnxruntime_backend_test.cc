@@ -109,6 +109,25 @@ TEST_F(OnnxruntimeBackendTest, AModelTheEngineRefusesIsAnErrorNotACrash) {
       << kernel.status().ToString();
 }
 
+TEST_F(OnnxruntimeBackendTest, BatchMajorRecurrencesAreNotOffered) {
+  // ONNX Runtime's CPU LSTM refuses `layout` 1 when its session is created: the rules leave
+  // such a node to other backends; the time-major one is offered and matches the reference.
+  for (int64_t layout : {0, 1}) {
+    SCOPED_TRACE("layout " + std::to_string(layout));
+    GraphBuilder b("lstm", 14);
+    const Shape x_shape = layout == 0 ? Shape{5, 2, 3} : Shape{2, 5, 3};
+    ValueId x = b.Input("x", DType::kFloat32, x_shape);
+    ValueId y = b.Node(
+        "LSTM", {x, b.RandomNormal("w", {1, 16, 3}, 0.3f), b.RandomNormal("r", {1, 16, 4}, 0.3f)},
+        {{"hidden_size", int64_t{4}}, {"layout", layout}}, "lstm");
+    b.Output(y, "y");
+    Graph g = BuildOrFail(std::move(b));
+    const auto offered = CandidatesOf(g, "onnxruntime", "single");
+    EXPECT_EQ(offered.size(), layout == 0 ? 1u : 0u);
+    CheckAllCandidates(g, "onnxruntime");
+  }
+}
+
 TEST_F(OnnxruntimeBackendTest, MobileNetV2IsOneRegionAndMatchesTheReference) {
   auto graph = BuildZooModel("mobilenetv2");
   ASSERT_TRUE(graph.ok()) << graph.status().ToString();
