@@ -229,6 +229,8 @@ StatusOr<std::unique_ptr<Kernel>> CompileRnn(const CompileRequest& request, cons
                                                        : "gru";
   std::unique_ptr<Kernel> kernel;
   COLLAGE_RETURN_IF_ERROR(Guard(what, [&]() -> Status {
+    // A serial kernel's primitive is created for one thread too (SerialScope).
+    SerialScope team(serial);
     StatusOr<std::unique_ptr<Kernel>> built =
         cell == Cell::kLstm ? BuildKernel<dnnl::lstm_forward>(request, node, *form, what, serial)
         : cell == Cell::kRnn

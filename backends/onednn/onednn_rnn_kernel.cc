@@ -10,6 +10,16 @@ namespace collage::onednn {
 
 using dnnl::memory;
 
+SerialScope::SerialScope(bool narrow) {
+  if (!narrow) return;
+  team_ = omp_get_max_threads();
+  omp_set_num_threads(1);
+}
+
+SerialScope::~SerialScope() {
+  if (team_ > 0) omp_set_num_threads(team_);
+}
+
 void Swap::Run(const float* src, float* dst) const {
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t r = 0; r < rows; ++r) {
@@ -78,13 +88,12 @@ Status RnnKernel::Run(const KernelBuffers& buffers) const {
       args.emplace(p.arg, memory(p.desc, Engine(), data));
     }
     dnnl::stream stream(Engine());
-    // The team size is the calling thread's OpenMP setting (the runtime's ApplyThreadPolicy);
-    // a serial kernel narrows it for its own call and puts it back.
-    const int team = omp_get_max_threads();
-    if (serial_) omp_set_num_threads(1);
-    primitive_.execute(stream, args);
-    stream.wait();
-    if (serial_) omp_set_num_threads(team);
+    {
+      // The team is the calling thread's OpenMP setting (the runtime's ApplyThreadPolicy).
+      SerialScope serial(serial_);
+      primitive_.execute(stream, args);
+      stream.wait();
+    }
     for (const auto& [p, onnx] : to_copy_out) {
       p->swap->Run(reinterpret_cast<const float*>(workspace + p->temp_offset), onnx);
     }

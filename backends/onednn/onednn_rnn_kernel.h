@@ -18,6 +18,21 @@ struct Swap {
   void Run(const float* src, float* dst) const;
 };
 
+// The calling thread's OpenMP team size narrowed to one for a scope, then put back (a no-op
+// when `narrow` is false). oneDNN sizes an RNN primitive's work split when it is created and
+// its products' teams when it runs, both from this setting: a serial kernel holds one for
+// both.
+class SerialScope {
+ public:
+  explicit SerialScope(bool narrow);
+  ~SerialScope();
+  SerialScope(const SerialScope&) = delete;
+  SerialScope& operator=(const SerialScope&) = delete;
+
+ private:
+  int team_ = 0;  // 0: nothing narrowed
+};
+
 // One tensor the primitive reads or writes, and where it lives in collage's buffers.
 struct Port {
   enum class Source { kInput, kOutput, kConstant, kZeros, kDiscarded };
