@@ -11,7 +11,7 @@ namespace collage::native {
 
 // Bumped whenever the native kernels (src/ops or the chain kernels here) change in a way
 // that changes their speed: part of version(), so old cost measurements are not reused.
-inline constexpr int kNativeKernelVersion = 2;
+inline constexpr int kNativeKernelVersion = 3;
 
 // The instruction set the reference GEMM (the heavy ops' core) runs with on this CPU, chosen
 // at run time among the copies the build compiled ("avx512", "avx2", "sse2", ...;

@@ -81,6 +81,11 @@ bool MeetsNonFiniteContract(const std::string& rule) {
   return kMeets.count(rule) > 0;
 }
 
+// Bumped whenever this backend's kernels change in a way that changes their speed (how a
+// primitive is created or run, not which groups the rules offer): part of version(), so the
+// cost database does not reuse what the earlier kernels measured.
+constexpr int kKernelRevision = 2;
+
 class OnednnBackend : public Backend {
  public:
   OnednnBackend() {
@@ -110,7 +115,8 @@ class OnednnBackend : public Backend {
 
   std::string version() const override {
     const dnnl_version_t* v = dnnl_version();
-    return fmt::format("oneDNN {}.{}.{} {}", v->major, v->minor, v->patch, IsaName());
+    return fmt::format("oneDNN {}.{}.{} {}, collage kernels {}", v->major, v->minor, v->patch,
+                       IsaName(), kKernelRevision);
   }
 
   const RuleSet& rules() const override { return rules_; }
