@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "collage/sdk/op_params.h"
 #include "onednn_epilogue.h"
 #include "onednn_layout.h"
 #include "onednn_rules.h"
@@ -97,51 +98,15 @@ std::optional<ResizeSpec> ReadSpec(const Graph& graph, const Node& node) {
   return spec;
 }
 
-// ONNX's source coordinate of output coordinate o (the spec's formulas).
-std::optional<double> OnnxCoordinate(const ResizeSpec& spec, double o, double scale, int64_t in,
-                                     int64_t out) {
-  const double in_len = static_cast<double>(in);
-  const double out_len = scale * in_len;
-  const std::string& t = spec.transform;
-  if (t == "asymmetric") return o / scale;
-  if (t == "half_pixel") return (o + 0.5) / scale - 0.5;
-  if (t == "pytorch_half_pixel") return out_len > 1.0 ? (o + 0.5) / scale - 0.5 : 0.0;
-  if (t == "align_corners") return out_len == 1.0 ? 0.0 : o * (in_len - 1.0) / (out_len - 1.0);
-  if (t == "half_pixel_symmetric") {
-    const double offset = in_len / 2.0 * (1.0 - static_cast<double>(out) / out_len);
-    return offset + (o + 0.5) / scale - 0.5;
-  }
-  return std::nullopt;  // tf_crop_and_resize reads roi and extrapolates
-}
-
-std::optional<int64_t> OnnxNearest(const ResizeSpec& spec, double x, double scale, int64_t in) {
-  const double fl = std::floor(x);
-  const double frac = x - fl;
-  const std::string& m = spec.nearest_mode;
-  bool up = false;
-  if (frac == 0.0) {
-    up = false;
-  } else if (m == "round_prefer_floor") {
-    up = frac > 0.5;
-  } else if (m == "round_prefer_ceil") {
-    up = frac >= 0.5;
-  } else if (m == "ceil") {
-    up = true;
-  } else if (m == "simple") {
-    up = scale < 1.0;
-  } else if (m != "floor") {
-    return std::nullopt;
-  }
-  return std::clamp<int64_t>(static_cast<int64_t>(fl) + (up ? 1 : 0), 0, in - 1);
-}
-
 // Whether oneDNN's mapping of one axis equals the spec's.
 bool AxisAgrees(const ResizeSpec& spec, int64_t in, int64_t out, double scale) {
   const double ratio = static_cast<double>(in) / static_cast<double>(out);
   const double last = static_cast<double>(in - 1);
   for (int64_t o = 0; o < out; ++o) {
     const double s = (static_cast<double>(o) + 0.5) * ratio - 0.5;
-    const std::optional<double> x = OnnxCoordinate(spec, static_cast<double>(o), scale, in, out);
+    // ONNX's coordinate (collage/sdk/op_params.h: the reference kernel's own).
+    const std::optional<double> x =
+        ResizeSourceCoordinate(spec.transform, static_cast<double>(o), scale, in, out);
     if (!x) return false;
     if (spec.linear) {
       // Both clamp the neighbours to the edge: positions past an edge read the edge element.
@@ -153,7 +118,8 @@ bool AxisAgrees(const ResizeSpec& spec, int64_t in, int64_t out, double scale) {
     // A tie (or what float rounding may make one) could go either way in oneDNN's kernels.
     if (std::abs(s - std::floor(s) - 0.5) < 1e-3) return false;
     const int64_t dnnl_index = std::clamp<int64_t>(static_cast<int64_t>(std::lround(s)), 0, in - 1);
-    if (OnnxNearest(spec, *x, scale, in) != dnnl_index) return false;
+    const std::optional<int64_t> onnx_index = ResizeNearestIndex(spec.nearest_mode, *x, scale);
+    if (!onnx_index || std::clamp<int64_t>(*onnx_index, 0, in - 1) != dnnl_index) return false;
   }
   return true;
 }

@@ -5,13 +5,14 @@
 #include "collage/sdk/op_params.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
 
-#include "ops/op_helpers.h"
 #include "collage/sdk/op_registry.h"
+#include "ops/op_helpers.h"
 
 namespace collage {
 namespace {
@@ -525,6 +526,44 @@ StatusOr<GemmParams> ReadGemmParams(const Graph& graph, const Node& node) {
   const bool has_c = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
   const Shape c = has_c ? graph.value(node.inputs[2]).type.shape : Shape{};
   return ReadGemmParams(node, graph.opset(), a, b, has_c ? &c : nullptr);
+}
+
+// ---- Resize -----------------------------------------------------------------------------
+
+std::optional<double> ResizeSourceCoordinate(const std::string& transform, double x, double scale,
+                                             int64_t in, int64_t out) {
+  const double in_len = static_cast<double>(in);
+  const double out_len = scale * in_len;  // fractional when it comes from a scale
+  if (transform == "asymmetric") return x / scale;
+  if (transform == "half_pixel") return (x + 0.5) / scale - 0.5;
+  if (transform == "pytorch_half_pixel") return out_len > 1.0 ? (x + 0.5) / scale - 0.5 : 0.0;
+  if (transform == "align_corners") {
+    return out_len == 1.0 ? 0.0 : x * (in_len - 1.0) / (out_len - 1.0);
+  }
+  if (transform == "half_pixel_symmetric") {
+    const double adjustment = static_cast<double>(out) / out_len;
+    const double offset = in_len / 2.0 * (1.0 - adjustment);
+    return offset + (x + 0.5) / scale - 0.5;
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> ResizeNearestIndex(const std::string& nearest_mode, double x, double scale) {
+  const double fl = std::floor(x);
+  const double frac = x - fl;
+  bool up = false;
+  if (nearest_mode == "round_prefer_floor") {
+    up = frac > 0.5;
+  } else if (nearest_mode == "round_prefer_ceil") {
+    up = frac >= 0.5;
+  } else if (nearest_mode == "ceil") {
+    up = frac > 0.0;
+  } else if (nearest_mode == "simple") {
+    up = frac > 0.0 && scale < 1.0;
+  } else if (nearest_mode != "floor") {
+    return std::nullopt;
+  }
+  return static_cast<int64_t>(fl) + (up ? 1 : 0);
 }
 
 }  // namespace collage

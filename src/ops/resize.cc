@@ -21,8 +21,9 @@
 #include <string>
 #include <vector>
 
-#include "ops/op_helpers.h"
+#include "collage/sdk/op_params.h"
 #include "collage/sdk/op_registry.h"
+#include "ops/op_helpers.h"
 
 namespace collage {
 namespace {
@@ -273,42 +274,18 @@ double CubicWeight(double x, double a) {
 // to `out` elements; roi_start/roi_end are used by tf_crop_and_resize only.
 double OriginalCoordinate(const ResizeAttrs& attrs, double x, double scale, int64_t in, int64_t out,
                           double roi_start, double roi_end) {
-  const double in_len = static_cast<double>(in);
-  const double out_len = scale * in_len;  // fractional when it comes from a scale
-  const std::string& t = attrs.transform;
-  if (t == "asymmetric") return x / scale;
-  if (t == "half_pixel") return (x + 0.5) / scale - 0.5;
-  if (t == "pytorch_half_pixel") return out_len > 1.0 ? (x + 0.5) / scale - 0.5 : 0.0;
-  if (t == "align_corners") return out_len == 1.0 ? 0.0 : x * (in_len - 1.0) / (out_len - 1.0);
-  if (t == "half_pixel_symmetric") {
-    const double adjustment = static_cast<double>(out) / out_len;
-    const double offset = in_len / 2.0 * (1.0 - adjustment);
-    return offset + (x + 0.5) / scale - 0.5;
-  }
+  if (auto source = ResizeSourceCoordinate(attrs.transform, x, scale, in, out)) return *source;
   // tf_crop_and_resize
+  const double in_len = static_cast<double>(in);
+  const double out_len = scale * in_len;
   if (out_len == 1.0) return 0.5 * (roi_start + roi_end) * (in_len - 1.0);
   return roi_start * (in_len - 1.0) + x * (roi_end - roi_start) * (in_len - 1.0) / (out_len - 1.0);
 }
 
+// ReadAttrs admits the spec's nearest modes only ("simple" for Upsample and Resize-10).
 int64_t NearestIndex(const ResizeAttrs& attrs, double x, double scale) {
-  const double fl = std::floor(x);
-  const double frac = x - fl;
-  const std::string& m = attrs.nearest_mode;
-  bool up;
-  if (frac == 0.0) {
-    up = false;
-  } else if (m == "round_prefer_floor") {
-    up = frac > 0.5;
-  } else if (m == "round_prefer_ceil") {
-    up = frac >= 0.5;
-  } else if (m == "floor") {
-    up = false;
-  } else if (m == "ceil") {
-    up = true;
-  } else {  // "simple" (Upsample, Resize-10): truncate when enlarging, ceil when shrinking
-    up = scale < 1.0;
-  }
-  return static_cast<int64_t>(fl) + (up ? 1 : 0);
+  return ResizeNearestIndex(attrs.nearest_mode, x, scale)
+      .value_or(static_cast<int64_t>(std::floor(x)));
 }
 
 AxisTaps BuildAxisTaps(const ResizeAttrs& attrs, int64_t in, int64_t out, double scale,

@@ -1,9 +1,9 @@
 // The ONNX semantics of the ops whose attributes every kernel library has to translate: Conv
-// and ConvTranspose geometry, pooling geometry, Clip bounds, the Softmax axis and Gemm's
-// parameters. Each reader resolves the attributes, their defaults and the opset's differences
-// once, against the input shapes, into plain numbers; the reference kernels and every backend
-// read them here, so that all of them agree on what a node means, and a backend keeps only
-// the translation of these numbers into its library's descriptors.
+// and ConvTranspose geometry, pooling geometry, Clip bounds, the Softmax axis, Gemm's
+// parameters and Resize's coordinate mapping. Each reader resolves the attributes, their defaults
+// and the opset's differences once, against the input shapes, into plain numbers; the reference
+// kernels and every backend read them here, so that all of them agree on what a node means, and a
+// backend keeps only the translation of these numbers into its library's descriptors.
 //
 // Errors name the node and what is wrong with it, e.g.
 //   "Conv node 'conv1': attribute pads has 2 values, expected 4".
@@ -18,11 +18,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
+#include "collage/sdk/graph.h"
 #include "collage/status.h"
 #include "collage/tensor.h"
-#include "collage/sdk/graph.h"
 
 namespace collage {
 
@@ -202,5 +204,17 @@ struct GemmParams {
 StatusOr<GemmParams> ReadGemmParams(const Node& node, int64_t opset, const Shape& a, const Shape& b,
                                     const Shape* c);
 StatusOr<GemmParams> ReadGemmParams(const Graph& graph, const Node& node);
+
+// ---- Resize -----------------------------------------------------------------------------
+
+// The input coordinate ONNX Resize reads for output coordinate `x` of one axis of input length
+// `in` resized by `scale` to `out` elements, per coordinate_transformation_mode `transform`;
+// nullopt for tf_crop_and_resize (it needs the roi) and for a mode the spec does not define.
+std::optional<double> ResizeSourceCoordinate(const std::string& transform, double x, double scale,
+                                             int64_t in, int64_t out);
+// The input index ONNX Resize's nearest mode `nearest_mode` picks for input coordinate `x`,
+// not yet clamped to the axis ("simple" is Upsample's and Resize-10's: truncate when
+// enlarging, round up when shrinking); nullopt for a mode the spec does not define.
+std::optional<int64_t> ResizeNearestIndex(const std::string& nearest_mode, double x, double scale);
 
 }  // namespace collage
