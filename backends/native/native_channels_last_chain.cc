@@ -29,13 +29,11 @@ Shape ChannelsLastShape(const Shape& shape, size_t rank) {
   return out;
 }
 
-// Plain and channels-last place every element at the same byte: one channel or one spatial
-// position once aligned to `rank`.
+// Plain and channels-last place every element of `shape`, aligned to `rank`, at the same
+// byte (Layout::SameBytesAs: one channel or one spatial position).
 bool SameBytesChannelsLast(const Shape& shape, size_t rank) {
-  const Shape aligned = Aligned(shape, rank);
-  int64_t spatial = 1;
-  for (size_t d = 2; d < rank; ++d) spatial *= aligned[d];
-  return aligned[1] == 1 || spatial == 1;
+  return Layout::ChannelsLast().SameBytesAs(Layout::Plain(),
+                                            TensorType{DType::kFloat32, Aligned(shape, rank)});
 }
 
 // A constant's elements moved to ChannelsLastShape(shape, rank).
