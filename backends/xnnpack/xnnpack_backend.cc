@@ -4,7 +4,8 @@
 //   xnnpack_graph  subgraph API, a region of ops compiled into one xnn_runtime.
 // Each rule compiles by CompileOperatorGroup (its channels-last variants with
 // channels_last set) or CompileRegion (xnnpack_rules.cc). Kernels run on the pthreadpool of
-// the execution context they were compiled in (ThreadPoolFor, xnnpack_util.h).
+// the execution context they were compiled in (ThreadPoolFor, xnnpack_util.h), whose work
+// runs on the OpenMP team every other library shares (openmp_pthreadpool.cc).
 #include <algorithm>
 #include <memory>
 #include <set>

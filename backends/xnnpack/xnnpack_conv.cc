@@ -123,7 +123,7 @@ class ConvKernel final : public OperatorKernel {
                          U32(s.pad_top), U32(s.pad_right), U32(s.pad_bottom), U32(s.pad_left),
                          U32(s.kh), U32(s.kw), U32(s.sh), U32(s.sw), U32(s.dh), U32(s.dw),
                          U32(s.groups), Sz(s.group_in()), Sz(s.group_out()), Sz(s.c), Sz(s.m),
-                         weights.data(), b, clamp.min, clamp.max, kYieldWorkers, &op),
+                         weights.data(), b, clamp.min, clamp.max, kCreateFlags, &op),
                      "xnn_create_deconvolution2d_nhwc_f32");
     } else {
       // Depthwise (group_in = 1) needs no flag: XNNPACK detects it and repacks the
@@ -132,7 +132,7 @@ class ConvKernel final : public OperatorKernel {
                          U32(s.pad_top), U32(s.pad_right), U32(s.pad_bottom), U32(s.pad_left),
                          U32(s.kh), U32(s.kw), U32(s.sh), U32(s.sw), U32(s.dh), U32(s.dw),
                          U32(s.groups), Sz(s.group_in()), Sz(s.group_out()), Sz(s.c), Sz(s.m),
-                         weights.data(), b, clamp.min, clamp.max, kYieldWorkers, &op),
+                         weights.data(), b, clamp.min, clamp.max, kCreateFlags, &op),
                      "xnn_create_convolution2d_nhwc_f32");
     }
     op_.reset(op);

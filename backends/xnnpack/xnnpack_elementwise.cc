@@ -144,19 +144,19 @@ class BinaryKernel final : public OperatorKernel {
     Status status;
     switch (kind_) {
       case BinaryKind::kAdd:
-        status = Check(xnn_create_add_nd_f32(clamp.min, clamp.max, kYieldWorkers, &op),
+        status = Check(xnn_create_add_nd_f32(clamp.min, clamp.max, kCreateFlags, &op),
                        "xnn_create_add_nd_f32");
         break;
       case BinaryKind::kSub:
-        status = Check(xnn_create_subtract_nd_f32(clamp.min, clamp.max, kYieldWorkers, &op),
+        status = Check(xnn_create_subtract_nd_f32(clamp.min, clamp.max, kCreateFlags, &op),
                        "xnn_create_subtract_nd_f32");
         break;
       case BinaryKind::kMul:
-        status = Check(xnn_create_multiply_nd_f32(clamp.min, clamp.max, kYieldWorkers, &op),
+        status = Check(xnn_create_multiply_nd_f32(clamp.min, clamp.max, kCreateFlags, &op),
                        "xnn_create_multiply_nd_f32");
         break;
       case BinaryKind::kDiv:
-        status = Check(xnn_create_divide_nd_f32(clamp.min, clamp.max, kYieldWorkers, &op),
+        status = Check(xnn_create_divide_nd_f32(clamp.min, clamp.max, kCreateFlags, &op),
                        "xnn_create_divide_nd_f32");
         break;
       case BinaryKind::kMax:
@@ -231,46 +231,46 @@ class UnaryKernel final : public OperatorKernel {
     switch (s.kind) {
       case UnaryKind::kClamp:
         status =
-            Check(xnn_create_clamp_nc_f32(c, c, c, s.clamp.min, s.clamp.max, kYieldWorkers, &op),
+            Check(xnn_create_clamp_nc_f32(c, c, c, s.clamp.min, s.clamp.max, kCreateFlags, &op),
                   "xnn_create_clamp_nc_f32");
         break;
       case UnaryKind::kSigmoid:
-        status = Check(xnn_create_sigmoid_nc_f32(c, c, c, kYieldWorkers, &op),
+        status = Check(xnn_create_sigmoid_nc_f32(c, c, c, kCreateFlags, &op),
                        "xnn_create_sigmoid_nc_f32");
         break;
       case UnaryKind::kHardSwish:
-        status = Check(xnn_create_hardswish_nc_f32(c, c, c, kYieldWorkers, &op),
+        status = Check(xnn_create_hardswish_nc_f32(c, c, c, kCreateFlags, &op),
                        "xnn_create_hardswish_nc_f32");
         break;
       case UnaryKind::kLeakyRelu:
-        status = Check(xnn_create_leaky_relu_nc_f32(c, c, c, s.alpha, kYieldWorkers, &op),
+        status = Check(xnn_create_leaky_relu_nc_f32(c, c, c, s.alpha, kCreateFlags, &op),
                        "xnn_create_leaky_relu_nc_f32");
         break;
       case UnaryKind::kElu:
-        status = Check(xnn_create_elu_nc_f32(c, c, c, s.alpha, kYieldWorkers, &op),
+        status = Check(xnn_create_elu_nc_f32(c, c, c, s.alpha, kCreateFlags, &op),
                        "xnn_create_elu_nc_f32");
         break;
       case UnaryKind::kAbs:
-        status = Check(xnn_create_abs_nc_f32(c, c, c, kYieldWorkers, &op), "xnn_create_abs_nc_f32");
+        status = Check(xnn_create_abs_nc_f32(c, c, c, kCreateFlags, &op), "xnn_create_abs_nc_f32");
         break;
       case UnaryKind::kNeg:
-        status = Check(xnn_create_negate_nc_f32(c, c, c, kYieldWorkers, &op),
-                       "xnn_create_negate_nc_f32");
+        status =
+            Check(xnn_create_negate_nc_f32(c, c, c, kCreateFlags, &op), "xnn_create_negate_nc_f32");
         break;
       case UnaryKind::kSqrt:
-        status = Check(xnn_create_square_root_nc_f32(c, c, c, kYieldWorkers, &op),
+        status = Check(xnn_create_square_root_nc_f32(c, c, c, kCreateFlags, &op),
                        "xnn_create_square_root_nc_f32");
         break;
       case UnaryKind::kFloor:
         status =
-            Check(xnn_create_floor_nc_f32(c, c, c, kYieldWorkers, &op), "xnn_create_floor_nc_f32");
+            Check(xnn_create_floor_nc_f32(c, c, c, kCreateFlags, &op), "xnn_create_floor_nc_f32");
         break;
       case UnaryKind::kCeil:
-        status = Check(xnn_create_ceiling_nc_f32(c, c, c, kYieldWorkers, &op),
+        status = Check(xnn_create_ceiling_nc_f32(c, c, c, kCreateFlags, &op),
                        "xnn_create_ceiling_nc_f32");
         break;
       case UnaryKind::kRound:
-        status = Check(xnn_create_bankers_rounding_nc_f32(c, c, c, kYieldWorkers, &op),
+        status = Check(xnn_create_bankers_rounding_nc_f32(c, c, c, kCreateFlags, &op),
                        "xnn_create_bankers_rounding_nc_f32");
         break;
     }
@@ -334,7 +334,7 @@ class SoftmaxKernel final : public OperatorKernel {
     const size_t c = Sz(spec_.channels);
     xnn_operator_t op = nullptr;
     Status status =
-        Check(xnn_create_softmax_nc_f32(c, c, c, kYieldWorkers, &op), "xnn_create_softmax_nc_f32");
+        Check(xnn_create_softmax_nc_f32(c, c, c, kCreateFlags, &op), "xnn_create_softmax_nc_f32");
     op_.reset(op);
     return status;
   }

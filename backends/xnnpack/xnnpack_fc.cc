@@ -125,7 +125,7 @@ class FcKernel final : public OperatorKernel {
         Check(xnn_create_fully_connected_nc_f32(
                   Sz(spec_.k), Sz(spec_.n), Sz(spec_.k), Sz(spec_.n), weights.data(),
                   bias.empty() ? nullptr : bias.data(), clamp.min, clamp.max,
-                  kYieldWorkers | (spec_.w_is_nk ? 0u : XNN_FLAG_TRANSPOSE_WEIGHTS), &op),
+                  kCreateFlags | (spec_.w_is_nk ? 0u : XNN_FLAG_TRANSPOSE_WEIGHTS), &op),
               "xnn_create_fully_connected_nc_f32");
     op_.reset(op);
     return status;

@@ -87,19 +87,19 @@ class PoolKernel final : public OperatorKernel {
         status = Check(xnn_create_max_pooling2d_nhwc_f32(
                            U32(s.pad_top), U32(s.pad_right), U32(s.pad_bottom), U32(s.pad_left),
                            U32(s.kh), U32(s.kw), U32(s.sh), U32(s.sw), U32(s.dh), U32(s.dw),
-                           Sz(s.c), Sz(s.c), Sz(s.c), clamp.min, clamp.max, kYieldWorkers, &op),
+                           Sz(s.c), Sz(s.c), Sz(s.c), clamp.min, clamp.max, kCreateFlags, &op),
                        "xnn_create_max_pooling2d_nhwc_f32");
         break;
       case PoolKind::kAverage:
         status = Check(xnn_create_average_pooling2d_nhwc_f32(
                            U32(s.pad_top), U32(s.pad_right), U32(s.pad_bottom), U32(s.pad_left),
                            U32(s.kh), U32(s.kw), U32(s.sh), U32(s.sw), Sz(s.c), Sz(s.c), Sz(s.c),
-                           clamp.min, clamp.max, kYieldWorkers, &op),
+                           clamp.min, clamp.max, kCreateFlags, &op),
                        "xnn_create_average_pooling2d_nhwc_f32");
         break;
       case PoolKind::kGlobalAverage:
         status = Check(xnn_create_global_average_pooling_nwc_f32(
-                           Sz(s.c), Sz(s.c), Sz(s.c), clamp.min, clamp.max, kYieldWorkers, &op),
+                           Sz(s.c), Sz(s.c), Sz(s.c), clamp.min, clamp.max, kCreateFlags, &op),
                        "xnn_create_global_average_pooling_nwc_f32");
         break;
     }

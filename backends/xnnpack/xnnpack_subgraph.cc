@@ -81,7 +81,7 @@ class SubgraphKernel final : public Kernel {
     xnn_runtime_t runtime = nullptr;
     runtime_.reset();
     Status status =
-        Check(xnn_create_runtime_v2(subgraph_.get(), pool_.pool, kYieldWorkers, &runtime),
+        Check(xnn_create_runtime_v2(subgraph_.get(), pool_.pool, kCreateFlags, &runtime),
               "xnn_create_runtime_v2");
     runtime_.reset(runtime);
     return status;

@@ -14,10 +14,10 @@
 
 namespace collage::xnnpack {
 
-// Flags every operator and runtime is created with: after each run the pthreadpool workers
-// go to sleep instead of spinning, so that the next kernel — often another library's, on an
-// OpenMP pool — gets the cores (the threading policy, docs/architecture.md).
-inline constexpr uint32_t kYieldWorkers = XNN_FLAG_YIELD_WORKERS;
+// Flags every operator and runtime is created with: none. (XNN_FLAG_YIELD_WORKERS only
+// reaches the thread pool, whose workers here are the OpenMP team's: OpenMP's wait policy
+// decides when they sleep, src/runtime/threading.h.)
+inline constexpr uint32_t kCreateFlags = 0;
 
 // XNNPACK may read up to XNN_EXTRA_BYTES past the end of the arrays it is given. Buffers
 // this backend owns (constants passed at run time or as static tensors) are padded with it.
@@ -40,8 +40,9 @@ std::string LibraryVersion();
 // without any hand-off) and the execution context that owns it. One pool per context, made
 // on first use: every kernel of a session shares its session's pool, sessions with other
 // thread counts have their own, and nothing resizes a pool. A kernel keeps the handle, so the
-// pool is destroyed with the context's last kernel, never under a running one. pthreadpool
-// serialises concurrent parallelize calls on one pool.
+// pool is destroyed with the context's last kernel, never under a running one. The pool is
+// the thread count of an OpenMP team (openmp_pthreadpool.cc): each parallelize call runs on
+// a team of that size, so concurrent calls on one pool do not wait for each other.
 struct PoolHandle {
   pthreadpool_t pool = nullptr;
   std::shared_ptr<ExecutionContext> owner;

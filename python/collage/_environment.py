@@ -4,9 +4,10 @@ Imported first by __init__.py, before the extension module (and with it libgomp,
 OpenMP runtime) is loaded, so it may import neither the module nor numpy.
 
 OpenMP wait policy: libgomp reads OMP_WAIT_POLICY / GOMP_SPINCOUNT once, when it is
-loaded. Without a setting its idle threads spin for a long while after every parallel
-region, and a placement that hands work between OpenMP libraries and XNNPACK's thread pool
-then waits for a scheduler time slice at each hand-off (many times slower at 2 threads).
+loaded. Every library collage places runs on its one team, and how long an idle worker
+spins decides whether the team is still awake for the next small kernel (too short: 4x
+slower on NASNet-A at 2 threads) and how long it holds a core the engines' own pools
+(ONNX Runtime, OpenVINO) need at a hand-off (libgomp's default: ~3 ms).
 collage's executables re-execute themselves with GOMP_SPINCOUNT set
 (src/runtime/thread_policy_preinit.cc); a Python process cannot, so the package sets the
 same value in its own environment here, unless the user chose a wait setting. That works
@@ -25,7 +26,7 @@ import os
 import warnings
 
 # The value of kOpenMpSpinCount (src/runtime/threading.h); the tests check that they agree.
-OPENMP_SPIN_COUNT = "500"
+OPENMP_SPIN_COUNT = "20000"
 _WAIT_SETTINGS = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))

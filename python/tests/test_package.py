@@ -78,7 +78,7 @@ def test_the_warning_names_the_remedy(monkeypatch):
     monkeypatch.delenv("GOMP_SPINCOUNT", raising=False)
     monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
     monkeypatch.setattr(_environment, "_libgomp_loaded", lambda: True)
-    with pytest.warns(collage.OpenMpSettingTooLateWarning, match="GOMP_SPINCOUNT=500 in the environment"):
+    with pytest.warns(collage.OpenMpSettingTooLateWarning, match=f"GOMP_SPINCOUNT={_environment.OPENMP_SPIN_COUNT} in the environment"):
         _environment.set_openmp_wait_policy()
     assert os.environ["GOMP_SPINCOUNT"] == _environment.OPENMP_SPIN_COUNT
 

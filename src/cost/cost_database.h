@@ -5,7 +5,8 @@
 //
 // Key: device fingerprint, backend, backend version, signature (the rule and the group's
 // canonical signature, or a conversion's type and layouts — never weight values), threads,
-// and the measurement method (MeasureMethodKey: caches warm or scrubbed).
+// and the measurement method (MeasureMethodKey: caches warm or scrubbed, and the OpenMP
+// wait setting).
 #pragma once
 
 #include <memory>

@@ -13,6 +13,7 @@
 #include "runtime/executable.h"
 #include "runtime/kernel_runner.h"
 #include "runtime/layout_conversion.h"
+#include "runtime/threading.h"
 
 namespace collage {
 namespace {
@@ -52,8 +53,11 @@ Buffer ZeroedBuffer(size_t bytes) {
 }  // namespace
 
 std::string MeasureMethodKey(const MeasureSettings& settings) {
-  if (settings.scrub_bytes == 0) return "warm";
-  return fmt::format("scrub:{}MiB", (settings.scrub_bytes + (size_t{1} << 19)) >> 20);
+  const std::string caches =
+      settings.scrub_bytes == 0
+          ? "warm"
+          : fmt::format("scrub:{}MiB", (settings.scrub_bytes + (size_t{1} << 19)) >> 20);
+  return caches + "; " + OpenMpWaitSetting();
 }
 
 CostRecord TimeRepeatedly(const std::function<Status()>& run, const MeasureSettings& settings,

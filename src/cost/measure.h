@@ -26,8 +26,9 @@ struct MeasureSettings {
   size_t scrub_bytes = 0;
 };
 
-// The measurement method as the cost database keys it: "warm", or "scrub:<MiB>" — costs
-// measured one way are never reused for the other.
+// The measurement method as the cost database keys it: the caches ("warm", or
+// "scrub:<MiB>") and the OpenMP wait setting the libraries run under ("warm;
+// GOMP_SPINCOUNT=20000") — costs measured one way are never reused for another.
 std::string MeasureMethodKey(const MeasureSettings& settings);
 
 // Runs `run` settings.warmup_runs times, then times it; median and p90 in the record, which

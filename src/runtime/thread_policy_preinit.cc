@@ -2,10 +2,10 @@
 // must find it in the environment the process started with.
 //
 // libgomp parses OMP_WAIT_POLICY / GOMP_SPINCOUNT once, in its ELF constructor, before
-// main(). Without the setting its workers spin 300k iterations after every parallel region,
-// and in a plan that alternates OpenMP libraries with XNNPACK's pthreadpool on 2 cores each
-// hand-off waits for a scheduler time slice (NAS-RNN's op-level plan at 2 threads: 560 ms
-// instead of 17 ms). Setting the variable from inside the process cannot work: a setenv in
+// main(). Without the setting its workers spin 300k iterations (~3 ms) after every parallel
+// region, holding a core that an engine's own pool needs when a plan hands work to it; too
+// short a spin puts the team to sleep between small kernels (threading.h has the figures).
+// Setting the variable from inside the process cannot work: a setenv in
 // main() comes after the constructor, and at .preinit_array time (before every library's
 // constructor) libc has not set up `environ` yet and resets it afterwards. So when the user
 // chose no wait setting, the process re-executes itself, once, with the policy's setting
@@ -14,7 +14,8 @@
 //
 // Linked into every collage executable (the CLI, the tests, the benches), never into the
 // library: .preinit_array is only honoured in executables. A program embedding the library
-// sets GOMP_SPINCOUNT=500 in its environment itself (docs/architecture.md, "Threads").
+// sets GOMP_SPINCOUNT (kOpenMpSpinCount) in its environment itself (docs/architecture.md,
+// "Threads").
 #include <unistd.h>
 
 #include <cstdlib>

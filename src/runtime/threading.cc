@@ -3,7 +3,19 @@
 #include <omp.h>
 #include <sched.h>
 
+#include <cstdlib>
+
 namespace collage {
+
+std::string OpenMpWaitSetting() {
+  // The spin count overrides the policy when both are set (libgomp's rule).
+  for (const char* name : {"GOMP_SPINCOUNT", "OMP_WAIT_POLICY"}) {
+    if (const char* value = std::getenv(name); value != nullptr) {
+      return std::string(name) + "=" + value;
+    }
+  }
+  return "libgomp default";
+}
 
 int ResolveThreadCount(int requested) {
   if (requested > 0) return requested;

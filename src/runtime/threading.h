@@ -1,6 +1,6 @@
 // The threading policy: one thread count for every library a session uses (our OpenMP
-// kernels, oneDNN and OpenBLAS through the shared OpenMP runtime, Eigen, XNNPACK's
-// pthreadpool), per session, so that sessions with different counts run side by side; and
+// kernels, oneDNN, OpenBLAS, Eigen, MKL and XNNPACK, all on the shared OpenMP runtime), per
+// session, so that sessions with different counts run side by side; and
 // wait settings that keep one library's idle workers from slowing the next library down
 // when kernels of different libraries alternate. Measured by bench/thread_policy_bench.cc;
 // the reasoning is in docs/architecture.md.
@@ -8,27 +8,32 @@
 
 #include <cstring>
 #include <initializer_list>
+#include <string>
 
 namespace collage {
 
-// How long an idle OpenMP worker spins before it blocks (GOMP_SPINCOUNT, in pause
-// iterations: 500 is roughly 10-25 microseconds, estimated from the pause instruction's
-// latency, not measured), unless the user set GOMP_SPINCOUNT or
-// OMP_WAIT_POLICY. A trade between two costs, both measured on whole plans at 2 threads
-// (`collage bench --threads 2`, two runs each):
-// - a worker still spinning when XNNPACK's pthreadpool runs next holds the core its worker
-//   needs: NAS-RNN's op-level plan (oneDNN, XNNPACK and Eigen alternating ~180 times per
-//   run) takes 560 ms at libgomp's default (300k), 71 at 10k, 27 at 2k, 17-19 at 500 and
-//   13-14 ms with OMP_WAIT_POLICY=PASSIVE (no spin);
-// - a worker that already blocked must be woken for the next region of the same library:
-//   NASNet-A on oneDNN alone 24-29 ms at the default, 26-27 at 500, 34-39 ms PASSIVE;
-//   NAS-RNN on oneDNN alone 11-12 ms at the default and at 500, 15-19 ms PASSIVE.
-// 500 keeps nearly all of the spin's gain within a library and most of PASSIVE's gain
-// across libraries; the searches route around what remains (whole plans are measured).
-// XNNPACK's own workers yield after each run (XNN_FLAG_YIELD_WORKERS). libgomp reads this
-// before main(): executables put it into effect by linking collage_thread_policy_preinit
-// (thread_policy_preinit.cc).
-inline constexpr const char kOpenMpSpinCount[] = "500";
+// How long an idle OpenMP worker spins before it blocks (GOMP_SPINCOUNT, in iterations of
+// libgomp's wait loop: one pause instruction takes ~11 ns on the 2-vCPU Xeon the figures
+// below come from, so 20000 is ~0.2 ms), unless the user set GOMP_SPINCOUNT or
+// OMP_WAIT_POLICY. Every library collage places runs on the one OpenMP team — XNNPACK too,
+// through the pthreadpool API implemented on it (backends/xnnpack/openmp_pthreadpool.cc) —
+// so a spinning worker holds no core that another pool's worker needs, and the spin only
+// decides whether the team is still awake for the next parallel region. Measured at 2
+// threads (`collage bench --threads 2`, 4 interleaved rounds, medians, 2026-12-02):
+// - NASNet-A on oneDNN alone: 41.1 ms at 500, 10.7 at 5k, 10.8 at 20k, 10.4 ms at 200k;
+//   BERT-base on oneDNN: 101 / 89.7 / 88.4 / 88.2 ms; a worker that blocked after each of
+//   many small primitives must be woken for the next (tens of µs on this VM);
+// - MobileNetV2 on XNNPACK alone: 4.11 ms at 2k, 3.95 at 20k, 3.94 at 200k; NAS-RNN's
+//   op-level plan (XNNPACK, Eigen, native alternating ~190 times per run) and ResNet-50 on
+//   oneDNN: equal from 2k to 200k within the rounds' spread (±5%).
+// From 2k upwards the differences are within the noise; 20000 keeps the measured gain while
+// bounding what a spinning worker costs the engines, whose pools are their own (ONNX
+// Runtime's, OpenVINO's TBB arena): at most ~0.2 ms of one core per hand-off, which the
+// library-switch probe measures and the search prices. (Before XNNPACK shared the team, its
+// pthreadpool workers competed with spinning OpenMP workers and the policy was 500.)
+// libgomp reads this before main(): executables put it into effect by linking
+// collage_thread_policy_preinit (thread_policy_preinit.cc).
+inline constexpr const char kOpenMpSpinCount[] = "20000";
 
 // Whether an environment entry ("NAME=value") is an OpenMP wait setting: OMP_WAIT_POLICY or
 // GOMP_SPINCOUNT, which libgomp treats as one setting (the spin count overrides the policy's).
@@ -38,6 +43,11 @@ inline bool IsOpenMpWaitSetting(const char* entry) {
   }
   return false;
 }
+
+// The OpenMP wait setting this process's libraries run under, as libgomp read it at start:
+// "GOMP_SPINCOUNT=20000", "OMP_WAIT_POLICY=passive", or "libgomp default". Part of the cost
+// database's key: at 2 threads the same kernel measures up to 4x apart under two settings.
+std::string OpenMpWaitSetting();
 
 // 0 → one thread per core the process may use.
 int ResolveThreadCount(int requested);

@@ -1,17 +1,20 @@
 // Measuring candidates: a real library kernel gives a valid cost with its layouts; a
 // candidate that does not compile, fails, throws or computes the wrong answer is recorded
 // invalid with the reason, and the measurement itself never fails.
+#include "cost/measure.h"
+
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <random>
 
 #include "broken_backends.h"
 #include "cost/cache_scrub.h"
 #include "cost/group_signature.h"
-#include "cost/measure.h"
+#include "cost/search_candidate.h"
 #include "ops/graph_builder.h"
 #include "runtime/kernel_runner.h"
-#include "cost/search_candidate.h"
+#include "runtime/threading.h"
 
 namespace collage {
 
@@ -169,9 +172,27 @@ TEST(MeasureTest, AScrubbedMeasurementReadsTheInputsBackBeforeEveryRun) {
 
 TEST(MeasureTest, TheMethodIsPartOfTheCostKey) {
   MeasureSettings settings;
-  EXPECT_EQ(MeasureMethodKey(settings), "warm");
+  const std::string wait = OpenMpWaitSetting();
+  EXPECT_EQ(MeasureMethodKey(settings), "warm; " + wait);
   settings.scrub_bytes = size_t{64} << 20;
-  EXPECT_EQ(MeasureMethodKey(settings), "scrub:64MiB");
+  EXPECT_EQ(MeasureMethodKey(settings), "scrub:64MiB; " + wait);
+}
+
+TEST(MeasureTest, TheOpenMpWaitSettingIsPartOfTheMethod) {
+  // The test binaries run under the policy's setting (the re-execution at start-up) unless
+  // the environment chose one.
+  const char* spin = std::getenv("GOMP_SPINCOUNT");
+  const std::string saved = spin != nullptr ? spin : "";
+  ASSERT_EQ(setenv("GOMP_SPINCOUNT", "123", 1), 0);
+  EXPECT_EQ(MeasureMethodKey(MeasureSettings{}), "warm; GOMP_SPINCOUNT=123");
+  ASSERT_EQ(unsetenv("GOMP_SPINCOUNT"), 0);
+  const char* policy = std::getenv("OMP_WAIT_POLICY");
+  EXPECT_EQ(
+      MeasureMethodKey(MeasureSettings{}),
+      policy != nullptr ? std::string("warm; OMP_WAIT_POLICY=") + policy : "warm; libgomp default");
+  if (spin != nullptr) {
+    ASSERT_EQ(setenv("GOMP_SPINCOUNT", saved.c_str(), 1), 0);
+  }
 }
 
 TEST(MeasureTest, TheRunFootprintIsTheConstantsAndThePeakOfLiveValues) {

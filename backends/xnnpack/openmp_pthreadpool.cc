@@ -1,0 +1,457 @@
+// pthreadpool's C API (the interface XNNPACK is written against) implemented on the OpenMP
+// team that every other library collage places already shares: native kernels, oneDNN,
+// OpenBLAS, Eigen and MKL. With one pool there is no hand-off between pools: XNNPACK's work
+// runs on the same worker threads as the kernel before and after it, and an idle OpenMP
+// worker that spins for the next region holds no core another pool's worker needs. That
+// contention is what forced the short OpenMP spin of the threading policy
+// (src/runtime/threading.h), which in turn made oneDNN's many-small-primitive models slow at
+// 2 threads (workers asleep between primitives).
+//
+// These definitions take the place of Debian's libpthreadpool, which libXNNPACK.so still
+// names as a dependency: the dynamic linker binds XNNPACK's pthreadpool_* references to the
+// first definition in lookup order, and a program linking this object (an executable, or the
+// Python module, first in its own lookup scope) comes before the libraries it loads. Every
+// function of the API is defined here, so that no call reaches Debian's library with a pool
+// object it did not create; the unit test checks that each symbol resolves here.
+//
+// Semantics kept from pthreadpool: the caller takes part in the work; a task is called once
+// per item or tile, tiles clipped at the range's end; PTHREADPOOL_FLAG_DISABLE_DENORMALS
+// flushes denormals in every participating thread for the call and restores the caller's
+// mode after. PTHREADPOOL_FLAG_YIELD_WORKERS has no counterpart: OpenMP's wait policy
+// decides how long a worker spins. Concurrent calls on one pool each run their own team
+// (pthreadpool serialises them; OpenMP needs no lock).
+#include <omp.h>
+#include <pthreadpool.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <new>
+#include <utility>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
+
+struct pthreadpool {
+  size_t threads;
+};
+
+namespace {
+
+// A grid of up to six dimensions, some of them tiled (tile 1 otherwise); items are tiles,
+// numbered row-major, the last dimension fastest, as pthreadpool orders them.
+constexpr int kMaxRank = 6;
+struct TileGrid {
+  int rank = 0;
+  std::array<size_t, kMaxRank> range{};
+  std::array<size_t, kMaxRank> tile{};
+  std::array<size_t, kMaxRank> tiles{};  // tiles per dimension
+  size_t items = 1;
+};
+
+TileGrid MakeGrid(std::initializer_list<std::pair<size_t, size_t>> dims) {
+  TileGrid grid;
+  for (const auto& [range, tile] : dims) {
+    const size_t step = std::max<size_t>(tile, 1);
+    grid.range[grid.rank] = range;
+    grid.tile[grid.rank] = step;
+    grid.tiles[grid.rank] = (range + step - 1) / step;
+    grid.items *= grid.tiles[grid.rank];
+    ++grid.rank;
+  }
+  return grid;
+}
+
+// Where one tile starts and how large it is, per dimension.
+struct TilePosition {
+  std::array<size_t, kMaxRank> index{};
+  std::array<size_t, kMaxRank> start{};
+  std::array<size_t, kMaxRank> size{};
+};
+
+void Place(const TileGrid& grid, size_t item, TilePosition& at) {
+  for (int d = grid.rank - 1; d >= 0; --d) {
+    at.index[d] = item % grid.tiles[d];
+    item /= grid.tiles[d];
+  }
+  for (int d = 0; d < grid.rank; ++d) {
+    at.start[d] = at.index[d] * grid.tile[d];
+    at.size[d] = std::min(grid.tile[d], grid.range[d] - at.start[d]);
+  }
+}
+
+// Steps to the next tile without dividing (the common case: only the last dimension moves).
+void Advance(const TileGrid& grid, TilePosition& at) {
+  for (int d = grid.rank - 1; d >= 0; --d) {
+    if (++at.index[d] < grid.tiles[d]) {
+      at.start[d] = at.index[d] * grid.tile[d];
+      at.size[d] = std::min(grid.tile[d], grid.range[d] - at.start[d]);
+      return;
+    }
+    at.index[d] = 0;
+    at.start[d] = 0;
+    at.size[d] = std::min(grid.tile[d], grid.range[d]);
+  }
+}
+
+// FTZ and DAZ for the scope when asked, the thread's previous mode restored after.
+class DenormalsFlushed {
+ public:
+  explicit DenormalsFlushed(uint32_t flags) {
+#if defined(__x86_64__) || defined(__i386__)
+    if ((flags & PTHREADPOOL_FLAG_DISABLE_DENORMALS) != 0) {
+      saved_ = _mm_getcsr();
+      _mm_setcsr(saved_ | kFlushZero | kDenormalsAreZero);
+      active_ = true;
+    }
+#else
+    (void)flags;
+#endif
+  }
+  ~DenormalsFlushed() {
+#if defined(__x86_64__) || defined(__i386__)
+    if (active_) _mm_setcsr(saved_);
+#endif
+  }
+  DenormalsFlushed(const DenormalsFlushed&) = delete;
+  DenormalsFlushed& operator=(const DenormalsFlushed&) = delete;
+
+ private:
+  static constexpr unsigned kFlushZero = 0x8000;
+  static constexpr unsigned kDenormalsAreZero = 0x0040;
+  unsigned saved_ = 0;
+  bool active_ = false;
+};
+
+size_t ThreadsOf(pthreadpool_t pool) { return pool == nullptr ? 1 : pool->threads; }
+
+// Calls `task(position)` once per tile. The tiles are cut into a few chunks per thread,
+// handed out dynamically: a worker the scheduler delays (2 vCPUs shared with other
+// processes) costs one chunk, not its whole share; within a chunk consecutive tiles stay on
+// one thread, as pthreadpool's contiguous ranges do.
+template <typename Task>
+void RunGrid(pthreadpool_t pool, uint32_t flags, const TileGrid& grid, const Task& task) {
+  if (grid.items == 0) return;
+  const size_t threads = std::min(ThreadsOf(pool), grid.items);
+  const auto run_items = [&](size_t begin, size_t end) {
+    TilePosition at;
+    Place(grid, begin, at);
+    for (size_t item = begin; item < end; ++item) {
+      task(at);
+      if (item + 1 < end) Advance(grid, at);
+    }
+  };
+  if (threads <= 1) {
+    DenormalsFlushed flushed(flags);
+    run_items(0, grid.items);
+    return;
+  }
+  constexpr size_t kChunksPerThread = 4;
+  const size_t chunks = std::min(grid.items, threads * kChunksPerThread);
+#pragma omp parallel num_threads(static_cast <int>(threads))
+  {
+    DenormalsFlushed flushed(flags);
+#pragma omp for schedule(dynamic, 1)
+    for (size_t chunk = 0; chunk < chunks; ++chunk) {
+      run_items(grid.items * chunk / chunks, grid.items * (chunk + 1) / chunks);
+    }
+  }
+}
+
+size_t ProcessCpuCount() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) {
+    return static_cast<size_t>(CPU_COUNT(&set));
+  }
+  return static_cast<size_t>(std::max(1, omp_get_num_procs()));
+}
+
+}  // namespace
+
+#define COLLAGE_PTHREADPOOL_API extern "C" __attribute__((visibility("default")))
+
+COLLAGE_PTHREADPOOL_API pthreadpool_t pthreadpool_create(size_t threads_count) {
+  return new (std::nothrow) pthreadpool{threads_count == 0 ? ProcessCpuCount() : threads_count};
+}
+
+COLLAGE_PTHREADPOOL_API void pthreadpool_destroy(pthreadpool_t threadpool) { delete threadpool; }
+
+COLLAGE_PTHREADPOOL_API size_t pthreadpool_get_threads_count(pthreadpool_t threadpool) {
+  return ThreadsOf(threadpool);
+}
+
+COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_1d(pthreadpool_t pool,
+                                                        pthreadpool_task_1d_t function,
+                                                        void* context, size_t range,
+                                                        uint32_t flags) {
+  RunGrid(pool, flags, MakeGrid({{range, 1}}),
+          [&](const TilePosition& at) { function(context, at.start[0]); });
+}
+
+COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_1d_with_uarch(
+    pthreadpool_t pool, pthreadpool_task_1d_with_id_t function, void* context,
+    uint32_t default_uarch_index, uint32_t /*max_uarch_index*/, size_t range, uint32_t flags) {
+  // One microarchitecture on these machines: every thread reports the default.
+  RunGrid(pool, flags, MakeGrid({{range, 1}}),
+          [&](const TilePosition& at) { function(context, default_uarch_index, at.start[0]); });
+}
+
+COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_1d_tile_1d(
+    pthreadpool_t pool, pthreadpool_task_1d_tile_1d_t function, void* context, size_t range,
+    size_t tile, uint32_t flags) {
+  RunGrid(pool, flags, MakeGrid({{range, tile}}),
+          [&](const TilePosition& at) { function(context, at.start[0], at.size[0]); });
+}
+
+COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_2d(pthreadpool_t pool,
+                                                        pthreadpool_task_2d_t function,
+                                                        void* context, size_t range_i,
+                                                        size_t range_j, uint32_t flags) {
+  RunGrid(pool, flags, MakeGrid({{range_i, 1}, {range_j, 1}}),
+          [&](const TilePosition& at) { function(context, at.start[0], at.start[1]); });
+}
+
+COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_2d_tile_1d(
+    pthreadpool_t pool, pthreadpool_task_2d_tile_1d_t function, void* context, size_t range_i,
+    size_t range_j, size_t tile_j, uint32_t flags) {
+  RunGrid(pool, flags, MakeGrid({{range_i, 1}, {range_j, tile_j}}),
+          [&](const TilePosition& at) { function(context, at.start[0], at.start[1], at.size[1]); });
+}
+
+COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_2d_tile_2d(
+    pthreadpool_t pool, pthreadpool_task_2d_tile_2d_t function, void* context, size_t range_i,
+    size_t range_j, size_t tile_i, size_t tile_j, uint32_t flags) {
+  RunGrid(pool, flags, MakeGrid({{range_i, tile_i}, {range_j, tile_j}}),
+          [&](const TilePosition& at) {
+            function(context, at.start[0], at.start[1], at.size[0], at.size[1]);
+          });
+}
+
+COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_2d_tile_2d_with_uarch(
+    pthreadpool_t pool, pthreadpool_task_2d_tile_2d_with_id_t function, void* context,
+    uint32_t default_uarch_index, uint32_t /*max_uarch_index*/, size_t range_i, size_t range_j,
+    size_t tile_i, size_t tile_j, uint32_t flags) {
+  RunGrid(
+      pool, flags, MakeGrid({{range_i, tile_i}, {range_j, tile_j}}), [&](const TilePosition& at) {
+        function(context, default_uarch_index, at.start[0], at.start[1], at.size[0], at.size[1]);
+      });
+}
+
+COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_3d(pthreadpool_t pool,
+                                                        pthreadpool_task_3d_t function,
+                                                        void* context, size_t range_i,
+                                                        size_t range_j, size_t range_k,
+                                                        uint32_t flags) {
+  RunGrid(
+      pool, flags, MakeGrid({{range_i, 1}, {range_j, 1}, {range_k, 1}}),
+      [&](const TilePosition& at) { function(context, at.start[0], at.start[1], at.start[2]); });
+}
+
+COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_3d_tile_1d(
+    pthreadpool_t pool, pthreadpool_task_3d_tile_1d_t function, void* context, size_t range_i,
+    size_t range_j, size_t range_k, size_t tile_k, uint32_t flags) {
+  RunGrid(pool, flags, MakeGrid({{range_i, 1}, {range_j, 1}, {range_k, tile_k}}),
+          [&](const TilePosition& at) {
+            function(context, at.start[0], at.start[1], at.start[2], at.size[2]);
+          });
+}
+
+COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_3d_tile_2d(
+    pthreadpool_t pool, pthreadpool_task_3d_tile_2d_t function, void* context, size_t range_i,
+    size_t range_j, size_t range_k, size_t tile_j, size_t tile_k, uint32_t flags) {
+  RunGrid(pool, flags, MakeGrid({{range_i, 1}, {range_j, tile_j}, {range_k, tile_k}}),
+          [&](const TilePosition& at) {
+            function(context, at.start[0], at.start[1], at.start[2], at.size[1], at.size[2]);
+          });
+}
+
+COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_3d_tile_2d_with_uarch(
+    pthreadpool_t pool, pthreadpool_task_3d_tile_2d_with_id_t function, void* context,
+    uint32_t default_uarch_index, uint32_t /*max_uarch_index*/, size_t range_i, size_t range_j,
+    size_t range_k, size_t tile_j, size_t tile_k, uint32_t flags) {
+  RunGrid(pool, flags, MakeGrid({{range_i, 1}, {range_j, tile_j}, {range_k, tile_k}}),
+          [&](const TilePosition& at) {
+            function(context, default_uarch_index, at.start[0], at.start[1], at.start[2],
+                     at.size[1], at.size[2]);
+          });
+}
+
+COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_4d(pthreadpool_t pool,
+                                                        pthreadpool_task_4d_t function,
+                                                        void* context, size_t range_i,
+                                                        size_t range_j, size_t range_k,
+                                                        size_t range_l, uint32_t flags) {
+  RunGrid(pool, flags, MakeGrid({{range_i, 1}, {range_j, 1}, {range_k, 1}, {range_l, 1}}),
+          [&](const TilePosition& at) {
+            function(context, at.start[0], at.start[1], at.start[2], at.start[3]);
+          });
+}
+
+COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_4d_tile_1d(
+    pthreadpool_t pool, pthreadpool_task_4d_tile_1d_t function, void* context, size_t range_i,
+    size_t range_j, size_t range_k, size_t range_l, size_t tile_l, uint32_t flags) {
+  RunGrid(pool, flags, MakeGrid({{range_i, 1}, {range_j, 1}, {range_k, 1}, {range_l, tile_l}}),
+          [&](const TilePosition& at) {
+            function(context, at.start[0], at.start[1], at.start[2], at.start[3], at.size[3]);
+          });
+}
+
+COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_4d_tile_2d(
+    pthreadpool_t pool, pthreadpool_task_4d_tile_2d_t function, void* context, size_t range_i,
+    size_t range_j, size_t range_k, size_t range_l, size_t tile_k, size_t tile_l, uint32_t flags) {
+  RunGrid(pool, flags, MakeGrid({{range_i, 1}, {range_j, 1}, {range_k, tile_k}, {range_l, tile_l}}),
+          [&](const TilePosition& at) {
+            function(context, at.start[0], at.start[1], at.start[2], at.start[3], at.size[2],
+                     at.size[3]);
+          });
+}
+
+COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_4d_tile_2d_with_uarch(
+    pthreadpool_t pool, pthreadpool_task_4d_tile_2d_with_id_t function, void* context,
+    uint32_t default_uarch_index, uint32_t /*max_uarch_index*/, size_t range_i, size_t range_j,
+    size_t range_k, size_t range_l, size_t tile_k, size_t tile_l, uint32_t flags) {
+  RunGrid(pool, flags, MakeGrid({{range_i, 1}, {range_j, 1}, {range_k, tile_k}, {range_l, tile_l}}),
+          [&](const TilePosition& at) {
+            function(context, default_uarch_index, at.start[0], at.start[1], at.start[2],
+                     at.start[3], at.size[2], at.size[3]);
+          });
+}
+
+COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_5d(
+    pthreadpool_t pool, pthreadpool_task_5d_t function, void* context, size_t range_i,
+    size_t range_j, size_t range_k, size_t range_l, size_t range_m, uint32_t flags) {
+  RunGrid(pool, flags,
+          MakeGrid({{range_i, 1}, {range_j, 1}, {range_k, 1}, {range_l, 1}, {range_m, 1}}),
+          [&](const TilePosition& at) {
+            function(context, at.start[0], at.start[1], at.start[2], at.start[3], at.start[4]);
+          });
+}
+
+COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_5d_tile_1d(
+    pthreadpool_t pool, pthreadpool_task_5d_tile_1d_t function, void* context, size_t range_i,
+    size_t range_j, size_t range_k, size_t range_l, size_t range_m, size_t tile_m, uint32_t flags) {
+  RunGrid(pool, flags,
+          MakeGrid({{range_i, 1}, {range_j, 1}, {range_k, 1}, {range_l, 1}, {range_m, tile_m}}),
+          [&](const TilePosition& at) {
+            function(context, at.start[0], at.start[1], at.start[2], at.start[3], at.start[4],
+                     at.size[4]);
+          });
+}
+
+COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_5d_tile_2d(
+    pthreadpool_t pool, pthreadpool_task_5d_tile_2d_t function, void* context, size_t range_i,
+    size_t range_j, size_t range_k, size_t range_l, size_t range_m, size_t tile_l, size_t tile_m,
+    uint32_t flags) {
+  RunGrid(
+      pool, flags,
+      MakeGrid({{range_i, 1}, {range_j, 1}, {range_k, 1}, {range_l, tile_l}, {range_m, tile_m}}),
+      [&](const TilePosition& at) {
+        function(context, at.start[0], at.start[1], at.start[2], at.start[3], at.start[4],
+                 at.size[3], at.size[4]);
+      });
+}
+
+COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_6d(pthreadpool_t pool,
+                                                        pthreadpool_task_6d_t function,
+                                                        void* context, size_t range_i,
+                                                        size_t range_j, size_t range_k,
+                                                        size_t range_l, size_t range_m,
+                                                        size_t range_n, uint32_t flags) {
+  RunGrid(pool, flags,
+          MakeGrid(
+              {{range_i, 1}, {range_j, 1}, {range_k, 1}, {range_l, 1}, {range_m, 1}, {range_n, 1}}),
+          [&](const TilePosition& at) {
+            function(context, at.start[0], at.start[1], at.start[2], at.start[3], at.start[4],
+                     at.start[5]);
+          });
+}
+
+COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_6d_tile_1d(
+    pthreadpool_t pool, pthreadpool_task_6d_tile_1d_t function, void* context, size_t range_i,
+    size_t range_j, size_t range_k, size_t range_l, size_t range_m, size_t range_n, size_t tile_n,
+    uint32_t flags) {
+  RunGrid(pool, flags,
+          MakeGrid({{range_i, 1},
+                    {range_j, 1},
+                    {range_k, 1},
+                    {range_l, 1},
+                    {range_m, 1},
+                    {range_n, tile_n}}),
+          [&](const TilePosition& at) {
+            function(context, at.start[0], at.start[1], at.start[2], at.start[3], at.start[4],
+                     at.start[5], at.size[5]);
+          });
+}
+
+COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_6d_tile_2d(
+    pthreadpool_t pool, pthreadpool_task_6d_tile_2d_t function, void* context, size_t range_i,
+    size_t range_j, size_t range_k, size_t range_l, size_t range_m, size_t range_n, size_t tile_m,
+    size_t tile_n, uint32_t flags) {
+  RunGrid(pool, flags,
+          MakeGrid({{range_i, 1},
+                    {range_j, 1},
+                    {range_k, 1},
+                    {range_l, 1},
+                    {range_m, tile_m},
+                    {range_n, tile_n}}),
+          [&](const TilePosition& at) {
+            function(context, at.start[0], at.start[1], at.start[2], at.start[3], at.start[4],
+                     at.start[5], at.size[4], at.size[5]);
+          });
+}
+
+// The legacy API (NNPACK's): tiled calls receive start indices and tile sizes, no flags.
+COLLAGE_PTHREADPOOL_API void pthreadpool_compute_1d(pthreadpool_t pool,
+                                                    pthreadpool_function_1d_t function,
+                                                    void* argument, size_t range) {
+  pthreadpool_parallelize_1d(pool, function, argument, range, 0);
+}
+
+COLLAGE_PTHREADPOOL_API void pthreadpool_compute_1d_tiled(pthreadpool_t pool,
+                                                          pthreadpool_function_1d_tiled_t function,
+                                                          void* argument, size_t range,
+                                                          size_t tile) {
+  pthreadpool_parallelize_1d_tile_1d(pool, function, argument, range, tile, 0);
+}
+
+COLLAGE_PTHREADPOOL_API void pthreadpool_compute_2d(pthreadpool_t pool,
+                                                    pthreadpool_function_2d_t function,
+                                                    void* argument, size_t range_i,
+                                                    size_t range_j) {
+  pthreadpool_parallelize_2d(pool, function, argument, range_i, range_j, 0);
+}
+
+COLLAGE_PTHREADPOOL_API void pthreadpool_compute_2d_tiled(pthreadpool_t pool,
+                                                          pthreadpool_function_2d_tiled_t function,
+                                                          void* argument, size_t range_i,
+                                                          size_t range_j, size_t tile_i,
+                                                          size_t tile_j) {
+  pthreadpool_parallelize_2d_tile_2d(pool, function, argument, range_i, range_j, tile_i, tile_j, 0);
+}
+
+COLLAGE_PTHREADPOOL_API void pthreadpool_compute_3d_tiled(
+    pthreadpool_t pool, pthreadpool_function_3d_tiled_t function, void* argument, size_t range_i,
+    size_t range_j, size_t range_k, size_t tile_i, size_t tile_j, size_t tile_k) {
+  RunGrid(pool, 0, MakeGrid({{range_i, tile_i}, {range_j, tile_j}, {range_k, tile_k}}),
+          [&](const TilePosition& at) {
+            function(argument, at.start[0], at.start[1], at.start[2], at.size[0], at.size[1],
+                     at.size[2]);
+          });
+}
+
+COLLAGE_PTHREADPOOL_API void pthreadpool_compute_4d_tiled(
+    pthreadpool_t pool, pthreadpool_function_4d_tiled_t function, void* argument, size_t range_i,
+    size_t range_j, size_t range_k, size_t range_l, size_t tile_i, size_t tile_j, size_t tile_k,
+    size_t tile_l) {
+  RunGrid(pool, 0,
+          MakeGrid({{range_i, tile_i}, {range_j, tile_j}, {range_k, tile_k}, {range_l, tile_l}}),
+          [&](const TilePosition& at) {
+            function(argument, at.start[0], at.start[1], at.start[2], at.start[3], at.size[0],
+                     at.size[1], at.size[2], at.size[3]);
+          });
+}
