@@ -24,7 +24,7 @@ namespace collage {
 //   BERT-base on oneDNN: 101 / 89.7 / 88.4 / 88.2 ms; a worker that blocked after each of
 //   many small primitives must be woken for the next (tens of µs on this VM);
 // - MobileNetV2 on XNNPACK alone: 4.11 ms at 2k, 3.95 at 20k, 3.94 at 200k; NAS-RNN's
-//   op-level plan (XNNPACK, Eigen, native alternating ~190 times per run) and ResNet-50 on
+//   op-level plan (192 groups on XNNPACK, Eigen and native kernels) and ResNet-50 on
 //   oneDNN: equal from 2k to 200k within the rounds' spread (±5%).
 // From 2k upwards the differences are within the noise; 20000 keeps the measured gain while
 // bounding what a spinning worker costs the engines, whose pools are their own (ONNX
