@@ -2,7 +2,7 @@
 // libraries (oneDNN conv, OpenBLAS / Eigen / XNNPACK GEMM on ResNet- and BERT-sized shapes)
 // timed each alone, then interleaved round-robin as a placed graph runs them, under several
 // OpenMP configurations. Idle workers of one library (OpenMP threads spinning after oneDNN's
-// conv, XNNPACK's pthreadpool, ...) can steal the cores from the next library's kernel; the
+// conv, ...) can steal the cores from the next library's kernel; the
 // ratio interleaved/alone shows how much.
 //
 // OpenMP reads its environment once, when its runtime starts, so every configuration runs in

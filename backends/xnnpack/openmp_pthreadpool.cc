@@ -44,9 +44,9 @@ namespace {
 
 // A grid of up to six dimensions, some of them tiled (tile 1 otherwise); items are tiles,
 // numbered row-major, the last dimension fastest, as pthreadpool orders them.
-constexpr int kMaxRank = 6;
+constexpr size_t kMaxRank = 6;
 struct TileGrid {
-  int rank = 0;
+  size_t rank = 0;
   std::array<size_t, kMaxRank> range{};
   std::array<size_t, kMaxRank> tile{};
   std::array<size_t, kMaxRank> tiles{};  // tiles per dimension
@@ -74,11 +74,11 @@ struct TilePosition {
 };
 
 void Place(const TileGrid& grid, size_t item, TilePosition& at) {
-  for (int d = grid.rank - 1; d >= 0; --d) {
+  for (size_t d = grid.rank; d-- > 0;) {
     at.index[d] = item % grid.tiles[d];
     item /= grid.tiles[d];
   }
-  for (int d = 0; d < grid.rank; ++d) {
+  for (size_t d = 0; d < grid.rank; ++d) {
     at.start[d] = at.index[d] * grid.tile[d];
     at.size[d] = std::min(grid.tile[d], grid.range[d] - at.start[d]);
   }
@@ -86,7 +86,7 @@ void Place(const TileGrid& grid, size_t item, TilePosition& at) {
 
 // Steps to the next tile without dividing (the common case: only the last dimension moves).
 void Advance(const TileGrid& grid, TilePosition& at) {
-  for (int d = grid.rank - 1; d >= 0; --d) {
+  for (size_t d = grid.rank; d-- > 0;) {
     if (++at.index[d] < grid.tiles[d]) {
       at.start[d] = at.index[d] * grid.tile[d];
       at.size[d] = std::min(grid.tile[d], grid.range[d] - at.start[d]);

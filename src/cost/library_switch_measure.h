@@ -1,9 +1,10 @@
 // Measuring what switching libraries between two groups costs: the time a kernel of one
 // backend loses when it runs right after a kernel of another backend, compared with running
 // after another kernel of its own. At several threads one library's workers wind down while
-// the next one's wake (OpenMP, XNNPACK's pthreadpool); at any count the next library's code,
-// tables and buffers have been pushed out of the caches by the other's. The op-level search
-// adds it to every edge between groups of different backends.
+// the next one's wake (OpenMP and an engine's own pool; XNNPACK shares the OpenMP team); at
+// any count the next library's code, tables and buffers have been pushed out of the caches
+// by the other's. The op-level search adds it to every edge between groups of different
+// backends.
 #pragma once
 
 #include <vector>

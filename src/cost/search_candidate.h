@@ -40,7 +40,7 @@ using TransitionCost = std::function<double(ValueId value, const Layout& from, c
 
 // The cost of running a kernel of backend `to` right after one of backend `from`, beyond
 // what it costs after one of its own: another library's thread pool winding down while this
-// one's workers wake (OpenMP, XNNPACK's pthreadpool), and this library's code, tables and
+// one's workers wake (OpenMP and an engine's own pool), and this library's code, tables and
 // buffers evicted by the other's. 0 for the same backend.
 using LibrarySwitchCost = std::function<double(const std::string& from, const std::string& to)>;
 
