@@ -11,7 +11,9 @@ std::string OpenMpWaitSetting() {
   // The spin count overrides the policy when both are set (libgomp's rule).
   for (const char* name : {"GOMP_SPINCOUNT", "OMP_WAIT_POLICY"}) {
     if (const char* value = std::getenv(name); value != nullptr) {
-      return std::string(name) + "=" + value;
+      // A key, not a dump of the environment: libgomp reads a number or a word.
+      constexpr size_t kLongestKept = 64;
+      return std::string(name) + "=" + std::string(value).substr(0, kLongestKept);
     }
   }
   return "libgomp default";
