@@ -20,12 +20,21 @@
 // mode after. PTHREADPOOL_FLAG_YIELD_WORKERS has no counterpart: OpenMP's wait policy
 // decides how long a worker spins. Concurrent calls on one pool each run their own team
 // (pthreadpool serialises them; OpenMP needs no lock).
+//
+// Where another library exporting this API entered the global lookup scope first (PyTorch
+// imported before collage in Python loads Debian's libpthreadpool that way), XNNPACK calls
+// that library instead; it must then never be handed a pool of ours, which is why collage
+// makes its pools through CreateOpenMpPool and checks where XNNPACK's calls go
+// (XnnpackUsesTheOpenMpPool, xnnpack_util.cc).
+#include "openmp_pthreadpool.h"
+
 #include <omp.h>
 #include <pthreadpool.h>
 #include <sched.h>
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -129,12 +138,15 @@ class DenormalsFlushed {
 
 size_t ThreadsOf(pthreadpool_t pool) { return pool == nullptr ? 1 : pool->threads; }
 
+std::atomic<uint64_t> calls_served{0};
+
 // Calls `task(position)` once per tile. The tiles are cut into a few chunks per thread,
 // handed out dynamically: a worker the scheduler delays (2 vCPUs shared with other
 // processes) costs one chunk, not its whole share; within a chunk consecutive tiles stay on
 // one thread, as pthreadpool's contiguous ranges do.
 template <typename Task>
 void RunGrid(pthreadpool_t pool, uint32_t flags, const TileGrid& grid, const Task& task) {
+  calls_served.fetch_add(1, std::memory_order_relaxed);
   if (grid.items == 0) return;
   const size_t threads = std::min(ThreadsOf(pool), grid.items);
   const auto run_items = [&](size_t begin, size_t end) {
@@ -173,13 +185,27 @@ size_t ProcessCpuCount() {
 
 }  // namespace
 
+namespace collage::xnnpack {
+
+pthreadpool_t CreateOpenMpPool(size_t threads) {
+  return new (std::nothrow) pthreadpool{threads == 0 ? ProcessCpuCount() : threads};
+}
+
+void DestroyOpenMpPool(pthreadpool_t pool) { delete pool; }
+
+uint64_t OpenMpPoolCalls() { return calls_served.load(std::memory_order_relaxed); }
+
+}  // namespace collage::xnnpack
+
 #define COLLAGE_PTHREADPOOL_API extern "C" __attribute__((visibility("default")))
 
 COLLAGE_PTHREADPOOL_API pthreadpool_t pthreadpool_create(size_t threads_count) {
-  return new (std::nothrow) pthreadpool{threads_count == 0 ? ProcessCpuCount() : threads_count};
+  return collage::xnnpack::CreateOpenMpPool(threads_count);
 }
 
-COLLAGE_PTHREADPOOL_API void pthreadpool_destroy(pthreadpool_t threadpool) { delete threadpool; }
+COLLAGE_PTHREADPOOL_API void pthreadpool_destroy(pthreadpool_t threadpool) {
+  collage::xnnpack::DestroyOpenMpPool(threadpool);
+}
 
 COLLAGE_PTHREADPOOL_API size_t pthreadpool_get_threads_count(pthreadpool_t threadpool) {
   return ThreadsOf(threadpool);

@@ -2,9 +2,11 @@
 
 #include <pthreadpool.h>
 
+#include <cstdio>
 #include <mutex>
 
 #include "collage/sdk/errors.h"
+#include "openmp_pthreadpool.h"
 
 namespace collage::xnnpack {
 
@@ -42,6 +44,50 @@ Status EnsureInitialized() {
   return status;
 }
 
+namespace {
+
+// Where XNNPACK's pthreadpool calls go, found once by running one small operator with a
+// null pool: safe with any pthreadpool implementation (it runs the items on the caller), and
+// XNNPACK calls the pool even then.
+struct PoolBinding {
+  bool probed = false;  // the operator ran
+  bool reaches_ours = false;
+};
+
+PoolBinding ProbePoolBinding() {
+  PoolBinding binding;
+  if (!EnsureInitialized().ok()) return binding;
+  xnn_operator_t raw = nullptr;
+  if (xnn_create_clamp_nc_f32(1, 1, 1, -1.0f, 1.0f, 0, &raw) != xnn_status_success) {
+    return binding;
+  }
+  const OperatorPtr op(raw);
+  const std::vector<float> input = PadForXnnpack(std::vector<float>(4, 0.5f));
+  std::vector<float> output(4, 0.0f);
+  const uint64_t before = OpenMpPoolCalls();
+  binding.probed = xnn_setup_clamp_nc_f32(op.get(), 4, input.data(), output.data(), nullptr) ==
+                       xnn_status_success &&
+                   xnn_run_operator(op.get(), nullptr) == xnn_status_success;
+  binding.reaches_ours = binding.probed && OpenMpPoolCalls() > before;
+  if (binding.probed && !binding.reaches_ours) {
+    std::fprintf(stderr,
+                 "collage: XNNPACK's thread-pool calls go to another pthreadpool library loaded "
+                 "before collage (in Python: a module such as torch imported first); XNNPACK "
+                 "kernels run on one thread. Import collage first to run them on the shared "
+                 "OpenMP team.\n");
+  }
+  return binding;
+}
+
+const PoolBinding& Binding() {
+  static const PoolBinding binding = ProbePoolBinding();
+  return binding;
+}
+
+}  // namespace
+
+bool XnnpackUsesTheOpenMpPool() { return Binding().reaches_ours; }
+
 std::string LibraryVersion() {
   // The Debian snapshot (libxnnpack0 0.0~git20220216.ae108ef) has no version macro.
   std::string isa = "sse2";
@@ -53,17 +99,18 @@ std::string LibraryVersion() {
   } else if (__builtin_cpu_supports("avx")) {
     isa = "avx";
   }
-  return "XNNPACK git20220216.ae108ef " + isa;
+  // Costs measured on one thread because XNNPACK's pool calls go elsewhere must not be
+  // taken for those of the OpenMP team.
+  return "XNNPACK git20220216.ae108ef " + isa +
+         (Binding().probed && !Binding().reaches_ours ? ", one thread (another pthreadpool bound)"
+                                                      : "");
 }
 
 namespace {
 
 struct OwnedPool {
-  explicit OwnedPool(int num_threads)
-      : pool(pthreadpool_create(static_cast<size_t>(num_threads))) {}
-  ~OwnedPool() {
-    if (pool != nullptr) pthreadpool_destroy(pool);
-  }
+  explicit OwnedPool(int num_threads) : pool(CreateOpenMpPool(static_cast<size_t>(num_threads))) {}
+  ~OwnedPool() { DestroyOpenMpPool(pool); }
   OwnedPool(const OwnedPool&) = delete;
   OwnedPool& operator=(const OwnedPool&) = delete;
   pthreadpool_t pool;
@@ -73,6 +120,9 @@ struct OwnedPool {
 
 PoolHandle ThreadPoolFor(const CompileRequest& request) {
   if (request.num_threads() <= 1) return {};  // also without a context
+  // A pool of ours handed to another implementation would be read as its own pool: run
+  // XNNPACK on the caller instead.
+  if (!XnnpackUsesTheOpenMpPool()) return {};
   const int threads = request.num_threads();
   OwnedPool& owned = request.context->Resource<OwnedPool>(
       "xnnpack.pthreadpool", [threads] { return std::make_unique<OwnedPool>(threads); });

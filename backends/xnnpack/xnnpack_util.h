@@ -36,6 +36,13 @@ Status EnsureInitialized();
 // "XNNPACK git20220216.ae108ef avx512f".
 std::string LibraryVersion();
 
+// Whether XNNPACK's pthreadpool calls reach collage's implementation on the OpenMP team
+// (openmp_pthreadpool.cc). They do unless a library exporting the pthreadpool API entered
+// the global lookup scope before collage; then XNNPACK kernels run on the calling thread
+// (a pool of ours must never reach another implementation) and a warning says why, once.
+// Checked once per process, by running one small operator with a null pool.
+bool XnnpackUsesTheOpenMpPool();
+
 // The pthreadpool a kernel runs on (null for one thread: XNNPACK then runs on the caller,
 // without any hand-off) and the execution context that owns it. One pool per context, made
 // on first use: every kernel of a session shares its session's pool, sessions with other

@@ -95,3 +95,26 @@ def test_the_packaged_worker_is_pointed_at(tmp_path, monkeypatch):
     monkeypatch.setenv("COLLAGE_MEASURE_WORKER", "/elsewhere/worker")
     _environment.point_at_packaged_worker()
     assert os.environ["COLLAGE_MEASURE_WORKER"] == "/elsewhere/worker"
+
+
+def test_a_thread_pool_library_loaded_first_leaves_xnnpack_on_one_thread(tiny_model):
+    """XNNPACK's thread pool is collage's, on the OpenMP team. A library exporting the same
+    pthreadpool API that entered the process's global scope first (PyTorch imported before
+    collage does that) gets XNNPACK's pool calls instead: collage must then not hand it a pool
+    of its own (that hung), but run XNNPACK on the calling thread and say so."""
+    if not any(b.name == "xnnpack" and b.built for b in collage.backends()):
+        pytest.skip("the xnnpack backend is not built")
+    code = f"""
+import ctypes
+ctypes.CDLL("libpthreadpool.so.0", mode=ctypes.RTLD_GLOBAL)
+import collage, numpy as np
+x = np.random.default_rng(3).standard_normal((1, 4, 16, 16)).astype(np.float32)
+path = {str(tiny_model.path)!r}
+[ref] = collage.InferenceSession(path, backend="native", threads=2).run(["probs"], {{"x": x}})
+[out] = collage.InferenceSession(path, backend="xnnpack", threads=2).run(["probs"], {{"x": x}})
+print(float(np.max(np.abs(out - ref)) / np.max(np.abs(ref))))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=True)
+    assert float(done.stdout.strip()) <= 1e-5
+    assert "XNNPACK kernels run on one thread" in done.stderr

@@ -3,7 +3,8 @@
 // calls it and never Debian's library), each parallelize form covers its range exactly once
 // with tiles clipped at the end, work runs on the OpenMP team, and the denormal flag holds
 // for the call only. XNNPACK's outputs through it are checked by the other tests of the
-// backend and by the differential harness at 2 threads.
+// backend and by the differential harness at 2 threads; a process where another
+// pthreadpool library was loaded first by the Python package's tests.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <omp.h>
@@ -17,6 +18,8 @@
 #include <set>
 #include <string>
 #include <vector>
+
+#include "../xnnpack_util.h"
 
 namespace {
 
@@ -71,6 +74,13 @@ TEST(OpenMpPthreadpoolTest, EveryFunctionOfTheApiResolvesToThisImplementation) {
     EXPECT_STREQ(info.dli_fname, self.dli_fname) << name;
     EXPECT_EQ(std::string(info.dli_fname).find("libpthreadpool"), std::string::npos) << name;
   }
+}
+
+TEST(OpenMpPthreadpoolTest, XnnpackCallsReachIt) {
+  // What decides whether XNNPACK kernels get a pool at all: in a program linking collage
+  // first, its calls come here.
+  EXPECT_TRUE(collage::xnnpack::XnnpackUsesTheOpenMpPool());
+  EXPECT_EQ(collage::xnnpack::LibraryVersion().find("one thread"), std::string::npos);
 }
 
 // Counts, per element of a small index space, how many task calls covered it.
