@@ -45,7 +45,13 @@
 #include <xmmintrin.h>
 #endif
 
+// A pool of ours starts with kOpenMpPoolMark. A library that bound XNNPACK to this code after
+// making pools with another implementation (PyTorch imported after collage in Python: its
+// pools come from Debian's libpthreadpool, its XNNPACK calls here) hands us pools of that
+// implementation: they are run on the caller, never read further (any real pool is larger
+// than the mark, so reading it is safe).
 struct pthreadpool {
+  uint64_t mark;
   size_t threads;
 };
 
@@ -136,7 +142,11 @@ class DenormalsFlushed {
   bool active_ = false;
 };
 
-size_t ThreadsOf(pthreadpool_t pool) { return pool == nullptr ? 1 : pool->threads; }
+constexpr uint64_t kOpenMpPoolMark = 0x636f6c6c61676531;  // "collage1"
+
+bool IsOurs(pthreadpool_t pool) { return pool != nullptr && pool->mark == kOpenMpPoolMark; }
+
+size_t ThreadsOf(pthreadpool_t pool) { return IsOurs(pool) ? pool->threads : 1; }
 
 std::atomic<uint64_t> calls_served{0};
 
@@ -188,10 +198,14 @@ size_t ProcessCpuCount() {
 namespace collage::xnnpack {
 
 pthreadpool_t CreateOpenMpPool(size_t threads) {
-  return new (std::nothrow) pthreadpool{threads == 0 ? ProcessCpuCount() : threads};
+  return new (std::nothrow)
+      pthreadpool{kOpenMpPoolMark, threads == 0 ? ProcessCpuCount() : threads};
 }
 
-void DestroyOpenMpPool(pthreadpool_t pool) { delete pool; }
+void DestroyOpenMpPool(pthreadpool_t pool) {
+  // Another implementation's pool is its owner's to free.
+  if (IsOurs(pool)) delete pool;
+}
 
 uint64_t OpenMpPoolCalls() { return calls_served.load(std::memory_order_relaxed); }
 

@@ -254,6 +254,29 @@ TEST(OpenMpPthreadpoolTest, WorkRunsOnTheOpenMpTeamOfThePoolsSize) {
   EXPECT_FALSE(in_parallel);
 }
 
+TEST(OpenMpPthreadpoolTest, AnotherImplementationsPoolRunsOnTheCaller) {
+  // What a library holding pools of Debian's libpthreadpool hands over once XNNPACK is bound
+  // here: an object of another layout (here: zeroed bytes, as large as such a pool).
+  alignas(64) unsigned char foreign[512] = {};
+  auto* pool = reinterpret_cast<pthreadpool_t>(foreign);
+  EXPECT_EQ(pthreadpool_get_threads_count(pool), 1u);
+  struct Seen {
+    std::atomic<int> calls{0};
+    std::atomic<int> in_parallel{0};
+  } seen;
+  pthreadpool_parallelize_1d(
+      pool,
+      [](void* p, size_t) {
+        auto* s = static_cast<Seen*>(p);
+        s->calls.fetch_add(1);
+        if (omp_in_parallel()) s->in_parallel.fetch_add(1);
+      },
+      &seen, 10, 0);
+  EXPECT_EQ(seen.calls.load(), 10);
+  EXPECT_EQ(seen.in_parallel.load(), 0);
+  pthreadpool_destroy(pool);  // not ours to free: a no-op (ASan would report a bad free)
+}
+
 TEST(OpenMpPthreadpoolTest, TheDenormalFlagHoldsForTheCallOnly) {
   constexpr unsigned kFlushBits = 0x8040;  // FTZ | DAZ
   const unsigned before = _mm_getcsr();
