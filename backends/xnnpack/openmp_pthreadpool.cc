@@ -9,8 +9,9 @@
 //
 // These definitions take the place of Debian's libpthreadpool, which libXNNPACK.so still
 // names as a dependency: the dynamic linker binds XNNPACK's pthreadpool_* references to the
-// first definition in lookup order, and a program linking this object (an executable, or the
-// Python module, first in its own lookup scope) comes before the libraries it loads. Every
+// first definition in lookup order, and a program linking this object (an executable,
+// libcollage.so, or the Python module, first in its own lookup scope) comes before the
+// libraries it loads. Every
 // function of the API is defined here, so that no call reaches Debian's library with a pool
 // object it did not create; the unit test checks that each symbol resolves here.
 //
