@@ -31,14 +31,11 @@
 
 #include <omp.h>
 #include <pthreadpool.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <initializer_list>
 #include <new>
 #include <utility>
 
@@ -69,15 +66,18 @@ struct TileGrid {
   size_t items = 1;
 };
 
-TileGrid MakeGrid(std::initializer_list<std::pair<size_t, size_t>> dims) {
+// The grid of `ranges`, the last Tiled dimensions cut into `tiles` (a tile of 0 counts as 1).
+template <size_t Rank, size_t Tiled>
+TileGrid MakeGrid(const std::array<size_t, Rank>& ranges, const std::array<size_t, Tiled>& tiles) {
+  static_assert(Rank <= kMaxRank && Tiled <= Rank);
   TileGrid grid;
-  for (const auto& [range, tile] : dims) {
-    const size_t step = std::max<size_t>(tile, 1);
-    grid.range[grid.rank] = range;
-    grid.tile[grid.rank] = step;
-    grid.tiles[grid.rank] = (range + step - 1) / step;
-    grid.items *= grid.tiles[grid.rank];
-    ++grid.rank;
+  grid.rank = Rank;
+  for (size_t d = 0; d < Rank; ++d) {
+    const size_t step = d < Rank - Tiled ? 1 : std::max<size_t>(tiles[d - (Rank - Tiled)], 1);
+    grid.range[d] = ranges[d];
+    grid.tile[d] = step;
+    grid.tiles[d] = (ranges[d] + step - 1) / step;
+    grid.items *= grid.tiles[d];
   }
   return grid;
 }
@@ -149,7 +149,9 @@ bool IsOurs(pthreadpool_t pool) { return pool != nullptr && pool->mark == kOpenM
 
 size_t ThreadsOf(pthreadpool_t pool) { return IsOurs(pool) ? pool->threads : 1; }
 
-std::atomic<uint64_t> calls_served{0};
+// Counted per thread: the probe that reads it runs XNNPACK on the calling thread, and a
+// shared counter would be a contended write on every call.
+thread_local uint64_t calls_on_this_thread = 0;
 
 // Calls `task(position)` once per tile. The tiles are cut into a few chunks per thread,
 // handed out dynamically: a worker the scheduler delays (2 vCPUs shared with other
@@ -157,7 +159,7 @@ std::atomic<uint64_t> calls_served{0};
 // one thread, as pthreadpool's contiguous ranges do.
 template <typename Task>
 void RunGrid(pthreadpool_t pool, uint32_t flags, const TileGrid& grid, const Task& task) {
-  calls_served.fetch_add(1, std::memory_order_relaxed);
+  ++calls_on_this_thread;
   if (grid.items == 0) return;
   const size_t threads = std::min(ThreadsOf(pool), grid.items);
   const auto run_items = [&](size_t begin, size_t end) {
@@ -185,13 +187,17 @@ void RunGrid(pthreadpool_t pool, uint32_t flags, const TileGrid& grid, const Tas
   }
 }
 
-size_t ProcessCpuCount() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) {
-    return static_cast<size_t>(CPU_COUNT(&set));
-  }
-  return static_cast<size_t>(std::max(1, omp_get_num_procs()));
+// pthreadpool's calling convention for every parallelize form: `function(lead...,` the start
+// of each dimension, then the size of each tiled one`)`, once per tile of `ranges`.
+template <size_t Rank, size_t Tiled, typename Function, typename... Lead>
+void Parallelize(pthreadpool_t pool, uint32_t flags, const std::array<size_t, Rank>& ranges,
+                 const std::array<size_t, Tiled>& tiles, Function function, Lead... lead) {
+  RunGrid(pool, flags, MakeGrid(ranges, tiles), [&](const TilePosition& at) {
+    [&]<size_t... S, size_t... T>(std::index_sequence<S...>, std::index_sequence<T...>) {
+      function(lead..., at.start[S]..., at.size[Rank - Tiled + T]...);
+    }
+    (std::make_index_sequence<Rank>{}, std::make_index_sequence<Tiled>{});
+  });
 }
 
 }  // namespace
@@ -199,8 +205,9 @@ size_t ProcessCpuCount() {
 namespace collage::xnnpack {
 
 pthreadpool_t CreateOpenMpPool(size_t threads) {
-  return new (std::nothrow)
-      pthreadpool{kOpenMpPoolMark, threads == 0 ? ProcessCpuCount() : threads};
+  // 0: one thread per CPU the process may use (libgomp's count follows the affinity mask).
+  const size_t count = threads == 0 ? static_cast<size_t>(omp_get_num_procs()) : threads;
+  return new (std::nothrow) pthreadpool{kOpenMpPoolMark, count};
 }
 
 void DestroyOpenMpPool(pthreadpool_t pool) {
@@ -208,7 +215,7 @@ void DestroyOpenMpPool(pthreadpool_t pool) {
   if (IsOurs(pool)) delete pool;
 }
 
-uint64_t OpenMpPoolCalls() { return calls_served.load(std::memory_order_relaxed); }
+uint64_t OpenMpPoolCallsOnThisThread() { return calls_on_this_thread; }
 
 }  // namespace collage::xnnpack
 
@@ -226,61 +233,52 @@ COLLAGE_PTHREADPOOL_API size_t pthreadpool_get_threads_count(pthreadpool_t threa
   return ThreadsOf(threadpool);
 }
 
+// One microarchitecture on these machines: the _with_uarch forms pass every task the default.
+
 COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_1d(pthreadpool_t pool,
                                                         pthreadpool_task_1d_t function,
                                                         void* context, size_t range,
                                                         uint32_t flags) {
-  RunGrid(pool, flags, MakeGrid({{range, 1}}),
-          [&](const TilePosition& at) { function(context, at.start[0]); });
+  Parallelize<1, 0>(pool, flags, {range}, {}, function, context);
 }
 
 COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_1d_with_uarch(
     pthreadpool_t pool, pthreadpool_task_1d_with_id_t function, void* context,
     uint32_t default_uarch_index, uint32_t /*max_uarch_index*/, size_t range, uint32_t flags) {
-  // One microarchitecture on these machines: every thread reports the default.
-  RunGrid(pool, flags, MakeGrid({{range, 1}}),
-          [&](const TilePosition& at) { function(context, default_uarch_index, at.start[0]); });
+  Parallelize<1, 0>(pool, flags, {range}, {}, function, context, default_uarch_index);
 }
 
 COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_1d_tile_1d(
     pthreadpool_t pool, pthreadpool_task_1d_tile_1d_t function, void* context, size_t range,
     size_t tile, uint32_t flags) {
-  RunGrid(pool, flags, MakeGrid({{range, tile}}),
-          [&](const TilePosition& at) { function(context, at.start[0], at.size[0]); });
+  Parallelize<1, 1>(pool, flags, {range}, {tile}, function, context);
 }
 
 COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_2d(pthreadpool_t pool,
                                                         pthreadpool_task_2d_t function,
                                                         void* context, size_t range_i,
                                                         size_t range_j, uint32_t flags) {
-  RunGrid(pool, flags, MakeGrid({{range_i, 1}, {range_j, 1}}),
-          [&](const TilePosition& at) { function(context, at.start[0], at.start[1]); });
+  Parallelize<2, 0>(pool, flags, {range_i, range_j}, {}, function, context);
 }
 
 COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_2d_tile_1d(
     pthreadpool_t pool, pthreadpool_task_2d_tile_1d_t function, void* context, size_t range_i,
     size_t range_j, size_t tile_j, uint32_t flags) {
-  RunGrid(pool, flags, MakeGrid({{range_i, 1}, {range_j, tile_j}}),
-          [&](const TilePosition& at) { function(context, at.start[0], at.start[1], at.size[1]); });
+  Parallelize<2, 1>(pool, flags, {range_i, range_j}, {tile_j}, function, context);
 }
 
 COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_2d_tile_2d(
     pthreadpool_t pool, pthreadpool_task_2d_tile_2d_t function, void* context, size_t range_i,
     size_t range_j, size_t tile_i, size_t tile_j, uint32_t flags) {
-  RunGrid(pool, flags, MakeGrid({{range_i, tile_i}, {range_j, tile_j}}),
-          [&](const TilePosition& at) {
-            function(context, at.start[0], at.start[1], at.size[0], at.size[1]);
-          });
+  Parallelize<2, 2>(pool, flags, {range_i, range_j}, {tile_i, tile_j}, function, context);
 }
 
 COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_2d_tile_2d_with_uarch(
     pthreadpool_t pool, pthreadpool_task_2d_tile_2d_with_id_t function, void* context,
     uint32_t default_uarch_index, uint32_t /*max_uarch_index*/, size_t range_i, size_t range_j,
     size_t tile_i, size_t tile_j, uint32_t flags) {
-  RunGrid(
-      pool, flags, MakeGrid({{range_i, tile_i}, {range_j, tile_j}}), [&](const TilePosition& at) {
-        function(context, default_uarch_index, at.start[0], at.start[1], at.size[0], at.size[1]);
-      });
+  Parallelize<2, 2>(pool, flags, {range_i, range_j}, {tile_i, tile_j}, function, context,
+                    default_uarch_index);
 }
 
 COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_3d(pthreadpool_t pool,
@@ -288,38 +286,27 @@ COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_3d(pthreadpool_t pool,
                                                         void* context, size_t range_i,
                                                         size_t range_j, size_t range_k,
                                                         uint32_t flags) {
-  RunGrid(
-      pool, flags, MakeGrid({{range_i, 1}, {range_j, 1}, {range_k, 1}}),
-      [&](const TilePosition& at) { function(context, at.start[0], at.start[1], at.start[2]); });
+  Parallelize<3, 0>(pool, flags, {range_i, range_j, range_k}, {}, function, context);
 }
 
 COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_3d_tile_1d(
     pthreadpool_t pool, pthreadpool_task_3d_tile_1d_t function, void* context, size_t range_i,
     size_t range_j, size_t range_k, size_t tile_k, uint32_t flags) {
-  RunGrid(pool, flags, MakeGrid({{range_i, 1}, {range_j, 1}, {range_k, tile_k}}),
-          [&](const TilePosition& at) {
-            function(context, at.start[0], at.start[1], at.start[2], at.size[2]);
-          });
+  Parallelize<3, 1>(pool, flags, {range_i, range_j, range_k}, {tile_k}, function, context);
 }
 
 COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_3d_tile_2d(
     pthreadpool_t pool, pthreadpool_task_3d_tile_2d_t function, void* context, size_t range_i,
     size_t range_j, size_t range_k, size_t tile_j, size_t tile_k, uint32_t flags) {
-  RunGrid(pool, flags, MakeGrid({{range_i, 1}, {range_j, tile_j}, {range_k, tile_k}}),
-          [&](const TilePosition& at) {
-            function(context, at.start[0], at.start[1], at.start[2], at.size[1], at.size[2]);
-          });
+  Parallelize<3, 2>(pool, flags, {range_i, range_j, range_k}, {tile_j, tile_k}, function, context);
 }
 
 COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_3d_tile_2d_with_uarch(
     pthreadpool_t pool, pthreadpool_task_3d_tile_2d_with_id_t function, void* context,
     uint32_t default_uarch_index, uint32_t /*max_uarch_index*/, size_t range_i, size_t range_j,
     size_t range_k, size_t tile_j, size_t tile_k, uint32_t flags) {
-  RunGrid(pool, flags, MakeGrid({{range_i, 1}, {range_j, tile_j}, {range_k, tile_k}}),
-          [&](const TilePosition& at) {
-            function(context, default_uarch_index, at.start[0], at.start[1], at.start[2],
-                     at.size[1], at.size[2]);
-          });
+  Parallelize<3, 2>(pool, flags, {range_i, range_j, range_k}, {tile_j, tile_k}, function, context,
+                    default_uarch_index);
 }
 
 COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_4d(pthreadpool_t pool,
@@ -327,74 +314,50 @@ COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_4d(pthreadpool_t pool,
                                                         void* context, size_t range_i,
                                                         size_t range_j, size_t range_k,
                                                         size_t range_l, uint32_t flags) {
-  RunGrid(pool, flags, MakeGrid({{range_i, 1}, {range_j, 1}, {range_k, 1}, {range_l, 1}}),
-          [&](const TilePosition& at) {
-            function(context, at.start[0], at.start[1], at.start[2], at.start[3]);
-          });
+  Parallelize<4, 0>(pool, flags, {range_i, range_j, range_k, range_l}, {}, function, context);
 }
 
 COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_4d_tile_1d(
     pthreadpool_t pool, pthreadpool_task_4d_tile_1d_t function, void* context, size_t range_i,
     size_t range_j, size_t range_k, size_t range_l, size_t tile_l, uint32_t flags) {
-  RunGrid(pool, flags, MakeGrid({{range_i, 1}, {range_j, 1}, {range_k, 1}, {range_l, tile_l}}),
-          [&](const TilePosition& at) {
-            function(context, at.start[0], at.start[1], at.start[2], at.start[3], at.size[3]);
-          });
+  Parallelize<4, 1>(pool, flags, {range_i, range_j, range_k, range_l}, {tile_l}, function, context);
 }
 
 COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_4d_tile_2d(
     pthreadpool_t pool, pthreadpool_task_4d_tile_2d_t function, void* context, size_t range_i,
     size_t range_j, size_t range_k, size_t range_l, size_t tile_k, size_t tile_l, uint32_t flags) {
-  RunGrid(pool, flags, MakeGrid({{range_i, 1}, {range_j, 1}, {range_k, tile_k}, {range_l, tile_l}}),
-          [&](const TilePosition& at) {
-            function(context, at.start[0], at.start[1], at.start[2], at.start[3], at.size[2],
-                     at.size[3]);
-          });
+  Parallelize<4, 2>(pool, flags, {range_i, range_j, range_k, range_l}, {tile_k, tile_l}, function,
+                    context);
 }
 
 COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_4d_tile_2d_with_uarch(
     pthreadpool_t pool, pthreadpool_task_4d_tile_2d_with_id_t function, void* context,
     uint32_t default_uarch_index, uint32_t /*max_uarch_index*/, size_t range_i, size_t range_j,
     size_t range_k, size_t range_l, size_t tile_k, size_t tile_l, uint32_t flags) {
-  RunGrid(pool, flags, MakeGrid({{range_i, 1}, {range_j, 1}, {range_k, tile_k}, {range_l, tile_l}}),
-          [&](const TilePosition& at) {
-            function(context, default_uarch_index, at.start[0], at.start[1], at.start[2],
-                     at.start[3], at.size[2], at.size[3]);
-          });
+  Parallelize<4, 2>(pool, flags, {range_i, range_j, range_k, range_l}, {tile_k, tile_l}, function,
+                    context, default_uarch_index);
 }
 
 COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_5d(
     pthreadpool_t pool, pthreadpool_task_5d_t function, void* context, size_t range_i,
     size_t range_j, size_t range_k, size_t range_l, size_t range_m, uint32_t flags) {
-  RunGrid(pool, flags,
-          MakeGrid({{range_i, 1}, {range_j, 1}, {range_k, 1}, {range_l, 1}, {range_m, 1}}),
-          [&](const TilePosition& at) {
-            function(context, at.start[0], at.start[1], at.start[2], at.start[3], at.start[4]);
-          });
+  Parallelize<5, 0>(pool, flags, {range_i, range_j, range_k, range_l, range_m}, {}, function,
+                    context);
 }
 
 COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_5d_tile_1d(
     pthreadpool_t pool, pthreadpool_task_5d_tile_1d_t function, void* context, size_t range_i,
     size_t range_j, size_t range_k, size_t range_l, size_t range_m, size_t tile_m, uint32_t flags) {
-  RunGrid(pool, flags,
-          MakeGrid({{range_i, 1}, {range_j, 1}, {range_k, 1}, {range_l, 1}, {range_m, tile_m}}),
-          [&](const TilePosition& at) {
-            function(context, at.start[0], at.start[1], at.start[2], at.start[3], at.start[4],
-                     at.size[4]);
-          });
+  Parallelize<5, 1>(pool, flags, {range_i, range_j, range_k, range_l, range_m}, {tile_m}, function,
+                    context);
 }
 
 COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_5d_tile_2d(
     pthreadpool_t pool, pthreadpool_task_5d_tile_2d_t function, void* context, size_t range_i,
     size_t range_j, size_t range_k, size_t range_l, size_t range_m, size_t tile_l, size_t tile_m,
     uint32_t flags) {
-  RunGrid(
-      pool, flags,
-      MakeGrid({{range_i, 1}, {range_j, 1}, {range_k, 1}, {range_l, tile_l}, {range_m, tile_m}}),
-      [&](const TilePosition& at) {
-        function(context, at.start[0], at.start[1], at.start[2], at.start[3], at.start[4],
-                 at.size[3], at.size[4]);
-      });
+  Parallelize<5, 2>(pool, flags, {range_i, range_j, range_k, range_l, range_m}, {tile_l, tile_m},
+                    function, context);
 }
 
 COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_6d(pthreadpool_t pool,
@@ -403,68 +366,45 @@ COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_6d(pthreadpool_t pool,
                                                         size_t range_j, size_t range_k,
                                                         size_t range_l, size_t range_m,
                                                         size_t range_n, uint32_t flags) {
-  RunGrid(pool, flags,
-          MakeGrid(
-              {{range_i, 1}, {range_j, 1}, {range_k, 1}, {range_l, 1}, {range_m, 1}, {range_n, 1}}),
-          [&](const TilePosition& at) {
-            function(context, at.start[0], at.start[1], at.start[2], at.start[3], at.start[4],
-                     at.start[5]);
-          });
+  Parallelize<6, 0>(pool, flags, {range_i, range_j, range_k, range_l, range_m, range_n}, {},
+                    function, context);
 }
 
 COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_6d_tile_1d(
     pthreadpool_t pool, pthreadpool_task_6d_tile_1d_t function, void* context, size_t range_i,
     size_t range_j, size_t range_k, size_t range_l, size_t range_m, size_t range_n, size_t tile_n,
     uint32_t flags) {
-  RunGrid(pool, flags,
-          MakeGrid({{range_i, 1},
-                    {range_j, 1},
-                    {range_k, 1},
-                    {range_l, 1},
-                    {range_m, 1},
-                    {range_n, tile_n}}),
-          [&](const TilePosition& at) {
-            function(context, at.start[0], at.start[1], at.start[2], at.start[3], at.start[4],
-                     at.start[5], at.size[5]);
-          });
+  Parallelize<6, 1>(pool, flags, {range_i, range_j, range_k, range_l, range_m, range_n}, {tile_n},
+                    function, context);
 }
 
 COLLAGE_PTHREADPOOL_API void pthreadpool_parallelize_6d_tile_2d(
     pthreadpool_t pool, pthreadpool_task_6d_tile_2d_t function, void* context, size_t range_i,
     size_t range_j, size_t range_k, size_t range_l, size_t range_m, size_t range_n, size_t tile_m,
     size_t tile_n, uint32_t flags) {
-  RunGrid(pool, flags,
-          MakeGrid({{range_i, 1},
-                    {range_j, 1},
-                    {range_k, 1},
-                    {range_l, 1},
-                    {range_m, tile_m},
-                    {range_n, tile_n}}),
-          [&](const TilePosition& at) {
-            function(context, at.start[0], at.start[1], at.start[2], at.start[3], at.start[4],
-                     at.start[5], at.size[4], at.size[5]);
-          });
+  Parallelize<6, 2>(pool, flags, {range_i, range_j, range_k, range_l, range_m, range_n},
+                    {tile_m, tile_n}, function, context);
 }
 
-// The legacy API (NNPACK's): tiled calls receive start indices and tile sizes, no flags.
+// The legacy API (NNPACK's): no flags; the tiled forms tile every dimension.
 COLLAGE_PTHREADPOOL_API void pthreadpool_compute_1d(pthreadpool_t pool,
                                                     pthreadpool_function_1d_t function,
                                                     void* argument, size_t range) {
-  pthreadpool_parallelize_1d(pool, function, argument, range, 0);
+  Parallelize<1, 0>(pool, 0, {range}, {}, function, argument);
 }
 
 COLLAGE_PTHREADPOOL_API void pthreadpool_compute_1d_tiled(pthreadpool_t pool,
                                                           pthreadpool_function_1d_tiled_t function,
                                                           void* argument, size_t range,
                                                           size_t tile) {
-  pthreadpool_parallelize_1d_tile_1d(pool, function, argument, range, tile, 0);
+  Parallelize<1, 1>(pool, 0, {range}, {tile}, function, argument);
 }
 
 COLLAGE_PTHREADPOOL_API void pthreadpool_compute_2d(pthreadpool_t pool,
                                                     pthreadpool_function_2d_t function,
                                                     void* argument, size_t range_i,
                                                     size_t range_j) {
-  pthreadpool_parallelize_2d(pool, function, argument, range_i, range_j, 0);
+  Parallelize<2, 0>(pool, 0, {range_i, range_j}, {}, function, argument);
 }
 
 COLLAGE_PTHREADPOOL_API void pthreadpool_compute_2d_tiled(pthreadpool_t pool,
@@ -472,27 +412,20 @@ COLLAGE_PTHREADPOOL_API void pthreadpool_compute_2d_tiled(pthreadpool_t pool,
                                                           void* argument, size_t range_i,
                                                           size_t range_j, size_t tile_i,
                                                           size_t tile_j) {
-  pthreadpool_parallelize_2d_tile_2d(pool, function, argument, range_i, range_j, tile_i, tile_j, 0);
+  Parallelize<2, 2>(pool, 0, {range_i, range_j}, {tile_i, tile_j}, function, argument);
 }
 
 COLLAGE_PTHREADPOOL_API void pthreadpool_compute_3d_tiled(
     pthreadpool_t pool, pthreadpool_function_3d_tiled_t function, void* argument, size_t range_i,
     size_t range_j, size_t range_k, size_t tile_i, size_t tile_j, size_t tile_k) {
-  RunGrid(pool, 0, MakeGrid({{range_i, tile_i}, {range_j, tile_j}, {range_k, tile_k}}),
-          [&](const TilePosition& at) {
-            function(argument, at.start[0], at.start[1], at.start[2], at.size[0], at.size[1],
-                     at.size[2]);
-          });
+  Parallelize<3, 3>(pool, 0, {range_i, range_j, range_k}, {tile_i, tile_j, tile_k}, function,
+                    argument);
 }
 
 COLLAGE_PTHREADPOOL_API void pthreadpool_compute_4d_tiled(
     pthreadpool_t pool, pthreadpool_function_4d_tiled_t function, void* argument, size_t range_i,
     size_t range_j, size_t range_k, size_t range_l, size_t tile_i, size_t tile_j, size_t tile_k,
     size_t tile_l) {
-  RunGrid(pool, 0,
-          MakeGrid({{range_i, tile_i}, {range_j, tile_j}, {range_k, tile_k}, {range_l, tile_l}}),
-          [&](const TilePosition& at) {
-            function(argument, at.start[0], at.start[1], at.start[2], at.start[3], at.size[0],
-                     at.size[1], at.size[2], at.size[3]);
-          });
+  Parallelize<4, 4>(pool, 0, {range_i, range_j, range_k, range_l}, {tile_i, tile_j, tile_k, tile_l},
+                    function, argument);
 }

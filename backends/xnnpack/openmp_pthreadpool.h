@@ -1,7 +1,7 @@
 // collage's side of the pthreadpool API implemented on the OpenMP team
 // (openmp_pthreadpool.cc): pools made and freed by this implementation whatever the dynamic
 // linker bound the public pthreadpool_* names to, and a count of the parallelize calls it
-// served, which tells whether XNNPACK's calls reach it (XnnpackUsesTheOpenMpPool,
+// served on a thread, which tells whether XNNPACK's calls reach it (XnnpackUsesTheOpenMpPool,
 // xnnpack_util.h).
 #pragma once
 
@@ -16,7 +16,7 @@ namespace collage::xnnpack {
 pthreadpool_t CreateOpenMpPool(size_t threads);
 void DestroyOpenMpPool(pthreadpool_t pool);
 
-// How many parallelize calls this implementation has served in this process.
-uint64_t OpenMpPoolCalls();
+// How many parallelize calls this implementation has served on the calling thread.
+uint64_t OpenMpPoolCallsOnThisThread();
 
 }  // namespace collage::xnnpack

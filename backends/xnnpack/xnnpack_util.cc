@@ -64,11 +64,11 @@ PoolBinding ProbePoolBinding() {
   const OperatorPtr op(raw);
   const std::vector<float> input = PadForXnnpack(std::vector<float>(4, 0.5f));
   std::vector<float> output(4, 0.0f);
-  const uint64_t before = OpenMpPoolCalls();
+  const uint64_t before = OpenMpPoolCallsOnThisThread();
   binding.probed = xnn_setup_clamp_nc_f32(op.get(), 4, input.data(), output.data(), nullptr) ==
                        xnn_status_success &&
                    xnn_run_operator(op.get(), nullptr) == xnn_status_success;
-  binding.reaches_ours = binding.probed && OpenMpPoolCalls() > before;
+  binding.reaches_ours = binding.probed && OpenMpPoolCallsOnThisThread() > before;
   if (binding.probed && !binding.reaches_ours) {
     std::fprintf(stderr,
                  "collage: XNNPACK's thread-pool calls go to another pthreadpool library loaded "
@@ -79,6 +79,8 @@ PoolBinding ProbePoolBinding() {
   return binding;
 }
 
+// Probed when the backends register (LibraryVersion needs it): xnn_initialize and one
+// operator, ~0.2 ms timed standalone, paid once per process.
 const PoolBinding& Binding() {
   static const PoolBinding binding = ProbePoolBinding();
   return binding;

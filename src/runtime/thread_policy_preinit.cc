@@ -2,8 +2,8 @@
 // must find it in the environment the process started with.
 //
 // libgomp parses OMP_WAIT_POLICY / GOMP_SPINCOUNT once, in its ELF constructor, before
-// main(). Without the setting its workers spin 300k iterations (~3 ms) after every parallel
-// region, holding a core that an engine's own pool needs when a plan hands work to it; too
+// main(). Without the setting its workers spin 300k iterations (~3 ms, an estimate) after every
+// parallel region, holding a core that an engine's own pool needs when a plan hands work to it; too
 // short a spin puts the team to sleep between small kernels (threading.h has the figures).
 // Setting the variable from inside the process cannot work: a setenv in
 // main() comes after the constructor, and at .preinit_array time (before every library's
