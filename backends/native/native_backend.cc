@@ -11,6 +11,7 @@
 #include "collage/sdk/errors.h"
 #include "collage/sdk/op_registry.h"
 #include "native_channels_last_chain.h"
+#include "native_concat_batch_norm.h"
 #include "native_elementwise_chain.h"
 #include "native_node_sequence.h"
 #include "ops/kernels/sgemm_variants.h"
@@ -70,6 +71,13 @@ class NativeBackend final : public Backend {
                    })
                    .PropagatesNonFinite()
                    .Compiles(CompileNodeByNode));
+    // A channel Concat and the BatchNormalization (and activation) reading it, in one pass.
+    rules_.Add(Rule("concat_batch_norm", ConcatBatchNormPattern())
+                   .Where([](const Match& m) { return ConcatBatchNormOk(m, false); })
+                   .PropagatesNonFinite()
+                   .Compiles([](const CompileRequest& request, const Match& match) {
+                     return CompileConcatBatchNorm(request, match, false);
+                   }));
     // The elementwise chain on channels-last images, single ops included: between two
     // kernels of a library that keeps them channels-last it saves two layout conversions.
     // Declared last, so native alone (ties go to the first rule) stays plain.
@@ -81,6 +89,12 @@ class NativeBackend final : public Backend {
                    .Where(IsChannelsLastChainableNode)
                    .PropagatesNonFinite()
                    .Compiles(CompileChannelsLastChain));
+    rules_.Add(Rule("concat_batch_norm_nhwc", ConcatBatchNormPattern())
+                   .Where([](const Match& m) { return ConcatBatchNormOk(m, true); })
+                   .PropagatesNonFinite()
+                   .Compiles([](const CompileRequest& request, const Match& match) {
+                     return CompileConcatBatchNorm(request, match, true);
+                   }));
   }
 
   std::string name() const override { return "native"; }

@@ -297,6 +297,48 @@ ValueId Concat(Generator& gen, GraphBuilder& b) {
   return b.Node("Concat", xs, {{"axis", gen.Chance(0.33) ? axis - rank : axis}});
 }
 
+// Pre-activation on a join, as DenseNet has it: a channel Concat of one to four inputs (a
+// value repeated now and then), an inference BatchNormalization, then Relu, LeakyRelu, Clip
+// or nothing by index % 4.
+ValueId ConcatBatchNormAct(Generator& gen, GraphBuilder& b, int index) {
+  const int rank = gen.Pick<int>({2, 3, 4, 4, 5});
+  Shape base{gen.Pick<int64_t>({1, 2}), 1};
+  for (int d = 2; d < rank; ++d) base.push_back(gen.Uniform(1, rank == 5 ? 4 : 9));
+  std::vector<ValueId> xs;
+  int64_t channels = 0;
+  int64_t first_channels = 0;
+  const int64_t inputs = gen.Uniform(1, 4);
+  for (int64_t i = 0; i < inputs; ++i) {
+    if (i > 0 && gen.Chance(0.2)) {
+      xs.push_back(xs.front());
+      channels += first_channels;
+      continue;
+    }
+    Shape shape = base;
+    shape[1] = gen.Pick<int64_t>({1, 3, 8, 16, 32});
+    if (i == 0) first_channels = shape[1];
+    channels += shape[1];
+    xs.push_back(b.Input("x" + std::to_string(i), DType::kFloat32, shape));
+  }
+  ValueId joined =
+      b.Node("Concat", xs, {{"axis", gen.Chance(0.33) ? int64_t{1} - rank : int64_t{1}}});
+  ValueId scale = b.RandomNormal("scale", {channels}, 0.5f, 1.0f);
+  ValueId bias = b.RandomNormal("bias", {channels}, 0.5f);
+  ValueId mean = b.RandomNormal("mean", {channels}, 0.5f);
+  ValueId var = b.RandomUniform("var", {channels}, 0.5f, 2.0f);
+  NamedAttributes attrs;
+  if (gen.Chance(0.5)) attrs.emplace_back("epsilon", gen.Pick<float>({1e-5f, 1e-3f}));
+  ValueId y = b.Node("BatchNormalization", {joined, scale, bias, mean, var}, attrs);
+  switch (index % 4) {
+    case 0: return b.Node("Relu", {y});
+    case 1: return b.Node("LeakyRelu", {y}, {{"alpha", gen.Pick<float>({0.01f, 0.2f})}});
+    case 2:
+      return b.Node("Clip",
+                    {y, b.Scalar<float>("clip_min", 0.0f), b.Scalar<float>("clip_max", 6.0f)});
+    default: return y;
+  }
+}
+
 ValueId LayerNorm(Generator& gen, GraphBuilder& b) {
   const int rank = gen.Pick<int>({2, 3, 3, 4});
   Shape shape = gen.RandomShape(rank, 1, 12);
@@ -669,6 +711,7 @@ std::vector<SourceGraph> RandomGraphs(uint64_t seed, int per_family) {
       {"recurrent", Recurrent, 3},
       {"channel_shuffle", Simple(ChannelShuffle)},
       {"channel_cut", Simple(ChannelCut)},
+      {"concat_batch_norm_act", ConcatBatchNormAct, 4},
   };
   Generator gen(seed);
   std::vector<SourceGraph> graphs;
