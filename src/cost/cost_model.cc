@@ -248,7 +248,7 @@ Status MeasuredCostModel::PriceLibrarySwitches(const std::vector<SearchCandidate
       for (const SearchCandidate* probe : probes[side]) key.signature += "|" + KeyFor(*probe).signature;
     }
     key.threads = threads_;
-    key.method = MeasureMethodKey(WarmSettings());
+    key.method = SwitchProbeMethodKey(WarmSettings());
     return key;
   };
   int done = 0;
@@ -305,7 +305,7 @@ Status MeasuredCostModel::PriceStepsInRun(const std::vector<SearchCandidate>& ca
     key.backend_version = registry_.Find(backend)->version();
     key.signature = backend + "|" + KeyFor(*probes[0]).signature + "|" + KeyFor(*probes[1]).signature;
     key.threads = threads_;
-    key.method = MeasureMethodKey(WarmSettings());
+    key.method = SwitchProbeMethodKey(WarmSettings());
     COLLAGE_ASSIGN_OR_RETURN(CostRecord record, Resolve(key, [&]() -> StatusOr<CostRecord> {
       // Each kernel as its own "library": the probe times it after the other kernel and after
       // itself.

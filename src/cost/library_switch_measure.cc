@@ -5,6 +5,7 @@
 #include <exception>
 #include <random>
 
+#include "cost/extra_time.h"
 #include "cost/group_signature.h"
 #include "runtime/kernel_runner.h"
 
@@ -17,15 +18,10 @@ LibrarySwitchRecords BothInvalid(const std::string& reason) {
   return records;
 }
 
-double Median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values.empty() ? 0 : values[values.size() / 2];
-}
-
 CostRecord SwitchRecord(const std::vector<double>& extra) {
   CostRecord record;
   record.valid = true;
-  record.median_ms = std::max(0.0, Median(extra));
+  record.median_ms = std::max(0.0, MedianOf(extra));
   record.p90_ms = record.median_ms;
   record.samples = static_cast<int>(extra.size());
   return record;
@@ -38,6 +34,10 @@ struct Prepared {
 };
 
 }  // namespace
+
+std::string SwitchProbeMethodKey(const MeasureSettings& settings) {
+  return MeasureMethodKey(settings) + "; beyond noise";
+}
 
 LibrarySwitchRecords MeasureLibrarySwitch(const std::vector<ProbeKernel>& a, const std::vector<ProbeKernel>& b,
                                           const BackendRegistry& registry, const MeasureSettings& settings) {
@@ -75,10 +75,12 @@ LibrarySwitchRecords MeasureLibrarySwitch(const std::vector<ProbeKernel>& a, con
       const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
       if (turn >= kMinTurns && spent >= settings.max_seconds) break;
     }
-    // Per kernel, median after the other library minus median after its own.
+    // Per kernel, median after the other library minus median after its own, where it
+    // stands out of the noise.
     auto extra = [&](int first) {
       std::vector<double> differences;
-      for (int k = first; k < first + 2; ++k) differences.push_back(Median(after_other[k]) - Median(after_own[k]));
+      for (int k = first; k < first + 2; ++k)
+        differences.push_back(SignificantExtraMs(after_other[k], after_own[k]));
       return differences;
     };
     return {SwitchRecord(extra(2)), SwitchRecord(extra(0))};

@@ -7,6 +7,7 @@
 // backends.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "collage/sdk/backend.h"
@@ -29,10 +30,15 @@ struct LibrarySwitchRecords {
 // `a` and `b`: two kernels of each backend (the same one twice where a backend offers one
 // only). They run in turns of two a-kernels then two b-kernels, the order within each pair
 // alternating from turn to turn, each run timed: the first of a pair follows the other
-// library, the second another kernel of its own. Per direction, the median over the turns
-// of (time after the other library - time after its own), never negative. Warm caches:
+// library, the second another kernel of its own. Per direction, the mean over its two kernels
+// of (median time after the other library - median time after its own) where that stands out
+// of the noise (SignificantExtraMs), else 0. Warm caches:
 // what the probe measures is what the other library disturbs. Invalid records when a kernel
 // does not compile or run.
+// The method part of the probe's cost keys: the measurement's, and that only differences
+// beyond the noise count (records of the probe that counted every difference are not reused).
+std::string SwitchProbeMethodKey(const MeasureSettings& settings);
+
 LibrarySwitchRecords MeasureLibrarySwitch(const std::vector<ProbeKernel>& a, const std::vector<ProbeKernel>& b,
                                           const BackendRegistry& registry, const MeasureSettings& settings);
 
