@@ -3,6 +3,7 @@
 #include "collage/sdk/float32_rule_checks.h"
 #include "conv_kernel.h"
 #include "gemm_kernels.h"
+#include "lstm_kernel.h"
 
 namespace collage::mkl {
 namespace {
@@ -52,6 +53,20 @@ RuleSet BuildRules() {
                 .Where(Conv2dSupported)
                 .PropagatesNonFinite()
                 .Compiles(CompileConv));
+  // LSTM on packed products and VML's tanh (lstm_kernel.h); "lstm_serial" runs the
+  // recurrence on the calling thread. The gates' sigmoid as 0.5 * tanh(x / 2) + 0.5 maps
+  // infinities to 0 and 1 and keeps NaN, as the reference's 1 / (1 + exp(-x)) does.
+  const Pattern lstm = Op("LSTM").If(LstmSupported);
+  rules.Add(Rule("lstm", lstm)
+                .PropagatesNonFinite()
+                .Compiles([](const CompileRequest& request, const Match&) {
+                  return CompileLstm(request, false);
+                }));
+  rules.Add(Rule("lstm_serial", lstm)
+                .PropagatesNonFinite()
+                .Compiles([](const CompileRequest& request, const Match&) {
+                  return CompileLstm(request, true);
+                }));
   return rules;
 }
 

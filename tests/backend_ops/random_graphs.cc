@@ -613,6 +613,17 @@ ValueId Recurrent(Generator& gen, GraphBuilder& b, int index) {
   NamedAttributes attrs{
       {"direction", Attribute(direction)}, {"hidden_size", hidden}, {"layout", layout}};
   if (op == "GRU") attrs.emplace_back("linear_before_reset", gen.Uniform(0, 1));
+  if (op == "LSTM") {
+    // The cell's options, and the default activations spelled out now and then.
+    if (gen.Chance(0.3)) attrs.emplace_back("clip", gen.Pick<float>({0.5f, 3.0f}));
+    if (gen.Chance(0.2)) attrs.emplace_back("input_forget", int64_t{1});
+    if (gen.Chance(0.2)) {
+      std::vector<std::string> defaults;
+      for (int64_t d = 0; d < dirs; ++d)
+        defaults.insert(defaults.end(), {"Sigmoid", "Tanh", "Tanh"});
+      attrs.emplace_back("activations", Attribute(defaults));
+    }
+  }
   if (op == "RNN") {
     const std::string fn = gen.Pick<std::string>({"Tanh", "Relu", "Sigmoid"});
     attrs.emplace_back("activations",
