@@ -27,7 +27,7 @@ import os
 import warnings
 
 # The value of kOpenMpSpinCount (src/runtime/threading.h); the tests check that they agree.
-OPENMP_SPIN_COUNT = "20000"
+OPENMP_SPIN_COUNT = "100000"
 _WAIT_SETTINGS = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))

@@ -14,9 +14,9 @@ namespace collage {
 
 // How long an idle OpenMP worker spins before it blocks (GOMP_SPINCOUNT, in iterations of
 // libgomp's wait loop: one pause instruction took ~11 ns on the 2-vCPU Xeon the figures
-// below come from, timed in a loop of a million, so 20000 is ~0.2 ms, an estimate), unless the user
-// set GOMP_SPINCOUNT or OMP_WAIT_POLICY. Every library collage places runs on the one OpenMP team —
-// XNNPACK too, through the pthreadpool API implemented on it
+// below come from, timed in a loop of a million, so 100000 is ~1.1 ms, an estimate), unless the
+// user set GOMP_SPINCOUNT or OMP_WAIT_POLICY. Every library collage places runs on the one OpenMP
+// team — XNNPACK too, through the pthreadpool API implemented on it
 // (backends/xnnpack/openmp_pthreadpool.cc) — so a spinning worker holds no core that another pool's
 // worker needs, and the spin only decides whether the team is still awake for the next parallel
 // region. Measured at 2 threads (`collage bench --threads 2`, 4 interleaved rounds, medians,
@@ -28,15 +28,20 @@ namespace collage {
 //   op-level plan (192 groups on XNNPACK, Eigen and native kernels) and ResNet-50 on
 //   oneDNN: equal from 2k to 200k within the rounds' spread (paired
 //   per-round ratios to 2k between 0.95 and 1.11).
-// From 2k upwards the differences are within the noise; 20000 keeps the measured gain while
-// bounding what a spinning worker costs the engines, whose pools are their own (ONNX
-// Runtime's, OpenVINO's TBB arena): at most ~0.2 ms of one core per hand-off (estimated from
-// the spin's length, not measured on a plan that alternates them), which the library-switch
+// From 2k upwards the differences are within the noise there. What decides the length is a
+// serial stretch between two parallel kernels: the exported 2-layer LSTM's plan with both
+// recurrences serial (~0.3 ms on one thread), then a small XNNPACK Add on the team, ran in
+// 0.351 ms at 20k (the worker had blocked: the Add took 35 us against 3.5 us measured alone)
+// and 0.314 ms at 100k (6 interleaved rounds, paired ratio 1.11, 1.09–1.19; EfficientNet-B0's
+// plan 0.997, DenseNet-121's 1.02 at 200k: neutral). 100000 covers serial stretches of about a
+// millisecond while bounding what a spinning worker costs the engines, whose pools are their
+// own (ONNX Runtime's, OpenVINO's TBB arena): at most ~1 ms of one core per hand-off (estimated
+// from the spin's length, not measured on a plan that alternates them), which the library-switch
 // probe measures and the search prices. (Before XNNPACK shared the team, its
 // pthreadpool workers competed with spinning OpenMP workers and the policy was 500.)
 // libgomp reads this before main(): executables put it into effect by linking
 // collage_thread_policy_preinit (thread_policy_preinit.cc).
-inline constexpr const char kOpenMpSpinCount[] = "20000";
+inline constexpr const char kOpenMpSpinCount[] = "100000";
 
 // Whether an environment entry ("NAME=value") is an OpenMP wait setting: OMP_WAIT_POLICY or
 // GOMP_SPINCOUNT, which libgomp treats as one setting (the spin count overrides the policy's).
@@ -48,7 +53,7 @@ inline bool IsOpenMpWaitSetting(const char* entry) {
 }
 
 // The OpenMP wait setting this process's libraries run under, as libgomp read it at start:
-// "GOMP_SPINCOUNT=20000", "OMP_WAIT_POLICY=passive", or "libgomp default". Part of the cost
+// "GOMP_SPINCOUNT=100000", "OMP_WAIT_POLICY=passive", or "libgomp default". Part of the cost
 // database's key: at 2 threads the same kernel measures up to 4x apart under two settings.
 std::string OpenMpWaitSetting();
 
