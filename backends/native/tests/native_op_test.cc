@@ -53,7 +53,8 @@ TEST(NativeBackend, NameVersionAndRules) {
   std::vector<std::string> names;
   for (const Rule& r : native.rules().rules()) names.push_back(r.name());
   for (const Fusion& f : native.rules().fusions()) names.push_back(f.name());
-  EXPECT_EQ(names, (std::vector<std::string>{"op", "elementwise_chain", "injective_chain",
+  EXPECT_EQ(names, (std::vector<std::string>{"op", "concat_batch_norm", "concat_batch_norm_nhwc",
+                                             "elementwise_chain", "injective_chain",
                                              "elementwise_chain_nhwc"}));
 }
 
