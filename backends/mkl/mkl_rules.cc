@@ -2,6 +2,7 @@
 
 #include "collage/sdk/float32_rule_checks.h"
 #include "conv_kernel.h"
+#include "conv_transpose_kernel.h"
 #include "gemm_kernels.h"
 #include "lstm_kernel.h"
 
@@ -53,6 +54,13 @@ RuleSet BuildRules() {
                 .Where(Conv2dSupported)
                 .PropagatesNonFinite()
                 .Compiles(CompileConv));
+  // ConvTranspose as packed products and col2im (conv_transpose_kernel.h): the scatter adds
+  // in a fixed order and never reads anything but the product.
+  rules.Add(Rule("conv_transpose", Op("ConvTranspose").If(ConvTranspose2dSupported))
+                .PropagatesNonFinite()
+                .Compiles([](const CompileRequest& request, const Match&) {
+                  return CompileConvTranspose(request);
+                }));
   // LSTM on packed products and VML's tanh (lstm_kernel.h); "lstm_serial" runs the
   // recurrence on the calling thread. The gates' sigmoid as 0.5 * tanh(x / 2) + 0.5 maps
   // infinities to 0 and 1 and keeps NaN, as the reference's 1 / (1 + exp(-x)) does.

@@ -1,13 +1,15 @@
 // What the MKL backend offers to run: float32 GEMM-shaped ops, the set the OpenBLAS backend
 // offers (backends/openblas/openblas_rules.h), so that measurement compares the two BLAS
-// libraries group by group; and LSTM on its packed products (lstm_kernel.h).
+// libraries group by group; ConvTranspose (conv_transpose_kernel.h) and LSTM (lstm_kernel.h)
+// on its packed products.
 #pragma once
 
 #include "collage/sdk/rule.h"
 
 namespace collage::mkl {
 
-// "matmul", "matmul_bias", "gemm", "conv", "conv_relu", "lstm", "lstm_serial".
+// "matmul", "matmul_bias", "gemm", "conv", "conv_relu", "conv_transpose", "lstm",
+// "lstm_serial".
 RuleSet BuildRules();
 
 }  // namespace collage::mkl

@@ -1,7 +1,7 @@
-// The MKL backend: every candidate its MatMul, MatMul + bias, Gemm and Conv rules offer is
-// compiled through a KernelRunner at 1 and 2 threads and compared with the reference kernels.
-// Tolerance 1e-4 (normalized): reductions here are at most 576 long, where float32 rounding
-// stays around 1e-6 whatever order MKL sums in. Skipped when this build has no MKL
+// The MKL backend: every candidate its MatMul, MatMul + bias, Gemm, Conv and ConvTranspose rules
+// offer is compiled through a KernelRunner at 1 and 2 threads and compared with the reference
+// kernels. Tolerance 1e-4 (normalized): reductions here are at most 576 long, where float32
+// rounding stays around 1e-6 whatever order MKL sums in. Skipped when this build has no MKL
 // (backends/mkl/CMakeLists.txt skips the backend when the library is not installed).
 #include <gtest/gtest.h>
 #include <link.h>
@@ -226,6 +226,28 @@ TEST_F(MklTest, ConvOnlyTwoDimensionalConstantWeights) {
   ValueId w = b.Input("w", DType::kFloat32, {4, 4, 3, 3});
   b.Output(b.Node("Conv", {x, w}));
   EXPECT_FALSE(RuleOffers(BuildOrFail(std::move(b)), "mkl", "conv"));
+}
+
+TEST_F(MklTest, ConvTransposeOfOnePixelPerImageFoldsTheBatch) {
+  // A generator's first layer: batch 3, one input pixel each, every image in one product.
+  GraphBuilder b("generator head");
+  ValueId x = b.Input("x", DType::kFloat32, {3, 5, 1, 1});
+  b.Output(b.Node("ConvTranspose",
+                  {x, b.RandomNormal("w", {5, 4, 3, 3}, 0.5f), b.RandomNormal("b", {4}, 1.0f)},
+                  {{"strides", {2, 2}}}));
+  ExpectRuleMatches(BuildOrFail(std::move(b)), "conv_transpose");
+}
+
+TEST_F(MklTest, ConvTransposeGroupedDilatedPaddedWithOutputPadding) {
+  GraphBuilder b("deconvolution");
+  ValueId x = b.Input("x", DType::kFloat32, {2, 6, 5, 4});
+  b.Output(b.Node("ConvTranspose", {x, b.RandomNormal("w", {6, 2, 3, 2}, 0.5f)},
+                  {{"group", int64_t{3}},
+                   {"strides", {3, 2}},
+                   {"dilations", {2, 1}},
+                   {"pads", {1, 0, 2, 1}},
+                   {"output_padding", {1, 1}}}));
+  ExpectRuleMatches(BuildOrFail(std::move(b)), "conv_transpose");
 }
 
 TEST_F(MklTest, EveryCandidateOfAMixedGraph) {
