@@ -1,7 +1,5 @@
 #include "conv_transpose_kernel.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <optional>
 #include <vector>
@@ -14,8 +12,18 @@
 namespace collage::mkl {
 namespace {
 
-// Below this many output elements a parallel region costs more than the scatter it splits.
-constexpr int64_t kParallelElements = int64_t{1} << 15;
+// The product col = W_gᵀ · X: rows (output channel of the group, kernel row, kernel column);
+// columns one image's input pixels, or, with one input pixel per image (a generator's first
+// layer), the batch's images: a product per image would be a matrix-vector product reading
+// all the weights each time.
+int64_t InPixels(const ConvTransposeParams& p) { return p.in_spatial[0] * p.in_spatial[1]; }
+bool BatchFolded(const ConvTransposeParams& p) { return InPixels(p) == 1 && p.group == 1; }
+int64_t ProductRows(const ConvTransposeParams& p) {
+  return p.group_out_channels() * p.kernel[0] * p.kernel[1];
+}
+int64_t ProductColumns(const ConvTransposeParams& p) {
+  return BatchFolded(p) ? p.batch : InPixels(p);
+}
 
 std::optional<ConvTransposeParams> Params(const Graph& graph, const Node& node) {
   if (node.op_type != "ConvTranspose" || node.inputs.size() < 2 || node.outputs.size() != 1)
@@ -31,8 +39,8 @@ std::optional<ConvTransposeParams> Params(const Graph& graph, const Node& node) 
   if (y.dtype != DType::kFloat32 || !y.is_static()) return std::nullopt;
   StatusOr<ConvTransposeParams> p = ReadConvTransposeParams(graph, node);
   if (!p.ok() || p->spatial_rank != 2 || p->output_shape() != y.shape) return std::nullopt;
-  const int64_t m = p->group_out_channels() * p->kernel[0] * p->kernel[1];
-  const int64_t n = p->in_spatial[0] * p->in_spatial[1];
+  const int64_t m = ProductRows(*p);
+  const int64_t n = ProductColumns(*p);
   const int64_t k = p->group_in_channels();
   if (m < 1 || n < 1 || k < 1 || !FitsMklInt(m) || !FitsMklInt(n) || !FitsMklInt(k))
     return std::nullopt;
@@ -49,7 +57,7 @@ class ConvTransposeKernel final : public Kernel {
         num_threads_(std::max(1, num_threads)) {
     input_layouts_ = {Layout::Plain()};
     output_layouts_ = {Layout::Plain()};
-    workspace_bytes_ = sizeof(float) * static_cast<size_t>(Rows() * Columns());
+    workspace_bytes_ = sizeof(float) * static_cast<size_t>(ProductRows(p_) * ProductColumns(p_));
   }
 
   Status Run(const KernelBuffers& buffers) const override {
@@ -57,7 +65,8 @@ class ConvTransposeKernel final : public Kernel {
     auto* y = static_cast<float*>(buffers.outputs[0]);
     auto* col = static_cast<float*>(buffers.workspace);
     const int64_t out_pixels = p_.out_spatial[0] * p_.out_spatial[1];
-    const int64_t in_pixels = InPixels();
+    const int64_t in_pixels = InPixels(p_);
+    const int64_t rows = ProductRows(p_);
     MklThreadScope threads(num_threads_);
     for (int64_t n = 0; n < p_.batch; ++n) {
       float* image = y + n * p_.out_channels * out_pixels;
@@ -66,15 +75,16 @@ class ConvTransposeKernel final : public Kernel {
                     bias_.empty() ? 0.0f : bias_[static_cast<size_t>(c)]);
       }
     }
-    if (BatchFolded()) {
+    if (BatchFolded(p_)) {
       // One pixel per image: X [N, C] is the product's Bᵀ, and col's column n is image n's.
-      cblas_sgemm_compute(CblasRowMajor, CblasPacked, CblasTrans, static_cast<MKL_INT>(Rows()),
+      cblas_sgemm_compute(CblasRowMajor, CblasPacked, CblasTrans, static_cast<MKL_INT>(rows),
                           static_cast<MKL_INT>(p_.batch), static_cast<MKL_INT>(p_.in_channels),
-                          weights_[0].data(), static_cast<MKL_INT>(Rows()), x,
+                          weights_[0].data(), static_cast<MKL_INT>(rows), x,
                           static_cast<MKL_INT>(p_.in_channels), 0.0f, col,
                           static_cast<MKL_INT>(p_.batch));
-      for (int64_t n = 0; n < p_.batch; ++n)
-        Scatter(col + n, p_.batch, y + n * p_.out_channels * out_pixels);
+      for (int64_t n = 0; n < p_.batch; ++n) {
+        Col2Im(p_, p_.out_channels, col + n, p_.batch, y + n * p_.out_channels * out_pixels);
+      }
       return Status::Ok();
     }
     for (int64_t n = 0; n < p_.batch; ++n) {
@@ -82,61 +92,18 @@ class ConvTransposeKernel final : public Kernel {
       for (int64_t g = 0; g < p_.group; ++g) {
         const float* xg = x + (n * p_.in_channels + g * p_.group_in_channels()) * in_pixels;
         cblas_sgemm_compute(
-            CblasRowMajor, CblasPacked, CblasNoTrans, static_cast<MKL_INT>(Rows()),
+            CblasRowMajor, CblasPacked, CblasNoTrans, static_cast<MKL_INT>(rows),
             static_cast<MKL_INT>(in_pixels), static_cast<MKL_INT>(p_.group_in_channels()),
-            weights_[static_cast<size_t>(g)].data(), static_cast<MKL_INT>(Rows()), xg,
+            weights_[static_cast<size_t>(g)].data(), static_cast<MKL_INT>(rows), xg,
             static_cast<MKL_INT>(in_pixels), 0.0f, col, static_cast<MKL_INT>(in_pixels));
-        Scatter(col, in_pixels, image + g * p_.group_out_channels() * out_pixels);
+        Col2Im(p_, p_.group_out_channels(), col, in_pixels,
+               image + g * p_.group_out_channels() * out_pixels);
       }
     }
     return Status::Ok();
   }
 
  private:
-  int64_t InPixels() const { return p_.in_spatial[0] * p_.in_spatial[1]; }
-  // A generator's first layer (one input pixel per image) multiplies every image at once: a
-  // product per image would be a matrix-vector product reading all the weights each time.
-  bool BatchFolded() const { return InPixels() == 1 && p_.group == 1; }
-  // Columns of col: the batch's images when folded, else one image's input pixels.
-  int64_t Columns() const { return BatchFolded() ? p_.batch : InPixels(); }
-  // Rows of col: (output channel of the group, kernel row, kernel column).
-  int64_t Rows() const { return p_.group_out_channels() * p_.kernel[0] * p_.kernel[1]; }
-
-  // col2im: adds every column's patch into the group's output channels, one channel per
-  // thread (channels never share an output element). Row q of col holds its input pixels at
-  // col[q * row_stride + pixel].
-  void Scatter(const float* col, int64_t row_stride, float* out) const {
-    const int64_t ih = p_.in_spatial[0], iw = p_.in_spatial[1];
-    const int64_t oh = p_.out_spatial[0], ow = p_.out_spatial[1];
-    const int64_t kh = p_.kernel[0], kw = p_.kernel[1];
-    const int64_t sh = p_.strides[0], sw = p_.strides[1];
-    const int64_t dh = p_.dilations[0], dw = p_.dilations[1];
-    const int64_t ph = p_.pads_begin[0], pw = p_.pads_begin[1];
-    const int64_t channels = p_.group_out_channels();
-    const int threads =
-        channels * oh * ow >= kParallelElements && !omp_in_parallel() ? num_threads_ : 1;
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-    for (int64_t c = 0; c < channels; ++c) {
-      float* plane = out + c * oh * ow;
-      for (int64_t r = 0; r < kh; ++r) {
-        for (int64_t s = 0; s < kw; ++s) {
-          const float* row = col + ((c * kh + r) * kw + s) * row_stride;
-          // Input columns whose output column lands inside: 0 <= j * sw - pw + s * dw < ow.
-          const int64_t offset = s * dw - pw;
-          const int64_t j_begin = offset >= 0 ? 0 : (-offset + sw - 1) / sw;
-          const int64_t j_end = std::min(iw, offset >= ow ? 0 : (ow - 1 - offset) / sw + 1);
-          for (int64_t i = 0; i < ih; ++i) {
-            const int64_t y = i * sh - ph + r * dh;
-            if (y < 0 || y >= oh) continue;
-            const float* in = row + i * iw;
-            float* line = plane + y * ow + offset;
-            for (int64_t j = j_begin; j < j_end; ++j) line[j * sw] += in[j];
-          }
-        }
-      }
-    }
-  }
-
   ConvTransposeParams p_;
   std::vector<PackedMatrix> weights_;  // per group: A = Wᵀ [rows x group_in]
   std::vector<float> bias_;            // empty or M values
@@ -161,20 +128,17 @@ StatusOr<std::unique_ptr<Kernel>> CompileConvTranspose(const CompileRequest& req
         node.name);
   }
   const Tensor& w = *graph.value(node.inputs[1]).constant;
-  const int64_t rows = p->group_out_channels() * p->kernel[0] * p->kernel[1];
+  const int64_t rows = ProductRows(*p);
   const int64_t group_in = p->group_in_channels();
-  // The product's columns: the images when one input pixel each is folded (as the kernel's
-  // BatchFolded), else one image's pixels.
-  const int64_t in_pixels = p->in_spatial[0] * p->in_spatial[1];
-  const int64_t columns = in_pixels == 1 && p->group == 1 ? p->batch : in_pixels;
   std::vector<PackedMatrix> weights;
   for (int64_t g = 0; g < p->group; ++g) {
     // W [C, M / group, kH, kW]: the group's C / group rows, each rows values long; Aᵀ of the
     // product.
     COLLAGE_ASSIGN_OR_RETURN(
         PackedMatrix packed,
-        PackedMatrix::Pack(CblasAMatrix, CblasTrans, GemmDims{rows, columns, group_in}, 1.0f,
-                           w.data_as<float>() + g * group_in * rows, rows, request.num_threads()));
+        PackedMatrix::Pack(CblasAMatrix, CblasTrans, GemmDims{rows, ProductColumns(*p), group_in},
+                           1.0f, w.data_as<float>() + g * group_in * rows, rows,
+                           request.num_threads()));
     weights.push_back(std::move(packed));
   }
   std::vector<float> bias;

@@ -110,12 +110,11 @@ std::optional<LstmForm> ReadForm(const Graph& graph, const Node& node) {
 
 // Where one tensor the kernel reads lives at Run: a kernel input or a constant of the graph.
 struct Source {
-  int input = -1;                   // kernel input index
-  const float* constant = nullptr;  // or the constant's data (the graph's tensor, kept alive)
-  Tensor held;                      // the constant tensor
+  int input = -1;   // kernel input index, or -1 for a constant
+  Tensor constant;  // the graph's tensor (shares its buffer, so it outlives the graph)
   const float* Data(const KernelBuffers& buffers) const {
     return input >= 0 ? static_cast<const float*>(buffers.inputs[static_cast<size_t>(input)])
-                      : constant;
+                      : constant.data_as<float>();
   }
 };
 
@@ -304,8 +303,7 @@ StatusOr<std::unique_ptr<Kernel>> CompileLstm(const CompileRequest& request, boo
     Source s;
     const Value& v = graph.value(value);
     if (v.is_constant()) {
-      s.held = *v.constant;
-      s.constant = s.held.data_as<float>();
+      s.constant = *v.constant;
       return s;
     }
     auto it = std::find(request.inputs.begin(), request.inputs.end(), value);

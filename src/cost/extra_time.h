@@ -11,7 +11,8 @@
 
 namespace collage {
 
-// The median of `values` (the mean of the middle two for an even count); 0 when empty.
+// The median of `values` (the mean of the middle two for an even count); 0 when empty. The
+// finalist decision (search/finalist_decision.cc) uses it too.
 double MedianOf(std::vector<double> values);
 
 // median(situation) - median(baseline) when it exceeds twice the standard error of that

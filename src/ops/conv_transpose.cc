@@ -39,10 +39,9 @@ Status InferConvTranspose(InferContext& ctx) {
   return Status::Ok();
 }
 
-// Adds `col` (rows: out_channels_per_group × kernel offsets, columns: input pixels) into the
-// output planes `dst` (out_channels_per_group × output pixels).
 template <typename T>
-void Col2Im(const ConvTransposeParams& g, int64_t channels, const T* col, T* dst) {
+void Col2ImTyped(const ConvTransposeParams& g, int64_t channels, const T* col,
+                 int64_t col_row_stride, T* dst) {
   const size_t nd = g.in_spatial.size();
   const std::vector<int64_t> in_strides = StridesOf(g.in_spatial);
   const std::vector<int64_t> out_strides = StridesOf(g.out_spatial);
@@ -50,49 +49,65 @@ void Col2Im(const ConvTransposeParams& g, int64_t channels, const T* col, T* dst
   const int64_t kernel_size = NumElements(g.kernel);
   const int64_t in_size = NumElements(g.in_spatial);
   const int64_t out_size = NumElements(g.out_spatial);
+  // Per kernel offset and dim, the input range [lo, hi) whose output coordinate
+  // i * stride + offset lands inside; the same for every channel, so computed once.
+  std::vector<int64_t> lo(static_cast<size_t>(kernel_size) * nd), hi(lo.size()), offset(lo.size());
+  std::vector<char> empty(static_cast<size_t>(kernel_size), 0);
+  for (int64_t k_index = 0; k_index < kernel_size; ++k_index) {
+    int64_t k_flat = k_index;
+    for (size_t d = 0; d < nd; ++d) {
+      const size_t at = static_cast<size_t>(k_index) * nd + d;
+      const int64_t k = k_flat / k_strides[d];
+      k_flat %= k_strides[d];
+      offset[at] = k * g.dilations[d] - g.pads_begin[d];
+      lo[at] = std::max<int64_t>(0, CeilDiv(-offset[at], g.strides[d]));
+      hi[at] =
+          std::min(g.in_spatial[d], FloorDiv(g.out_spatial[d] - 1 - offset[at], g.strides[d]) + 1);
+      if (lo[at] >= hi[at]) empty[static_cast<size_t>(k_index)] = 1;
+    }
+  }
+  const size_t last = nd - 1;
+  const int64_t stride_last = g.strides[last];
   // Channels write disjoint output planes, so they run in parallel.
   const bool parallel =
       !omp_in_parallel() && channels > 1 && channels * kernel_size * in_size >= kParallelMinWork;
 #pragma omp parallel for schedule(static) if (parallel)
   for (int64_t channel = 0; channel < channels; ++channel) {
-    std::vector<int64_t> lo(nd), hi(nd), offset(nd), idx(nd);
+    std::vector<int64_t> idx(nd);
     T* out = dst + channel * out_size;
     for (int64_t k_index = 0; k_index < kernel_size; ++k_index) {
-      int64_t k_flat = k_index;
-      bool empty = false;
-      for (size_t d = 0; d < nd; ++d) {
-        const int64_t k = k_flat / k_strides[d];
-        k_flat %= k_strides[d];
-        // Output coordinate of input i is i * stride + offset; keep the i that land inside.
-        offset[d] = k * g.dilations[d] - g.pads_begin[d];
-        lo[d] = std::max<int64_t>(0, CeilDiv(-offset[d], g.strides[d]));
-        hi[d] =
-            std::min(g.in_spatial[d], FloorDiv(g.out_spatial[d] - 1 - offset[d], g.strides[d]) + 1);
-        empty = empty || lo[d] >= hi[d];
+      if (empty[static_cast<size_t>(k_index)]) continue;
+      const int64_t* k_lo = lo.data() + k_index * static_cast<int64_t>(nd);
+      const int64_t* k_hi = hi.data() + k_index * static_cast<int64_t>(nd);
+      const int64_t* k_offset = offset.data() + k_index * static_cast<int64_t>(nd);
+      const T* src = col + (channel * kernel_size + k_index) * col_row_stride;
+      if (nd == 2) {  // images, the common case: rows, then the contiguous inner loop
+        for (int64_t r = k_lo[0]; r < k_hi[0]; ++r) {
+          const T* in = src + r * in_strides[0];
+          T* line = out + (r * g.strides[0] + k_offset[0]) * out_strides[0] + k_offset[1];
+          for (int64_t i = k_lo[1]; i < k_hi[1]; ++i) line[i * stride_last] += in[i];
+        }
+        continue;
       }
-      if (empty) continue;
-      const T* src = col + (channel * kernel_size + k_index) * in_size;
-      const size_t last = nd - 1;
-      const int64_t stride_last = g.strides[last];
-      idx = lo;
+      std::copy(k_lo, k_lo + nd, idx.begin());
       // Odometer over all dims but the last, which is the contiguous inner loop.
       while (true) {
         int64_t in_base = 0;
-        int64_t out_base = offset[last];
+        int64_t out_base = k_offset[last];
         for (size_t d = 0; d < last; ++d) {
           in_base += idx[d] * in_strides[d];
-          out_base += (idx[d] * g.strides[d] + offset[d]) * out_strides[d];
+          out_base += (idx[d] * g.strides[d] + k_offset[d]) * out_strides[d];
         }
-        for (int64_t i = lo[last]; i < hi[last]; ++i) {
-          out[out_base + i * stride_last] += src[in_base + i];
-        }
+        const T* in = src + in_base;
+        T* line = out + out_base;
+        for (int64_t i = k_lo[last]; i < k_hi[last]; ++i) line[i * stride_last] += in[i];
         bool done = true;
         for (size_t d = last; d-- > 0;) {
-          if (++idx[d] < hi[d]) {
+          if (++idx[d] < k_hi[d]) {
             done = false;
             break;
           }
-          idx[d] = lo[d];
+          idx[d] = k_lo[d];
         }
         if (done) break;
       }
@@ -122,7 +137,7 @@ void ConvTransposeKernel(const ConvTransposeParams& g, const T* xd, const T* wd,
       const T* x_g = xd + (n * g.in_channels + grp * cg) * in_size;
       Gemm<T>(/*trans_a=*/true, /*trans_b=*/false, mg * kernel_size, in_size, cg, T(1), w_g,
               mg * kernel_size, x_g, in_size, T(0), col.data(), in_size);
-      Col2Im<T>(g, mg, col.data(), yd + (n * g.out_channels + grp * mg) * out_size);
+      Col2Im(g, mg, col.data(), in_size, yd + (n * g.out_channels + grp * mg) * out_size);
     }
   }
 }
@@ -147,6 +162,16 @@ Status RunConvTranspose(KernelContext& ctx) {
 }
 
 }  // namespace
+
+void Col2Im(const ConvTransposeParams& g, int64_t channels, const float* col,
+            int64_t col_row_stride, float* dst) {
+  Col2ImTyped(g, channels, col, col_row_stride, dst);
+}
+
+void Col2Im(const ConvTransposeParams& g, int64_t channels, const double* col,
+            int64_t col_row_stride, double* dst) {
+  Col2ImTyped(g, channels, col, col_row_stride, dst);
+}
 
 void RegisterConvTransposeOps(OpRegistry& registry) {
   registry.Register(OpDef{.op_type = "ConvTranspose",

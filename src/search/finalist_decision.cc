@@ -5,16 +5,10 @@
 #include <limits>
 
 #include "collage/sdk/errors.h"
+#include "cost/extra_time.h"
 
 namespace collage {
 namespace {
-
-double Median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
 
 double Quantile(std::vector<double> values, double q) {
   if (values.empty()) return 0;
@@ -35,7 +29,7 @@ double MedianRatio(const Rounds& times, size_t i, size_t j) {
   for (const auto& round : times) {
     if (Ran(round[i]) && Ran(round[j])) ratios.push_back(round[i] / round[j]);
   }
-  return ratios.empty() ? std::numeric_limits<double>::infinity() : Median(ratios);
+  return ratios.empty() ? std::numeric_limits<double>::infinity() : MedianOf(ratios);
 }
 
 // True when the rounds show finalist i slower than j beyond chance.
@@ -180,7 +174,7 @@ StatusOr<DecisionResult> DecideBetweenFinalists(
     for (const auto& round : times) {
       if (Ran(round[i])) own.push_back(round[i]);
     }
-    result.median_ms.push_back(Median(own));
+    result.median_ms.push_back(MedianOf(own));
     result.ratio_to_kept.push_back(i == result.kept ? 1.0 : MedianRatio(times, i, result.kept));
     if (i == result.kept) {
       const double median = result.median_ms.back();

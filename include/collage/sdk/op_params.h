@@ -97,6 +97,17 @@ StatusOr<ConvTransposeParams> ReadConvTransposeParams(const Node& node, const Sh
                                                       const Shape& w);
 StatusOr<ConvTransposeParams> ReadConvTransposeParams(const Graph& graph, const Node& node);
 
+// col2im, the scatter half of ConvTranspose as a product col = W_gᵀ · X_g: adds every entry of
+// `col` (rows: `channels` output channels of a group × kernel offsets, in the kernel's
+// row-major order; row q holds one value per input pixel at col[q * col_row_stride + pixel])
+// into its output pixel of the planes `dst` (`channels` × output pixels), which the caller
+// initialised (the bias, or zeros). Parallel over the channels on the OpenMP team when outside
+// a parallel region and large enough. The reference kernel and the BLAS backends share it.
+void Col2Im(const ConvTransposeParams& g, int64_t channels, const float* col,
+            int64_t col_row_stride, float* dst);
+void Col2Im(const ConvTransposeParams& g, int64_t channels, const double* col,
+            int64_t col_row_stride, double* dst);
+
 // ---- Pooling ----------------------------------------------------------------------------
 
 enum class PoolKind { kMax, kAverage, kGlobalMax, kGlobalAverage };
