@@ -86,8 +86,10 @@ StatusOr<std::unique_ptr<Kernel>> CompileBinary(const CompileRequest& request, c
   return kernel;
 }
 
+// One value on both sides (x + x, as two branches pooling the same input the same way become
+// once their duplicate is removed) binds the same buffer to both sources.
 bool BinaryOk(const Graph& graph, const Node& node) {
-  return BinaryOperands(graph, node).has_value() && node.inputs[0] != node.inputs[1];
+  return BinaryOperands(graph, node).has_value();
 }
 
 // Elementwise ops take the convolutions' format only for 4-D and 5-D tensors: a 3-D tensor

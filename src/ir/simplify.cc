@@ -1,9 +1,13 @@
 #include "ir/simplify.h"
 
 #include <cmath>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "collage/sdk/errors.h"
+#include "ir/matmul_batching.h"
+#include "ir/same_computation.h"
 
 namespace collage {
 
@@ -234,7 +238,7 @@ class Rewriter {
           continue;
         }
       }
-      COLLAGE_RETURN_IF_ERROR(Emit(node));
+      COLLAGE_RETURN_IF_ERROR(EmitUnlessComputed(node, stats));
     }
     for (ValueId out : old_.outputs()) next_.AddOutput(Resolve(out));
     next_.set_opset(old_.opset());
@@ -264,17 +268,50 @@ class Rewriter {
     return next_.AddNode(std::move(node)).status();
   }
 
+  // Emits `node` unless a node emitted before computes the same values (over the inputs as
+  // rewritten so far, so a chain of duplicates goes whole); its readers then read that one's.
+  // A node writing a graph output stays: the output keeps its name.
+  Status EmitUnlessComputed(Node node, SimplifyStats& stats) {
+    for (ValueId& in : node.inputs) in = Resolve(in);
+    std::vector<NodeId>& same_key = emitted_[ComputationKey(node)];
+    bool writes_graph_output = false;
+    for (ValueId out : node.outputs) writes_graph_output |= IsGraphOutput(out);
+    if (!writes_graph_output) {
+      for (NodeId e : same_key) {
+        const Node& earlier = next_.node(e);
+        if (!SameComputation(earlier, node)) continue;
+        for (size_t i = 0; i < node.outputs.size(); ++i) {
+          if (node.outputs[i] != kNoValue) {
+            substitute_[static_cast<size_t>(node.outputs[i])] = earlier.outputs[i];
+          }
+        }
+        ++stats.duplicates_removed;
+        return Status::Ok();
+      }
+    }
+    COLLAGE_ASSIGN_OR_RETURN(const NodeId id, next_.AddNode(std::move(node)));
+    same_key.push_back(id);
+    return Status::Ok();
+  }
+
   const Graph& old_;
   Graph next_;
   std::vector<ValueId> substitute_;  // old value → the value that replaces it
+  std::map<std::string, std::vector<NodeId>> emitted_;  // computation key → nodes of next_
 };
 
 bool AnythingToDo(const Graph& g) {
+  std::map<std::string, std::vector<const Node*>> by_key;
   for (const Node& n : g.nodes()) {
     if (n.op_type == "BatchNormalization" || n.op_type == "Pow" || n.op_type == "Transpose" ||
         n.op_type == "Pad") {
       return true;
     }
+    std::vector<const Node*>& same_key = by_key[ComputationKey(n)];
+    for (const Node* earlier : same_key) {
+      if (SameComputation(*earlier, n)) return true;
+    }
+    same_key.push_back(&n);
   }
   return false;
 }
@@ -283,11 +320,17 @@ bool AnythingToDo(const Graph& g) {
 
 StatusOr<SimplifyStats> SimplifyGraph(Graph& graph) {
   SimplifyStats stats;
-  if (!AnythingToDo(graph)) return stats;
-  COLLAGE_ASSIGN_OR_RETURN(Graph simplified, Rewriter(graph).Run(stats));
-  if (stats.total() == 0) return stats;
-  COLLAGE_RETURN_IF_ERROR(simplified.Validate());
-  graph = std::move(simplified);
+  if (AnythingToDo(graph)) {
+    COLLAGE_ASSIGN_OR_RETURN(Graph simplified, Rewriter(graph).Run(stats));
+    if (stats.total() != 0) {
+      COLLAGE_RETURN_IF_ERROR(simplified.Validate());
+      graph = std::move(simplified);
+    }
+  }
+  // Last, on the graph the rewrites above left (its own pass: it re-orders nodes).
+  COLLAGE_ASSIGN_OR_RETURN(const MatMulBatchingStats batched, BatchSmallMatMuls(graph));
+  stats.matmuls_merged = batched.siblings_merged;
+  stats.matmuls_stacked = batched.steps_stacked;
   return stats;
 }
 

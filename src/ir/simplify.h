@@ -9,6 +9,13 @@
 //     chains take Mul, none takes Pow, and std::pow costs ten multiplies);
 //   - two Transposes in a row that compose to the identity vanish, when nothing else reads
 //     the one between;
+//   - a node that computes what an earlier one computes (same op, inputs and attributes; not
+//     a random draw) goes, its readers reading the earlier one's outputs (ir/same_computation.h);
+//   - small matrix products batched (ir/matmul_batching.h): MatMuls of one input by several
+//     constant weights become one wider product, MatMuls of one constant weight by inputs that
+//     do not depend on one another one taller product (a recurrent cell's linear maps, per
+//     step and over the steps), where their rows are so few that reading the weights is their
+//     cost;
 //   - a Pad with all pads zero (PyTorch's DenseNet export has three before its transition
 //     poolings) vanishes when its output is not a graph output: it is a copy, and one that
 //     only the reference kernels run, between two other libraries' kernels.
@@ -27,8 +34,12 @@ struct SimplifyStats {
   int pows_to_muls = 0;
   int transposes_cancelled = 0;
   int zero_pads_removed = 0;
+  int duplicates_removed = 0;
+  int matmuls_merged = 0;   // folded into one product with their siblings (same input)
+  int matmuls_stacked = 0;  // folded into one product sharing their weights (same weight)
   int total() const {
-    return batchnorms_folded + pows_to_muls + transposes_cancelled + zero_pads_removed;
+    return batchnorms_folded + pows_to_muls + transposes_cancelled + zero_pads_removed +
+           duplicates_removed + matmuls_merged + matmuls_stacked;
   }
 };
 

@@ -174,6 +174,17 @@ TEST(OnednnEltwise, ActivationsAndBinaryBroadcast) {
   }
 }
 
+TEST(OnednnEltwise, BinaryOfOneValueWithItself) {
+  for (const std::string op : {"Add", "Sub", "Mul", "Max"}) {
+    SCOPED_TRACE(op);
+    GraphBuilder b("binary_self");
+    ValueId x = b.Node("Relu", {b.Input("x", DType::kFloat32, {1, 32, 6, 6})});
+    b.Output(b.Node(op, {x, x}));
+    auto offered = CheckAllCandidates(BuildOrFail(std::move(b)), "onednn", 1e-5);
+    EXPECT_TRUE(Offers(offered, "binary"));
+  }
+}
+
 TEST(OnednnNorm, SoftmaxLayerNormBatchNorm) {
   for (int64_t opset : {11, 13}) {
     for (int64_t axis : {-1, 1}) {
