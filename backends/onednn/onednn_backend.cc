@@ -84,7 +84,7 @@ bool MeetsNonFiniteContract(const std::string& rule) {
 // Bumped whenever this backend's kernels change in a way that changes their speed (how a
 // primitive is created or run, not which groups the rules offer): part of version(), so the
 // cost database does not reuse what the earlier kernels measured.
-constexpr int kKernelRevision = 2;
+constexpr int kKernelRevision = 3;
 
 class OnednnBackend : public Backend {
  public:

@@ -134,7 +134,7 @@ class ChannelSliceKernel : public Kernel {
         return Internal("channel slice: {} inputs and {} outputs bound, expected 1 and {}",
                         buffers.inputs.size(), buffers.outputs.size(), steps_.size());
       }
-      dnnl::stream stream(Engine());
+      dnnl::stream& stream = ThreadStream();
       void* in = const_cast<void*>(buffers.inputs[0]);
       for (const Step& s : steps_) {
         // The sub-memory descriptor carries the part's offset: it views the whole input.

@@ -87,7 +87,7 @@ Status RnnKernel::Run(const KernelBuffers& buffers) const {
       if (p.source == Port::Source::kOutput && p.swap) to_copy_out.emplace_back(&p, onnx);
       args.emplace(p.arg, memory(p.desc, Engine(), data));
     }
-    dnnl::stream stream(Engine());
+    dnnl::stream& stream = ThreadStream();
     {
       // The team is the calling thread's OpenMP setting (the runtime's ApplyThreadPolicy).
       SerialScope serial(serial_);

@@ -10,6 +10,11 @@ const dnnl::engine& Engine() {
   return *engine;
 }
 
+dnnl::stream& ThreadStream() {
+  thread_local dnnl::stream stream(Engine());
+  return stream;
+}
+
 dnnl::memory::dims ToDims(const Shape& shape) {
   if (shape.empty()) return {1};
   return dnnl::memory::dims(shape.begin(), shape.end());
@@ -86,37 +91,61 @@ OnednnKernel::OnednnKernel(std::string what, dnnl::primitive primitive,
   input_layouts_ = std::move(input_layouts);
   output_layouts_ = std::move(output_layouts);
   workspace_bytes_ = scratchpad_.get_size();
+  reused_ = MakeArgMemories();
+}
+
+OnednnKernel::ArgMemories OnednnKernel::MakeArgMemories() const {
+  void* const no_buffer = DNNL_MEMORY_NONE;  // each run points them at its buffers
+  ArgMemories m;
+  for (const ArgBinding& a : args_) {
+    m.memories.push_back(a.source == ArgBinding::Source::kConstant
+                             ? a.constant
+                             : dnnl::memory(a.desc, Engine(), no_buffer));
+    m.exec.push_back({a.arg, m.memories.back().get()});
+  }
+  if (scratchpad_.get_size() > 0) {
+    m.memories.emplace_back(scratchpad_, Engine(), no_buffer);
+    m.exec.push_back({DNNL_ARG_SCRATCHPAD, m.memories.back().get()});
+  }
+  return m;
+}
+
+Status OnednnKernel::Execute(ArgMemories& args, const KernelBuffers& buffers) const {
+  for (size_t i = 0; i < args_.size(); ++i) {
+    const ArgBinding& a = args_[i];
+    if (a.source == ArgBinding::Source::kInput) {
+      if (a.index >= buffers.inputs.size()) return Internal("{}: missing input {}", what_, a.index);
+      args.memories[i].set_data_handle(const_cast<void*>(buffers.inputs[a.index]));
+    } else if (a.source == ArgBinding::Source::kOutput) {
+      if (a.index >= buffers.outputs.size())
+        return Internal("{}: missing output {}", what_, a.index);
+      args.memories[i].set_data_handle(buffers.outputs[a.index]);
+    }
+  }
+  if (scratchpad_.get_size() > 0) {
+    if (buffers.workspace == nullptr) return Internal("{}: no workspace bound", what_);
+    args.memories.back().set_data_handle(buffers.workspace);
+  }
+  dnnl::stream& stream = ThreadStream();
+  dnnl::error::wrap_c_api(
+      dnnl_primitive_execute(primitive_.get(), stream.get(), static_cast<int>(args.exec.size()),
+                             args.exec.data()),
+      "could not execute a primitive");
+  stream.wait();
+  return Status();
 }
 
 Status OnednnKernel::Run(const KernelBuffers& buffers) const {
   return Guard(what_, [&]() -> Status {
-    // Memory objects are thin handles around the bound pointers: made per run, so that
-    // concurrent runs never share one.
-    std::unordered_map<int, dnnl::memory> args;
-    for (const ArgBinding& a : args_) {
-      switch (a.source) {
-        case ArgBinding::Source::kInput:
-          if (a.index >= buffers.inputs.size()) return Internal("{}: missing input {}", what_, a.index);
-          args.emplace(a.arg, dnnl::memory(a.desc, Engine(),
-                                           const_cast<void*>(buffers.inputs[a.index])));
-          break;
-        case ArgBinding::Source::kOutput:
-          if (a.index >= buffers.outputs.size()) return Internal("{}: missing output {}", what_, a.index);
-          args.emplace(a.arg, dnnl::memory(a.desc, Engine(), buffers.outputs[a.index]));
-          break;
-        case ArgBinding::Source::kConstant:
-          args.emplace(a.arg, a.constant);
-          break;
-      }
+    if (!reused_busy_.exchange(true, std::memory_order_acquire)) {
+      struct Release {
+        std::atomic<bool>& busy;
+        ~Release() { busy.store(false, std::memory_order_release); }
+      } release{reused_busy_};
+      return Execute(reused_, buffers);
     }
-    if (scratchpad_.get_size() > 0) {
-      if (buffers.workspace == nullptr) return Internal("{}: no workspace bound", what_);
-      args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(scratchpad_, Engine(), buffers.workspace));
-    }
-    dnnl::stream stream(Engine());
-    primitive_.execute(stream, args);
-    stream.wait();
-    return Status();
+    ArgMemories own = MakeArgMemories();  // another run holds reused_
+    return Execute(own, buffers);
   });
 }
 

@@ -2,12 +2,12 @@
 // library errors as Status, and OnednnKernel, one oneDNN primitive run on bound buffers.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <string>
 #include <vector>
-
-#include <oneapi/dnnl/dnnl.hpp>
 
 #include "collage/sdk/backend.h"
 #include "collage/sdk/errors.h"
@@ -56,6 +56,10 @@ struct ArgBinding {
   dnnl::memory constant;  // kConstant
 };
 
+// The calling thread's stream on Engine(), made once per thread (a stream per call cost as
+// much as a small primitive's work).
+dnnl::stream& ThreadStream();
+
 // One primitive with its arguments; the scratchpad lives in the kernel workspace so that
 // runs on different buffers share nothing mutable.
 class OnednnKernel : public Kernel {
@@ -66,10 +70,24 @@ class OnednnKernel : public Kernel {
   Status Run(const KernelBuffers& buffers) const override;
 
  private:
+  // A memory object per argument (the constants' own, the others without a buffer) and the
+  // argument list the C API executes with.
+  struct ArgMemories {
+    std::vector<dnnl::memory> memories;  // args_ order, then the scratchpad
+    std::vector<dnnl_exec_arg_t> exec;
+  };
+  ArgMemories MakeArgMemories() const;
+  // Points `args`' memories at the run's buffers and executes the primitive.
+  Status Execute(ArgMemories& args, const KernelBuffers& buffers) const;
+
   std::string what_;
   dnnl::primitive primitive_;
   std::vector<ArgBinding> args_;
   dnnl::memory::desc scratchpad_;
+  // Made once: a run takes them when no other run holds them (one stream of runs, the usual
+  // case), else makes its own. Creating the memory objects each step cost ~1 µs per step.
+  mutable ArgMemories reused_;
+  mutable std::atomic<bool> reused_busy_{false};
 };
 
 // Primitive attributes every kernel starts from: user scratchpad.
