@@ -104,8 +104,10 @@ class BatchRewrite {
     Add(at, std::move(split));
   }
 
-  // The graph, or nullopt when the nodes cannot be ordered (a rewrite would have made a cycle:
-  // the callers' checks rule that out, and the graph is then left as it was).
+  // The graph, or nullopt when the nodes cannot be ordered. One stack never makes a cycle (its
+  // products do not reach one another), but two stacks of one pass can wait on each other (a
+  // member of each reads what a member of the other wrote): the pass is then dropped and the
+  // graph left as it was.
   StatusOr<std::optional<Graph>> Finish() {
     struct Entry {
       NodeId at;

@@ -87,6 +87,27 @@ TEST(MatMulBatchingTest, ARecurrenceStacksItsInputsButNotItsState) {
   EXPECT_EQ(Count(simplified, "MatMul"), 1 + 5);
 }
 
+TEST(MatMulBatchingTest, StacksThatWouldWaitOnEachOtherLeaveTheGraphAsItWas) {
+  // p1, p2 share w and q1, q2 share u, each pair independent; but x2 needs q1 and y2 needs p1,
+  // so one product for the p's and one for the q's would each wait on the other.
+  GraphBuilder b("crossed", 17, 5);
+  ValueId x1 = b.Input("x1", DType::kFloat32, {1, 64});
+  ValueId y1 = b.Input("y1", DType::kFloat32, {1, 64});
+  ValueId w = b.RandomNormal("w", {64, 64}, 0.2f);
+  ValueId u = b.RandomNormal("u", {64, 64}, 0.2f);
+  ValueId p1 = b.Node("MatMul", {x1, w});
+  ValueId q1 = b.Node("MatMul", {y1, u});
+  ValueId p2 = b.Node("MatMul", {b.Node("Tanh", {q1}), w});
+  ValueId q2 = b.Node("MatMul", {b.Node("Tanh", {p1}), u});
+  b.Output(b.Node("Add", {p2, q2}), "y");
+  auto built = std::move(b).Build();
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  Graph simplified;
+  SimplifyStats stats = SimplifyAndCompare(*built, simplified);
+  EXPECT_EQ(stats.matmuls_stacked, 0);
+  EXPECT_EQ(Count(simplified, "MatMul"), 4);
+}
+
 TEST(MatMulBatchingTest, TheNasRnnCellBecomesOneProductForTheInputsAndOnePerStep) {
   // 8 steps × (8 maps of the input + 8 of the state, none at step 0) = 120 products: the input
   // maps of every step in one, each later step's state maps in one.
