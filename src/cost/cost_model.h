@@ -64,6 +64,10 @@ class MeasuredCostModel {
 
  private:
   CostKey KeyFor(const SearchCandidate& candidate) const;
+  // How a group of `nodes` is timed: with the caches the rest of a run leaves (settings_),
+  // except a group that is the whole graph, which is a served run itself: between two of its
+  // calls nothing else runs, so it is timed warm.
+  MeasureSettings SettingsFor(const SubGraph& nodes) const;
   // The settings with warm caches, for the library-switch probes (they measure what another
   // library disturbs, not what the rest of a run does).
   MeasureSettings WarmSettings() const;

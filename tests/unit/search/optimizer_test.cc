@@ -1,10 +1,17 @@
 // The op-level optimizer on real backends: repeated blocks are measured once, a second run
-// measures nothing, and candidates that are invalid never make it into a placement.
+// measures nothing, candidates that are invalid never make it into a placement, and a group
+// that is the whole model is timed as it is served.
+#include "search/optimizer.h"
+
 #include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "../cost/broken_backends.h"
 #include "optimize_test_util.h"
-#include "search/optimizer.h"
 
 namespace collage {
 
@@ -94,6 +101,57 @@ TEST(OptimizerTest, AnUnknownBackendIsNamed) {
   auto result = OptimizePlacement(graph, BackendRegistry::Global(), 1, options);
   ASSERT_FALSE(result.ok());
   EXPECT_NE(result.status().message().find("no backend named 'tensorrt'"), std::string::npos);
+}
+
+// Every native candidate's (signature, measurement method) in the cost database at `path`.
+std::vector<std::pair<std::string, std::string>> NativeRecords(const std::string& path) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    sqlite3_close(db);
+    return rows;
+  }
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v2(db, "SELECT signature, method FROM costs WHERE backend = 'native'", -1,
+                         &stmt, nullptr) == SQLITE_OK) {
+    while (sqlite3_step(stmt) == SQLITE_ROW) {
+      rows.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)),
+                        reinterpret_cast<const char*>(sqlite3_column_text(stmt, 1)));
+    }
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return rows;
+}
+
+TEST(OptimizerTest, AGroupThatIsTheWholeModelIsTimedWarmAndTheOthersWithTheCachesOfARun) {
+  TempDir dir;
+  GraphBuilder b("relu_tanh", 17, 3);
+  ValueId x = b.Input("x", DType::kFloat32, {1, 64, 32, 32});
+  b.Output(b.Node("Tanh", {b.Node("Relu", {x})}), "y");
+  auto graph = std::move(b).Build();
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  OptimizeOptions options = QuickOptimize(dir.file("costs.sqlite"));
+  options.caches = "run";
+  options.backends = {"native"};
+  options.final_rounds = 0;
+  auto result = OptimizePlacement(*graph, BackendRegistry::Global(), 1, options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+
+  int whole = 0, part = 0;
+  for (const auto& [signature, method] : NativeRecords(dir.file("costs.sqlite"))) {
+    const bool has_relu = signature.find("Relu") != std::string::npos;
+    const bool has_tanh = signature.find("Tanh") != std::string::npos;
+    if (has_relu && has_tanh) {
+      ++whole;
+      EXPECT_EQ(method.rfind("warm", 0), 0u) << signature << ": " << method;
+    } else if (has_relu || has_tanh) {
+      ++part;
+      EXPECT_EQ(method.rfind("scrub:", 0), 0u) << signature << ": " << method;
+    }
+  }
+  EXPECT_GE(whole, 1);  // native's elementwise chain takes both nodes
+  EXPECT_GE(part, 2);   // and each alone
 }
 
 }  // namespace
