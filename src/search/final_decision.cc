@@ -14,8 +14,9 @@ namespace {
 // least one). Right after other finalists a plan runs slower for several runs, not one: on
 // the 2-vCPU Xeon, NAS-RNN's plan at 1 thread took 6.6, 6.5, ... 3.0 ms over its first ten
 // runs after another finalist's, MobileNetV2's 3.9, 3.5, 3.2, then 3.1 ms (2026-12-03). Timed
-// on the first run, the decision measured NAS-RNN's plan at 2.86 ms where `collage bench`
-// (200 runs in a row, as a model is served) measures 1.48 ms.
+// on its first run, NAS-RNN's plan at 2 threads measured 3.03 ms in the decision, and 2.86 ms
+// after a single untimed run, where `collage bench` (runs in a row, as a model is served)
+// measures 1.48 ms; after 25 ms of its own runs, 1.50 ms.
 constexpr double kSettleMillis = 25;
 
 StatusOr<double> RunSettled(const PlanBench& bench, const Executable& exe) {
