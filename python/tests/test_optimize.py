@@ -24,7 +24,10 @@ def test_the_report_describes_the_kept_placement(optimized, tiny_model):
     assert report.estimated_ms > 0 and report.measured_ms > 0
     # Every node in exactly one group, in the model's order here (a chain).
     assert [n for g in report.groups for n in g.nodes] == ["conv", "relu", "pool", "flatten", "fc", "softmax"]
-    assert all(isinstance(g, collage.Group) and g.estimated_ms > 0 and g.in_run_ms > 0 for g in report.groups)
+    assert all(isinstance(g, collage.Group) and g.estimated_ms > 0 for g in report.groups)
+    # Every group runs a step of its own in the run, except a Flatten alone: a view of its
+    # input (as when a backend alone is kept and Flatten is left to native), 0 ms in the run.
+    assert all(g.in_run_ms > 0 or (g.nodes == ["flatten"] and g.in_run_ms == 0) for g in report.groups)
     assert sum(report.shares.values()) == pytest.approx(1.0)
     assert set(report.shares) == {g.backend for g in report.groups}
     assert report.plan == str(folder / "tiny.plan")
