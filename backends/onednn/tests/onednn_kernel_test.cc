@@ -3,7 +3,7 @@
 // the reference's.
 #include <gtest/gtest.h>
 
-#include <thread>
+#include <vector>
 
 #include "backend_test_util.h"
 
@@ -25,22 +25,8 @@ TEST(OnednnKernel, ConcurrentRunsOnOneKernelAgreeWithTheReference) {
   auto kernel = BackendNamed("onednn").Compile(request);
   ASSERT_TRUE(kernel.ok()) << kernel.status().ToString();
   constexpr int kThreads = 3;
-  std::vector<double> errors(kThreads, -1);
-  auto work = [&](int t) {
-    const std::vector<Tensor> inputs = RandomInputs(request, 200 + static_cast<uint32_t>(t));
-    auto ref = RunReferenceGroup(request, inputs);
-    if (!ref.ok()) return;
-    double worst = 0;
-    for (int iter = 0; iter < 400; ++iter) {
-      auto got = RunKernel(**kernel, request, inputs);  // fresh output buffers every time
-      if (!got.ok()) return;
-      worst = std::max(worst, NormalizedError((*got)[0], (*ref)[0]));
-    }
-    errors[static_cast<size_t>(t)] = worst;
-  };
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) threads.emplace_back(work, t);
-  for (std::thread& th : threads) th.join();
+  const std::vector<double> errors =
+      WorstErrorsOfConcurrentRuns(**kernel, request, kThreads, /*runs=*/400, /*seed=*/200);
   for (int t = 0; t < kThreads; ++t) {
     EXPECT_GE(errors[static_cast<size_t>(t)], 0.0) << "thread " << t << " failed";
     EXPECT_LE(errors[static_cast<size_t>(t)], 1e-4) << "thread " << t;

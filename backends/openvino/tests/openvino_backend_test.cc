@@ -4,8 +4,6 @@
 // zoo, single_backend_zoo_test.cc). Skipped where the backend is not built.
 #include <gtest/gtest.h>
 
-#include <thread>
-
 #include "backend_test_util.h"
 #include "collage/session.h"
 #include "session/session_access.h"
@@ -208,22 +206,8 @@ TEST_F(OpenvinoBackendTest, ConcurrentRunsOnOneKernel) {
   CompileRequest request = CompileRequest::For(g, whole[0].nodes, whole[0].rule, 1);
   auto kernel = BackendNamed("openvino").Compile(request);
   ASSERT_TRUE(kernel.ok()) << kernel.status().ToString();
-  std::vector<double> errors(2, -1);
-  auto work = [&](int t) {
-    const std::vector<Tensor> inputs = RandomInputs(request, 100 + t);
-    auto ref = RunReferenceGroup(request, inputs);
-    if (!ref.ok()) return;
-    double worst = 0;
-    for (int iter = 0; iter < 50; ++iter) {
-      auto got = RunKernel(**kernel, request, inputs);  // fresh output buffers every time
-      if (!got.ok()) return;
-      worst = std::max(worst, NormalizedError((*got)[0], (*ref)[0]));
-    }
-    errors[t] = worst;
-  };
-  std::thread a(work, 0), b(work, 1);
-  a.join();
-  b.join();
+  const std::vector<double> errors =
+      WorstErrorsOfConcurrentRuns(**kernel, request, /*threads=*/2, /*runs=*/50, /*seed=*/100);
   for (int t = 0; t < 2; ++t) {
     EXPECT_GE(errors[t], 0.0) << "thread " << t << " failed";
     EXPECT_LE(errors[t], 1e-4) << "thread " << t;

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -13,14 +14,15 @@
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
-#include "collage/sdk/backend.h"
-#include "ops/graph_builder.h"
-#include "collage/sdk/rule.h"
-#include "runtime/kernel_runner.h"
 #include "collage/normalized_error.h"
 #include "collage/random_tensor.h"
+#include "collage/sdk/backend.h"
+#include "collage/sdk/rule.h"
+#include "ops/graph_builder.h"
+#include "runtime/kernel_runner.h"
 
 namespace collage::testing {
 
@@ -236,6 +238,31 @@ inline StatusOr<std::vector<Tensor>> RunKernel(const Kernel& kernel, const Compi
       std::free);
   COLLAGE_RETURN_IF_ERROR(kernel.Run({in, out, workspace.get()}));
   return outputs;
+}
+
+// Runs `kernel` from `threads` threads at once, `runs` times each with fresh output buffers,
+// thread t on inputs from seed `seed + t`. Per thread: the worst normalized error of output 0
+// against the reference kernels, or -1 when a run (or the reference) failed.
+inline std::vector<double> WorstErrorsOfConcurrentRuns(const Kernel& kernel,
+                                                       const CompileRequest& request, int threads,
+                                                       int runs, uint32_t seed) {
+  std::vector<double> errors(static_cast<size_t>(threads), -1);
+  auto work = [&](int t) {
+    const std::vector<Tensor> inputs = RandomInputs(request, seed + static_cast<uint32_t>(t));
+    auto ref = RunReferenceGroup(request, inputs);
+    if (!ref.ok()) return;
+    double worst = 0;
+    for (int run = 0; run < runs; ++run) {
+      auto got = RunKernel(kernel, request, inputs);
+      if (!got.ok()) return;
+      worst = std::max(worst, NormalizedError((*got)[0], (*ref)[0]));
+    }
+    errors[static_cast<size_t>(t)] = worst;
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) pool.emplace_back(work, t);
+  for (std::thread& th : pool) th.join();
+  return errors;
 }
 
 }  // namespace collage::testing
