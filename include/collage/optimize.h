@@ -80,6 +80,14 @@ struct OptimizeOptions {
   // the decision: the search's plan is kept unmeasured.
   int final_rounds = 15;
   int max_final_rounds = 60;
+  // Plans the op-level search runs to calibrate its costs (docs/architecture.md, "Calibrated
+  // against its own runs"): each is run and profiled, its groups and conversions re-priced at
+  // their times in the run, and the search repeated, until it returns a plan it already ran
+  // or this many ran; after the first, every group that is the whole graph and every backend
+  // alone run once too, where their estimate is within 1.5x of the fastest plan run.
+  // The fastest in its runs is the op-level plan. 0: the search's first plan, priced by the
+  // groups' measurements alone.
+  int calibration_rounds = 10;
   std::function<void(const GenerationProgress&)> on_generation;
 };
 
@@ -124,6 +132,16 @@ struct GroupReport {
   std::vector<GroupAlternative> alternatives;
 };
 
+// One plan the op-level search ran to calibrate its costs.
+struct CalibrationReport {
+  double estimated_ms = 0;  // the search's estimate of the plan, before it ran
+  double in_run_ms = 0;     // the median time of its profiled runs
+  int groups_repriced = 0;  // its groups priced at their time in a run for the first time
+  // "search" for the search's plans; for a plan of its own, run after the search's first:
+  // "whole-graph:<backend>" (a group that is the whole model) or "single-backend:<backend>".
+  std::string origin = "search";
+};
+
 struct OptimizeReport {
   int candidates = 0;            // groups offered by the backends
   int distinct_candidates = 0;   // after merging repeated blocks (same signature)
@@ -138,7 +156,14 @@ struct OptimizeReport {
   int64_t search_states_cut = 0;  // dropped by the beam: 0 means the search was exact
   double measure_seconds = 0;
   double search_seconds = 0;
-  double estimated_ms = 0;  // the search's additive estimate of the whole plan
+  // The search's additive estimate of the op-level plan, made before that plan ran (with the
+  // costs of earlier calibration rounds' runs where it shares their groups).
+  double estimated_ms = 0;
+  // The plans run to calibrate the costs, in order; the op-level plan is the fastest of them.
+  std::vector<CalibrationReport> calibration;
+  std::string calibration_stopped;  // why before the search repeated a plan ("": it did)
+  // Plans within 25% of the fastest timed again side by side to choose the op-level plan (0: none).
+  int calibration_retimed = 0;
   // The end-to-end decision (empty when OptimizeOptions::final_rounds is 0): every finalist,
   // the kept one's name and median, the rounds measured and the kept one's round-to-round
   // spread ((p90 - p10) / median of its per-round times).

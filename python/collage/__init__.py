@@ -19,12 +19,12 @@ from ._errors import (  # noqa: E402
     InvalidModelError, NotFoundError, UnsupportedError)
 from ._collage import __version__  # noqa: E402
 from ._session import InferenceSession, NodeArg  # noqa: E402
-from ._optimize import Finalist, Group, OptimizeReport, optimize  # noqa: E402
+from ._optimize import CalibrationPlan, Finalist, Group, OptimizeReport, optimize  # noqa: E402
 from ._backends import BackendInfo, backends  # noqa: E402
 from ._environment import OpenMpSettingTooLateWarning  # noqa: E402
 
 __all__ = [
-    "InferenceSession", "NodeArg", "optimize", "OptimizeReport", "Finalist", "Group",
+    "InferenceSession", "NodeArg", "optimize", "OptimizeReport", "Finalist", "Group", "CalibrationPlan",
     "backends", "BackendInfo", "CollageError", "InvalidArgumentError", "InvalidModelError",
     "UnsupportedError", "NotFoundError", "CollageIOError", "InternalError", "CancelledError",
     "OpenMpSettingTooLateWarning", "__version__",

@@ -23,6 +23,17 @@ class Finalist:
 
 
 @dataclasses.dataclass(frozen=True)
+class CalibrationPlan:
+    """One plan the op-level search ran to calibrate its costs: its groups were then priced
+    at their times in the run."""
+
+    estimated_ms: float  # the search's estimate of it, before it ran
+    in_run_ms: float  # the median time of its profiled runs
+    groups_repriced: int  # its groups priced at their time in a run for the first time
+    origin: str  # "search", or a plan of its own: "whole-graph:<backend>", "single-backend:<backend>"
+
+
+@dataclasses.dataclass(frozen=True)
 class Group:
     """One group of the kept placement: nodes that one backend runs as one kernel."""
 
@@ -45,6 +56,9 @@ class OptimizeReport:
     decision_rounds: int
     round_spread: float
     finalists: list
+    calibration: list  # CalibrationPlan per plan run; the op-level plan is the fastest of them
+    calibration_stopped: str  # why before the search repeated a plan ("": it did)
+    calibration_retimed: int  # plans within 25% of the fastest timed again side by side (0: none)
     groups: list
     shares: dict  # backend → fraction of estimated_ms (0..1)
     conversions_in_run_ms: float
@@ -75,7 +89,7 @@ def _shares(groups):
 
 
 def optimize(path, search="op-level", budget=None, threads=0, save_plan=None, cost_db=None,
-             backends=None, rounds=None, shapes=None, strict_nan=False):
+             backends=None, rounds=None, calibrate=None, shapes=None, strict_nan=False):
     """Places the model's ops on the fastest backends by measurement and returns an
     OptimizeReport.
 
@@ -90,6 +104,8 @@ def optimize(path, search="op-level", budget=None, threads=0, save_plan=None, co
                always in)
     rounds     least rounds of the end-to-end decision between the search's plan and each
                backend alone (default 15); 0 skips it and keeps the search's plan unmeasured
+    calibrate  plans of the op-level search run to re-price its groups at their times in a
+               run, searching again after each (default 10); 0: groups priced alone only
     shapes, strict_nan   as for InferenceSession
     """
     if search not in ("op-level", "two-level"):
@@ -98,11 +114,15 @@ def optimize(path, search="op-level", budget=None, threads=0, save_plan=None, co
         backends = [b for b in backends.split(",") if b]
     if rounds is not None and (isinstance(rounds, bool) or int(rounds) != rounds or rounds < 0):
         raise InvalidArgumentError(f"rounds {rounds!r}: expected a whole number >= 0")
+    if calibrate is not None and (isinstance(calibrate, bool) or int(calibrate) != calibrate or calibrate < 0):
+        raise InvalidArgumentError(f"calibrate {calibrate!r}: expected a whole number >= 0")
     shapes = {name: [int(d) for d in dims] for name, dims in (shapes or {}).items()}
     raw = _collage.optimize(str(path), search, "" if budget is None else str(budget), int(threads),
                             "" if save_plan is None else str(save_plan),
                             "" if cost_db is None else str(cost_db), list(backends or []),
-                            -1 if rounds is None else int(rounds), shapes, bool(strict_nan))
+                            -1 if rounds is None else int(rounds),
+                            -1 if calibrate is None else int(calibrate), shapes, bool(strict_nan))
     raw["finalists"] = [Finalist(**f) for f in raw["finalists"]]
+    raw["calibration"] = [CalibrationPlan(**c) for c in raw["calibration"]]
     raw["groups"] = [Group(**g) for g in raw["groups"]]
     return OptimizeReport(shares=_shares(raw["groups"]), **raw)

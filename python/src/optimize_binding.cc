@@ -36,7 +36,8 @@ struct OptimizeArgs {
   std::string save_plan;  // empty: not saved
   std::string cost_db;    // empty: the default database
   std::vector<std::string> backends;
-  int rounds;  // < 0: the default; 0: no end-to-end decision
+  int rounds;     // < 0: the default; 0: no end-to-end decision
+  int calibrate;  // < 0: the default; 0: no plan run to calibrate the costs
   std::map<std::string, std::vector<int64_t>> shapes;
   bool strict_nan;
 };
@@ -79,6 +80,18 @@ nb::dict ReportDict(const OptimizeReport& report, const Session& session, const 
   nb::list finalists;
   for (const FinalistReport& f : report.finalists) finalists.append(FinalistDict(f));
   d["finalists"] = finalists;
+  nb::list calibration;
+  for (const CalibrationReport& c : report.calibration) {
+    nb::dict plan;
+    plan["estimated_ms"] = c.estimated_ms;
+    plan["in_run_ms"] = c.in_run_ms;
+    plan["groups_repriced"] = c.groups_repriced;
+    plan["origin"] = c.origin;
+    calibration.append(plan);
+  }
+  d["calibration"] = calibration;
+  d["calibration_stopped"] = report.calibration_stopped;
+  d["calibration_retimed"] = report.calibration_retimed;
   nb::list groups;
   for (const GroupReport& g : report.groups) groups.append(GroupDict(g, SessionGraph(session)));
   d["groups"] = groups;
@@ -122,6 +135,7 @@ nb::dict Optimize(const OptimizeArgs& args) {
     optimize.final_rounds = args.rounds;
     optimize.max_final_rounds = std::max(optimize.max_final_rounds, args.rounds);
   }
+  if (args.calibrate >= 0) optimize.calibration_rounds = args.calibrate;
 
   std::unique_ptr<Session> session;
   OptimizeReport report;
@@ -144,14 +158,14 @@ void BindOptimize(nb::module_& m) {
       "optimize",
       [](const std::string& path, const std::string& search, const std::string& budget, int threads,
          const std::string& save_plan, const std::string& cost_db,
-         const std::vector<std::string>& backends, int rounds,
+         const std::vector<std::string>& backends, int rounds, int calibrate,
          const std::map<std::string, std::vector<int64_t>>& shapes, bool strict_nan) {
         return Optimize(OptimizeArgs{path, search, budget, threads, save_plan, cost_db,
-                                     backends, rounds, shapes, strict_nan});
+                                     backends, rounds, calibrate, shapes, strict_nan});
       },
       nb::arg("path"), nb::arg("search"), nb::arg("budget"), nb::arg("threads"),
       nb::arg("save_plan"), nb::arg("cost_db"), nb::arg("backends"), nb::arg("rounds"),
-      nb::arg("shapes"), nb::arg("strict_nan"));
+      nb::arg("calibrate"), nb::arg("shapes"), nb::arg("strict_nan"));
 }
 
 }  // namespace collage::python

@@ -57,12 +57,27 @@ def test_the_saved_plan_runs_with_the_reference_outputs(optimized, tiny_model, t
     assert planned.placement() == report.placement
 
 
+def test_the_op_level_plan_is_one_of_the_plans_run_to_calibrate(optimized):
+    report, _ = optimized
+    assert report.calibration and all(isinstance(c, collage.CalibrationPlan) for c in report.calibration)
+    assert not report.calibration[0].origin != "search" and report.calibration[0].groups_repriced > 0
+    assert all(c.in_run_ms > 0 and c.estimated_ms > 0 for c in report.calibration)
+    # The fastest of them (timed again side by side where several are close), with the
+    # estimate it had before it ran.
+    [op_level] = [f for f in report.finalists if f.name == "op-level"]
+    assert op_level.estimated_ms == report.estimated_ms
+    assert report.estimated_ms in [c.estimated_ms for c in report.calibration]
+
+
 def test_a_second_optimize_finds_every_cost_in_the_database(optimized, tiny_model):
     _, folder = optimized
     again = collage.optimize(tiny_model.path, threads=1, rounds=0, cost_db=folder / "costs.sqlite")
     assert again.measured == 0 and again.cache_hits > 0
     # rounds=0: no end-to-end decision, the search's plan kept unmeasured.
     assert again.finalists == [] and again.measured_ms == 0 and again.plan is None
+    uncalibrated = collage.optimize(tiny_model.path, threads=1, rounds=0, calibrate=0,
+                                    cost_db=folder / "costs.sqlite")
+    assert uncalibrated.calibration == [] and uncalibrated.calibration_stopped == ""
 
 
 def test_the_backends_option_limits_the_placement(tiny_model, tmp_path):
@@ -78,6 +93,8 @@ def test_bad_options_are_refused_before_measuring(tiny_model, tmp_path):
         collage.optimize(tiny_model.path, search="two-level", budget="2h")
     with pytest.raises(collage.InvalidArgumentError, match="rounds -1"):
         collage.optimize(tiny_model.path, rounds=-1)
+    with pytest.raises(collage.InvalidArgumentError, match="calibrate 1.5"):
+        collage.optimize(tiny_model.path, calibrate=1.5)
     with pytest.raises(collage.CollageError, match="no_such_backend"):
         collage.optimize(tiny_model.path, backends=["no_such_backend"], cost_db=tmp_path / "c.sqlite")
     with pytest.raises(collage.CollageError, match="missing.onnx"):

@@ -8,27 +8,6 @@
 #include "collage/interrupt.h"
 
 namespace collage {
-namespace {
-
-// Untimed runs of a finalist before its timed one, until they have taken this long (and at
-// least one). Right after other finalists a plan runs slower for several runs, not one: on
-// the 2-vCPU Xeon, NAS-RNN's plan at 1 thread took 6.6, 6.5, ... 3.0 ms over its first ten
-// runs after another finalist's, MobileNetV2's 3.9, 3.5, 3.2, then 3.1 ms (2026-12-03). Timed
-// on its first run, NAS-RNN's plan at 2 threads measured 3.03 ms in the decision, and 2.86 ms
-// after a single untimed run, where `collage bench` (runs in a row, as a model is served)
-// measures 1.48 ms; after 25 ms of its own runs, 1.50 ms.
-constexpr double kSettleMillis = 25;
-
-StatusOr<double> RunSettled(const PlanBench& bench, const Executable& exe) {
-  double settled_ms = 0;
-  do {
-    COLLAGE_ASSIGN_OR_RETURN(double ms, bench.RunOnce(exe));
-    settled_ms += ms;
-  } while (settled_ms < kSettleMillis);
-  return bench.RunOnce(exe);
-}
-
-}  // namespace
 
 StatusOr<size_t> DecideFinalPlacement(const std::vector<Finalist>& finalists,
                                       const PlanBench& bench, const OptimizeOptions& options,
@@ -77,7 +56,7 @@ StatusOr<size_t> DecideFinalPlacement(const std::vector<Finalist>& finalists,
                                                  "interrupted while measuring the finalists; every "
                                                  "measurement of the search is kept");
                                  }
-                                 return RunSettled(bench, *contenders[c]);
+                                 return bench.RunSettled(*contenders[c]);
                                },
                                decision));
   for (size_t c = 0; c < contenders.size(); ++c) {

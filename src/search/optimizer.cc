@@ -13,7 +13,9 @@
 #include "search/op_level_search.h"
 #include "search/placement_estimate.h"
 #include "search/plan_bench.h"
+#include "search/run_calibration.h"
 #include "search/two_level_search.h"
+#include "collage/interrupt.h"
 #include "collage/sdk/errors.h"
 
 namespace collage {
@@ -243,16 +245,49 @@ StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& 
   report.steps_priced = costs.steps_priced();
 
   const auto search_start = std::chrono::steady_clock::now();
-  OpLevelSearchOptions search_options;
-  search_options.beam_width = options.beam_width;
-  TransitionCost transition = [&](ValueId v, const Layout& from, const Layout& to) {
+  PlanBench bench(graph, registry, threads, options);
+  const bool decide = options.final_rounds > 0;
+  if (decide || options.calibration_rounds > 0 || options.search == "two-level") {
+    COLLAGE_RETURN_IF_ERROR(bench.Prepare());
+  }
+  CalibrationOptions calibration;
+  calibration.max_rounds = std::max(0, options.calibration_rounds);
+  calibration.search.beam_width = options.beam_width;
+  const TransitionCost measured_transition = [&](ValueId v, const Layout& from, const Layout& to) {
     return costs.Transition(v, from, to);
   };
-  LibrarySwitchCost library_switch = [&](const std::string& from, const std::string& to) {
+  const LibrarySwitchCost library_switch = [&](const std::string& from, const std::string& to) {
     return costs.LibrarySwitch(from, to);
   };
-  COLLAGE_ASSIGN_OR_RETURN(OpLevelResult found,
-                           SearchOpLevel(graph, valid, transition, library_switch, search_options));
+  const ProfilePlan profile = [&](const Placement& placement) -> StatusOr<PlanInRun> {
+    if (InterruptRequested()) return Status(StatusCode::kCancelled, "interrupted");
+    return bench.Profile(placement);
+  };
+  // The closest plans of calibration, timed again side by side before one is kept.
+  constexpr int kRetimeRounds = 5;
+  const RetimePlans retime = [&](const std::vector<Placement>& plans) -> StatusOr<std::vector<double>> {
+    if (InterruptRequested()) return Status(StatusCode::kCancelled, "interrupted");
+    return bench.TimeSideBySide(plans, kRetimeRounds);
+  };
+  // Every backend alone: a plan of its own for calibration, and a finalist of the decision.
+  std::vector<NamedPlacement> alone;
+  for (const std::string& name : backends) {
+    const Backend* backend = registry.Find(name);
+    if (backend == nullptr) continue;
+    auto placement = PlaceOnSingleBackend(graph, *backend, registry, options.strict_non_finite);
+    if (placement.ok()) alone.emplace_back("single-backend:" + name, std::move(*placement));
+  }
+  COLLAGE_ASSIGN_OR_RETURN(CalibratedSearch calibrated,
+                           SearchCalibratedOpLevel(graph, valid, measured_transition, library_switch,
+                                                   profile, retime, alone, calibration));
+  // From here on every estimate uses the costs the runs corrected.
+  const TransitionCost transition = WithConversionTimes(measured_transition, calibrated.conversion_ms);
+  const OpLevelResult& found = calibrated.kept;
+  for (const CalibrationRound& round : calibrated.rounds) {
+    report.calibration.push_back({round.estimated_ms, round.in_run_ms, round.groups_repriced, round.origin});
+  }
+  report.calibration_stopped = calibrated.stopped;
+  report.calibration_retimed = calibrated.plans_retimed;
   report.search_seconds = SecondsSince(search_start);
   if (!std::isfinite(found.cost_ms)) {
     return Internal("the op-level search found no placement whose layout conversions can all be built");
@@ -269,9 +304,6 @@ StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& 
   // The finalists: the op-level plan first (kept on a tie), the two-level best, every
   // backend alone.
   std::vector<Finalist> finalists = {{"op-level", op_level, found.cost_ms, ""}};
-  PlanBench bench(graph, registry, threads, options);
-  const bool decide = options.final_rounds > 0;
-  if (decide || options.search == "two-level") COLLAGE_RETURN_IF_ERROR(bench.Prepare());
   if (options.search == "two-level") {
     COLLAGE_ASSIGN_OR_RETURN(Placement best, SearchTwoLevel(graph, registry, bench, op_level,
                                                             backends, options, &report));
@@ -282,14 +314,10 @@ StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& 
   }
   size_t kept = options.search == "two-level" ? 1 : 0;  // without a decision: the search's result
   if (decide) {
-    for (const std::string& name : backends) {
-      const Backend* backend = registry.Find(name);
-      if (backend == nullptr) continue;
-      auto alone = PlaceOnSingleBackend(graph, *backend, registry, options.strict_non_finite);
-      if (!alone.ok()) continue;
+    for (auto& [name, placement] : alone) {
       const std::optional<double> estimate =
-          EstimatePlacement(graph, *alone, valid, transition, library_switch);
-      Finalist finalist{"single-backend:" + name, std::move(*alone), estimate.value_or(0), ""};
+          EstimatePlacement(graph, placement, valid, transition, library_switch);
+      Finalist finalist{name, std::move(placement), estimate.value_or(0), ""};
       // A group that failed its own measurement (wrong answer, crash or hang in the worker) is
       // not run again in this process.
       finalist.skipped = FirstInvalidGroup(finalist.placement, candidates, records);

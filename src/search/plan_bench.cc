@@ -12,6 +12,15 @@ namespace collage {
 namespace {
 
 constexpr double kTolerance = 1e-3;
+constexpr int kMinProfiledRuns = 3;
+constexpr int kMaxProfiledRuns = 7;
+constexpr double kProfileMillis = 500;
+
+double Median(std::vector<double> xs) {
+  std::sort(xs.begin(), xs.end());
+  const size_t n = xs.size();
+  return n == 0 ? 0 : n % 2 == 1 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
+}
 
 }  // namespace
 
@@ -71,11 +80,68 @@ Fitness PlanBench::Measure(const Placement& placement) const {
   return {true, timed.median_ms, ""};
 }
 
-StatusOr<double> PlanBench::RunOnce(const Executable& exe) const {
+StatusOr<double> PlanBench::RunOnce(const Executable& exe, RunProfile* profile) const {
   const auto start = std::chrono::steady_clock::now();
-  COLLAGE_RETURN_IF_ERROR(exe.Run(inputs_).status());
+  COLLAGE_RETURN_IF_ERROR(exe.Run(inputs_, profile).status());
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
       .count();
+}
+
+StatusOr<double> PlanBench::RunSettled(const Executable& exe) const {
+  double settled_ms = 0;
+  do {
+    COLLAGE_ASSIGN_OR_RETURN(double ms, RunOnce(exe));
+    settled_ms += ms;
+  } while (settled_ms < kSettleMillis);
+  return RunOnce(exe);
+}
+
+StatusOr<PlanInRun> PlanBench::Profile(const Placement& placement) const {
+  COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Executable> exe, Compile(placement));
+  COLLAGE_RETURN_IF_ERROR(RunSettled(*exe).status());
+  std::vector<RunProfile> runs;
+  std::vector<double> walls;
+  double total_ms = 0;
+  while (static_cast<int>(runs.size()) < kMinProfiledRuns ||
+         (static_cast<int>(runs.size()) < kMaxProfiledRuns && total_ms < kProfileMillis)) {
+    RunProfile profile;
+    COLLAGE_ASSIGN_OR_RETURN(double ms, RunOnce(*exe, &profile));
+    runs.push_back(std::move(profile));
+    walls.push_back(ms);
+    total_ms += ms;
+  }
+  PlanInRun ran;
+  ran.wall_ms = Median(walls);
+  ran.steps = runs.front();
+  for (size_t s = 0; s < ran.steps.nodes.size(); ++s) {
+    std::vector<double> times;
+    for (const RunProfile& run : runs) {
+      if (s < run.nodes.size()) times.push_back(run.nodes[s].milliseconds);
+    }
+    ran.steps.nodes[s].milliseconds = Median(times);
+  }
+  return ran;
+}
+
+StatusOr<std::vector<double>> PlanBench::TimeSideBySide(const std::vector<Placement>& placements,
+                                                        int rounds) const {
+  std::vector<std::unique_ptr<Executable>> executables;
+  for (const Placement& placement : placements) {
+    COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Executable> exe, Compile(placement));
+    executables.push_back(std::move(exe));
+  }
+  const size_t n = executables.size();
+  std::vector<std::vector<double>> times(n);
+  for (int round = 0; round < rounds; ++round) {
+    for (size_t k = 0; k < n; ++k) {
+      const size_t p = (k + static_cast<size_t>(round)) % n;
+      COLLAGE_ASSIGN_OR_RETURN(double ms, RunSettled(*executables[p]));
+      times[p].push_back(ms);
+    }
+  }
+  std::vector<double> medians;
+  for (std::vector<double>& t : times) medians.push_back(Median(std::move(t)));
+  return medians;
 }
 
 }  // namespace collage

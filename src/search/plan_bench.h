@@ -11,6 +11,7 @@
 #include "cost/measure.h"
 #include "runtime/executable.h"
 #include "search/evolutionary_search.h"
+#include "search/run_calibration.h"
 
 namespace collage {
 
@@ -34,8 +35,25 @@ class PlanBench {
   Status Check(const Executable& exe) const;
   // Compiled, checked and timed: invalid with the reason when any step fails.
   Fitness Measure(const Placement& placement) const;
-  // One run's wall time in milliseconds.
-  StatusOr<double> RunOnce(const Executable& exe) const;
+  // One run's wall time in milliseconds; with `profile`, each step's time too.
+  StatusOr<double> RunOnce(const Executable& exe, RunProfile* profile = nullptr) const;
+  // One run's wall time after untimed runs of `exe` taking at least kSettleMillis: right
+  // after another plan's runs, a plan is slow for several runs, not one.
+  StatusOr<double> RunSettled(const Executable& exe) const;
+  // Untimed runs before a timed one, until they have taken this long (and at least one). On
+  // the 2-vCPU Xeon, NAS-RNN's plan at 1 thread took 6.6, 6.5, ... 3.0 ms over its first ten
+  // runs after another plan's, MobileNetV2's 3.9, 3.5, 3.2, then 3.1 ms (2026-12-03). Timed
+  // on its first run, NAS-RNN's plan at 2 threads measured 3.03 ms, and 2.86 ms after a
+  // single untimed run, where `collage bench` (runs in a row, as a model is served) measures
+  // 1.48 ms; after 25 ms of its own runs, 1.50 ms.
+  static constexpr double kSettleMillis = 25;
+
+  // Compiled, settled, then profiled in 3 to 7 runs (0.5 s cap): each step's median time and
+  // the median wall time of a run. Outputs are not checked (Check does that).
+  StatusOr<PlanInRun> Profile(const Placement& placement) const;
+  // Every placement compiled, then timed in `rounds` interleaved rounds (each run settled, the
+  // order rotating): each one's median in milliseconds.
+  StatusOr<std::vector<double>> TimeSideBySide(const std::vector<Placement>& placements, int rounds) const;
 
  private:
   const Graph& graph_;

@@ -37,6 +37,7 @@ struct OptimizeFlags {
   int generations = 1000;
   unsigned seed = 1;
   int rounds = OptimizeOptions().final_rounds;
+  int calibrate = OptimizeOptions().calibration_rounds;
   bool compare = true;
   std::vector<std::string> plugin_dirs;
   bool strict_nan = false;
@@ -56,6 +57,7 @@ Status Optimize(const OptimizeFlags& flags) {
   RequestInterruptOnSignals();
   COLLAGE_RETURN_IF_ERROR(LoadPlugins(flags.plugin_dirs));
   if (flags.rounds < 1) return InvalidArgument("--rounds must be >= 1");
+  if (flags.calibrate < 0) return InvalidArgument("--calibrate must be >= 0 (0: groups priced alone only)");
   if (flags.beam < 0) return InvalidArgument("--beam must be >= 0 (0: unbounded)");
   SessionOptions options;
   options.num_threads = flags.threads;
@@ -80,6 +82,7 @@ Status Optimize(const OptimizeFlags& flags) {
   // placements; --no-compare skips it (the search's plan is kept unmeasured).
   optimize.final_rounds = flags.compare ? flags.rounds : 0;
   optimize.max_final_rounds = std::max(optimize.max_final_rounds, optimize.final_rounds);
+  optimize.calibration_rounds = flags.calibrate;
   OptimizeReport report;
   COLLAGE_RETURN_IF_ERROR(OptimizeWithProgress(*session, optimize, &report));
 
@@ -160,8 +163,12 @@ void AddOptimizeCommand(CLI::App& app, int& exit_code) {
                   "Least interleaved rounds of the end-to-end decision between the search's plan "
                   "and each backend alone (more while the two fastest are within the noise)")
       ->capture_default_str();
+  cmd->add_option("--calibrate", flags->calibrate,
+                  "Plans the op-level search runs to re-price its groups at their time in a run, "
+                  "searching again after each (0: groups priced alone only)")
+      ->capture_default_str();
   cmd->add_flag("!--no-compare", flags->compare,
-                "Skip the end-to-end decision: keep the search's plan, measured only as groups");
+                "Skip the end-to-end decision: keep the op-level search's plan (calibrated by its runs unless --calibrate 0)");
   AddStrictNanOption(cmd, flags->strict_nan);
   AddPluginOption(cmd, flags->plugin_dirs);
   cmd->callback([flags, &exit_code] {

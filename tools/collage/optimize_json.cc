@@ -31,6 +31,15 @@ std::string OptimizeSummaryJson(const OptimizeJsonContext& context, const Optimi
                               {"kept", f.kept},
                               {"skipped", f.skipped}});
   }
+  j["calibration"] = json::array();
+  for (const CalibrationReport& c : report.calibration) {
+    j["calibration"].push_back({{"estimated_ms", c.estimated_ms},
+                                {"in_run_ms", c.in_run_ms},
+                                {"groups_repriced", c.groups_repriced},
+                                {"origin", c.origin}});
+  }
+  j["calibration_stopped"] = report.calibration_stopped;
+  j["calibration_retimed"] = report.calibration_retimed;
   j["groups"] = json::array();
   for (const GroupReport& g : report.groups) {
     j["groups"].push_back({{"backend", g.backend},

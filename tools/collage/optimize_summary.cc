@@ -20,6 +20,31 @@ Status OptimizeWithProgress(Session& session, OptimizeOptions options, OptimizeR
   return optimized;
 }
 
+namespace {
+
+// One line per plan the search ran to calibrate its costs: its estimate before it ran
+// against its time in the run.
+void PrintCalibration(const OptimizeReport& report) {
+  if (report.calibration.empty()) return;
+  std::printf("calibration: %zu plan(s) run, each group re-priced at its time in the run%s\n",
+              report.calibration.size(),
+              report.calibration_stopped.empty() ? " until the search repeated a plan"
+                                                 : ("; " + report.calibration_stopped).c_str());
+  for (size_t i = 0; i < report.calibration.size(); ++i) {
+    const CalibrationReport& round = report.calibration[i];
+    std::printf("  plan %zu%s: estimated %s, in its run %s (estimate %s), %d group(s) re-priced\n", i + 1,
+                round.origin == "search" ? "" : (" (" + FinalistLabel(round.origin) + ")").c_str(), FormatMillis(round.estimated_ms).c_str(),
+                FormatMillis(round.in_run_ms).c_str(), EstimateError(round.estimated_ms, round.in_run_ms).c_str(),
+                round.groups_repriced);
+  }
+  if (report.calibration_retimed > 0) {
+    std::printf("  the %d fastest (within 25%%) timed again side by side; the fastest there is the op-level plan\n",
+                report.calibration_retimed);
+  }
+}
+
+}  // namespace
+
 void PrintOptimizeReport(const OptimizeReport& report, const RunProfile& in_run) {
   std::printf(
       "candidates: %d offered, %d distinct (repeated blocks measured once); %d measured now, "
@@ -36,6 +61,7 @@ void PrintOptimizeReport(const OptimizeReport& report, const RunProfile& in_run)
               static_cast<long long>(report.search_states), exactness.c_str(),
               report.measure_seconds, report.search_seconds,
               FormatMillis(report.estimated_ms).c_str());
+  PrintCalibration(report);
   std::printf("cost database: %s\n", report.cost_db_path.c_str());
 
   // nodes, groups, estimated ms, in-run ms

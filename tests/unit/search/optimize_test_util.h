@@ -45,6 +45,8 @@ inline OptimizeOptions QuickOptimize(const std::string& cost_db) {
   // The end-to-end decision between finalists: a few rounds are enough for tests of behaviour.
   options.final_rounds = 3;
   options.max_final_rounds = 6;
+  // Plans run to calibrate the search's costs: two show the mechanism.
+  options.calibration_rounds = 2;
   return options;
 }
 

@@ -1,6 +1,7 @@
 // The op-level optimizer on real backends: repeated blocks are measured once, a second run
 // measures nothing, candidates that are invalid never make it into a placement, and a group
-// that is the whole model is timed as it is served.
+// that is the whole model is timed as it is served, and the op-level plan is calibrated
+// against runs of the search's plans.
 #include "search/optimizer.h"
 
 #include <gtest/gtest.h>
@@ -31,7 +32,8 @@ TEST(OptimizerTest, RepeatedBlocksAreMeasuredOnceAndASecondRunMeasuresNothing) {
     if (BackendRegistry::Global().Find(name) != nullptr) options.backends.push_back(name);
   }
   if (options.backends.empty()) GTEST_SKIP() << "none of onednn, xnnpack and eigen is built";
-  options.final_rounds = 0;  // the search's own plan, so that both runs must agree
+  options.final_rounds = 0;  // the search's own plan, so that both runs must agree:
+  options.calibration_rounds = 0;  // priced by the database's costs alone
   int progress_calls = 0;
   options.on_progress = [&](const OptimizeProgress& p) {
     ++progress_calls;
@@ -152,6 +154,46 @@ TEST(OptimizerTest, AGroupThatIsTheWholeModelIsTimedWarmAndTheOthersWithTheCache
   }
   EXPECT_GE(whole, 1);  // native's elementwise chain takes both nodes
   EXPECT_GE(part, 2);   // and each alone
+}
+
+TEST(OptimizerTest, TheOpLevelPlanIsOneOfThePlansRunToCalibrateTheCosts) {
+  TempDir dir;
+  Graph graph = RepeatedBlocks(3);
+  OptimizeOptions options = QuickOptimize(dir.file("costs.sqlite"));
+  for (const char* name : {"onednn", "xnnpack"}) {
+    if (BackendRegistry::Global().Find(name) != nullptr) options.backends.push_back(name);
+  }
+  options.calibration_rounds = 3;
+  auto result = OptimizePlacement(graph, BackendRegistry::Global(), 1, options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  const OptimizeReport& report = result->report;
+  ASSERT_GE(report.calibration.size(), 1u);
+  EXPECT_EQ(report.calibration[0].origin, "search");
+  EXPECT_GE(report.calibration[0].groups_repriced, 1);
+  int search_plans = 0;
+  bool estimate_is_a_plans = false;
+  for (const CalibrationReport& round : report.calibration) {
+    search_plans += round.origin == "search" ? 1 : 0;
+    EXPECT_GT(round.in_run_ms, 0);
+    EXPECT_GT(round.estimated_ms, 0);
+    estimate_is_a_plans = estimate_is_a_plans || round.estimated_ms == report.estimated_ms;
+  }
+  // The op-level plan is one of the plans run, with the estimate it had before it ran.
+  EXPECT_TRUE(estimate_is_a_plans) << report.estimated_ms;
+  ASSERT_FALSE(report.finalists.empty());
+  EXPECT_EQ(report.finalists[0].name, "op-level");
+  EXPECT_DOUBLE_EQ(report.finalists[0].estimated_ms, report.estimated_ms);
+  EXPECT_LE(search_plans, 3);
+  if (search_plans < 3) {
+    EXPECT_EQ(report.calibration_stopped, "");
+  }
+
+  options.calibration_rounds = 0;
+  auto uncalibrated = OptimizePlacement(graph, BackendRegistry::Global(), 1, options);
+  ASSERT_TRUE(uncalibrated.ok()) << uncalibrated.status().ToString();
+  EXPECT_TRUE(uncalibrated->report.calibration.empty());
+  // Priced by the measurements alone, from the database the first optimize filled.
+  EXPECT_DOUBLE_EQ(uncalibrated->report.estimated_ms, report.calibration[0].estimated_ms);
 }
 
 }  // namespace
