@@ -23,9 +23,6 @@ namespace collage {
 
 // In-run profile -------------------------------------------------------------------------
 
-// A layout conversion's step (the executable names them so); every other step is a group.
-bool IsConversion(const NodeTiming& step);
-
 // The steps of `runs` of one placement (the same steps in the same order), each one's time
 // the mean over the runs. Empty for no runs.
 RunProfile MeanProfile(const std::vector<RunProfile>& runs);

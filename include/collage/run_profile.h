@@ -23,4 +23,7 @@ struct RunProfile {
   std::vector<NodeTiming> nodes;
 };
 
+// A layout conversion's step (the executable names them so); every other step is a group.
+inline bool IsConversion(const NodeTiming& step) { return step.op_type == "LayoutConversion"; }
+
 }  // namespace collage

@@ -160,8 +160,8 @@ void BindOptimize(nb::module_& m) {
          const std::string& save_plan, const std::string& cost_db,
          const std::vector<std::string>& backends, int rounds, int calibrate,
          const std::map<std::string, std::vector<int64_t>>& shapes, bool strict_nan) {
-        return Optimize(OptimizeArgs{path, search, budget, threads, save_plan, cost_db,
-                                     backends, rounds, calibrate, shapes, strict_nan});
+        return Optimize(OptimizeArgs{path, search, budget, threads, save_plan, cost_db, backends,
+                                     rounds, calibrate, shapes, strict_nan});
       },
       nb::arg("path"), nb::arg("search"), nb::arg("budget"), nb::arg("threads"),
       nb::arg("save_plan"), nb::arg("cost_db"), nb::arg("backends"), nb::arg("rounds"),

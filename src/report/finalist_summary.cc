@@ -11,7 +11,8 @@ std::string FinalistLabel(const std::string& name) {
   static const std::string kSingle = "single-backend:";
   static const std::string kWholeGraph = "whole-graph:";
   if (name.rfind(kSingle, 0) == 0) return name.substr(kSingle.size()) + " alone";
-  if (name.rfind(kWholeGraph, 0) == 0) return name.substr(kWholeGraph.size()) + "'s whole-graph group";
+  if (name.rfind(kWholeGraph, 0) == 0)
+    return name.substr(kWholeGraph.size()) + "'s whole-graph group";
   if (name == "op-level" || name == "two-level") return name + " plan";
   return name;
 }

@@ -16,8 +16,6 @@ constexpr int kProfiledRuns = 5;
 
 }  // namespace
 
-bool IsConversion(const NodeTiming& step) { return step.op_type == "LayoutConversion"; }
-
 RunProfile MeanProfile(const std::vector<RunProfile>& runs) {
   if (runs.empty()) return {};
   RunProfile mean = runs.front();

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <map>
 
+#include "collage/interrupt.h"
+#include "collage/sdk/errors.h"
 #include "cost/cache_scrub.h"
 #include "cost/cost_database.h"
 #include "cost/cost_model.h"
@@ -15,8 +17,6 @@
 #include "search/plan_bench.h"
 #include "search/run_calibration.h"
 #include "search/two_level_search.h"
-#include "collage/interrupt.h"
-#include "collage/sdk/errors.h"
 
 namespace collage {
 namespace {
@@ -265,7 +265,8 @@ StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& 
   };
   // The closest plans of calibration, timed again side by side before one is kept.
   constexpr int kRetimeRounds = 5;
-  const RetimePlans retime = [&](const std::vector<Placement>& plans) -> StatusOr<std::vector<double>> {
+  const RetimePlans retime =
+      [&](const std::vector<Placement>& plans) -> StatusOr<std::vector<double>> {
     if (InterruptRequested()) return Status(StatusCode::kCancelled, "interrupted");
     return bench.TimeSideBySide(plans, kRetimeRounds);
   };
@@ -273,18 +274,21 @@ StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& 
   std::vector<NamedPlacement> alone;
   for (const std::string& name : backends) {
     const Backend* backend = registry.Find(name);
-    if (backend == nullptr) continue;
+    if (backend == nullptr || (!decide && calibration.max_rounds == 0)) continue;
     auto placement = PlaceOnSingleBackend(graph, *backend, registry, options.strict_non_finite);
     if (placement.ok()) alone.emplace_back("single-backend:" + name, std::move(*placement));
   }
-  COLLAGE_ASSIGN_OR_RETURN(CalibratedSearch calibrated,
-                           SearchCalibratedOpLevel(graph, valid, measured_transition, library_switch,
-                                                   profile, retime, alone, calibration));
+  COLLAGE_ASSIGN_OR_RETURN(
+      CalibratedSearch calibrated,
+      SearchCalibratedOpLevel(graph, valid, measured_transition, library_switch, profile, retime,
+                              alone, calibration));
   // From here on every estimate uses the costs the runs corrected.
-  const TransitionCost transition = WithConversionTimes(measured_transition, calibrated.conversion_ms);
+  const TransitionCost transition =
+      WithConversionTimes(measured_transition, calibrated.conversion_ms);
   const OpLevelResult& found = calibrated.kept;
   for (const CalibrationRound& round : calibrated.rounds) {
-    report.calibration.push_back({round.estimated_ms, round.in_run_ms, round.groups_repriced, round.origin});
+    report.calibration.push_back(
+        {round.estimated_ms, round.in_run_ms, round.groups_repriced, round.origin});
   }
   report.calibration_stopped = calibrated.stopped;
   report.calibration_retimed = calibrated.plans_retimed;

@@ -4,9 +4,10 @@
 #include <chrono>
 #include <random>
 
-#include "collage/sdk/errors.h"
 #include "collage/normalized_error.h"
 #include "collage/random_tensor.h"
+#include "collage/sdk/errors.h"
+#include "cost/extra_time.h"
 
 namespace collage {
 namespace {
@@ -15,12 +16,6 @@ constexpr double kTolerance = 1e-3;
 constexpr int kMinProfiledRuns = 3;
 constexpr int kMaxProfiledRuns = 7;
 constexpr double kProfileMillis = 500;
-
-double Median(std::vector<double> xs) {
-  std::sort(xs.begin(), xs.end());
-  const size_t n = xs.size();
-  return n == 0 ? 0 : n % 2 == 1 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
-}
 
 }  // namespace
 
@@ -111,14 +106,14 @@ StatusOr<PlanInRun> PlanBench::Profile(const Placement& placement) const {
     total_ms += ms;
   }
   PlanInRun ran;
-  ran.wall_ms = Median(walls);
+  ran.wall_ms = MedianOf(walls);
   ran.steps = runs.front();
   for (size_t s = 0; s < ran.steps.nodes.size(); ++s) {
     std::vector<double> times;
     for (const RunProfile& run : runs) {
       if (s < run.nodes.size()) times.push_back(run.nodes[s].milliseconds);
     }
-    ran.steps.nodes[s].milliseconds = Median(times);
+    ran.steps.nodes[s].milliseconds = MedianOf(times);
   }
   return ran;
 }
@@ -140,7 +135,7 @@ StatusOr<std::vector<double>> PlanBench::TimeSideBySide(const std::vector<Placem
     }
   }
   std::vector<double> medians;
-  for (std::vector<double>& t : times) medians.push_back(Median(std::move(t)));
+  for (std::vector<double>& t : times) medians.push_back(MedianOf(std::move(t)));
   return medians;
 }
 

@@ -53,7 +53,8 @@ class PlanBench {
   StatusOr<PlanInRun> Profile(const Placement& placement) const;
   // Every placement compiled, then timed in `rounds` interleaved rounds (each run settled, the
   // order rotating): each one's median in milliseconds.
-  StatusOr<std::vector<double>> TimeSideBySide(const std::vector<Placement>& placements, int rounds) const;
+  StatusOr<std::vector<double>> TimeSideBySide(const std::vector<Placement>& placements,
+                                               int rounds) const;
 
  private:
   const Graph& graph_;

@@ -23,7 +23,6 @@
 
 #include <functional>
 #include <map>
-#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -66,7 +65,7 @@ using NamedPlacement = std::pair<std::string, Placement>;
 using ConversionTimes = std::map<std::tuple<ValueId, std::string, std::string>, double>;
 
 struct CalibratedSearch {
-  OpLevelResult kept;  // the plan fastest in its runs; cost_ms is its estimate before it ran
+  OpLevelResult kept;         // the plan fastest in its runs; cost_ms is its estimate before it ran
   double kept_in_run_ms = 0;  // 0 when no round ran
   int plans_retimed = 0;      // plans timed again side by side to choose the kept one (0 or >= 2)
   std::vector<CalibrationRound> rounds;
@@ -84,13 +83,9 @@ TransitionCost WithConversionTimes(const TransitionCost& measured, const Convers
 // `own_plans` (each backend alone) run after the first plan, as above; one with a group that is
 // not among `candidates` is left out. `retime` (may be empty: no retiming) chooses between
 // the fastest plans. Fails only when the search itself does.
-StatusOr<CalibratedSearch> SearchCalibratedOpLevel(const Graph& graph,
-                                                   std::vector<SearchCandidate>& candidates,
-                                                   const TransitionCost& transition,
-                                                   const LibrarySwitchCost& library_switch,
-                                                   const ProfilePlan& profile,
-                                                   const RetimePlans& retime,
-                                                   const std::vector<NamedPlacement>& own_plans,
-                                                   const CalibrationOptions& options);
+StatusOr<CalibratedSearch> SearchCalibratedOpLevel(
+    const Graph& graph, std::vector<SearchCandidate>& candidates, const TransitionCost& transition,
+    const LibrarySwitchCost& library_switch, const ProfilePlan& profile, const RetimePlans& retime,
+    const std::vector<NamedPlacement>& own_plans, const CalibrationOptions& options);
 
 }  // namespace collage

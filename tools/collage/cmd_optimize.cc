@@ -57,7 +57,8 @@ Status Optimize(const OptimizeFlags& flags) {
   RequestInterruptOnSignals();
   COLLAGE_RETURN_IF_ERROR(LoadPlugins(flags.plugin_dirs));
   if (flags.rounds < 1) return InvalidArgument("--rounds must be >= 1");
-  if (flags.calibrate < 0) return InvalidArgument("--calibrate must be >= 0 (0: groups priced alone only)");
+  if (flags.calibrate < 0)
+    return InvalidArgument("--calibrate must be >= 0 (0: groups priced alone only)");
   if (flags.beam < 0) return InvalidArgument("--beam must be >= 0 (0: unbounded)");
   SessionOptions options;
   options.num_threads = flags.threads;
@@ -168,7 +169,8 @@ void AddOptimizeCommand(CLI::App& app, int& exit_code) {
                   "searching again after each (0: groups priced alone only)")
       ->capture_default_str();
   cmd->add_flag("!--no-compare", flags->compare,
-                "Skip the end-to-end decision: keep the op-level search's plan (calibrated by its runs unless --calibrate 0)");
+                "Skip the end-to-end decision: keep the op-level search's plan (calibrated by its "
+                "runs unless --calibrate 0)");
   AddStrictNanOption(cmd, flags->strict_nan);
   AddPluginOption(cmd, flags->plugin_dirs);
   cmd->callback([flags, &exit_code] {

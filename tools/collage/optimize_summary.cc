@@ -32,14 +32,17 @@ void PrintCalibration(const OptimizeReport& report) {
                                                  : ("; " + report.calibration_stopped).c_str());
   for (size_t i = 0; i < report.calibration.size(); ++i) {
     const CalibrationReport& round = report.calibration[i];
-    std::printf("  plan %zu%s: estimated %s, in its run %s (estimate %s), %d group(s) re-priced\n", i + 1,
-                round.origin == "search" ? "" : (" (" + FinalistLabel(round.origin) + ")").c_str(), FormatMillis(round.estimated_ms).c_str(),
-                FormatMillis(round.in_run_ms).c_str(), EstimateError(round.estimated_ms, round.in_run_ms).c_str(),
-                round.groups_repriced);
+    std::printf("  plan %zu%s: estimated %s, in its run %s (estimate %s), %d group(s) re-priced\n",
+                i + 1,
+                round.origin == "search" ? "" : (" (" + FinalistLabel(round.origin) + ")").c_str(),
+                FormatMillis(round.estimated_ms).c_str(), FormatMillis(round.in_run_ms).c_str(),
+                EstimateError(round.estimated_ms, round.in_run_ms).c_str(), round.groups_repriced);
   }
   if (report.calibration_retimed > 0) {
-    std::printf("  the %d fastest (within 25%%) timed again side by side; the fastest there is the op-level plan\n",
-                report.calibration_retimed);
+    std::printf(
+        "  the %d fastest (within 25%%) timed again side by side; the fastest there is the "
+        "op-level plan\n",
+        report.calibration_retimed);
   }
 }
 

@@ -147,7 +147,7 @@ TEST_P(OptimizeThroughWorkerTest, SucceedsWithTheBrokenCandidateRecordedInvalid)
   OptimizeOptions options = QuickOptimize(dir.file("costs.sqlite"));
   options.measure_worker = COLLAGE_MEASURE_WORKER_PATH;
   options.measure_timeout_seconds = 2;  // the hang's cost
-  options.final_rounds = 0;  // the end-to-end decision runs in this process: not with these,
+  options.final_rounds = 0;        // the end-to-end decision runs in this process: not with these,
   options.calibration_rounds = 0;  // nor do the plans run to calibrate the costs
   auto result = OptimizePlacement(RepeatedBlocks(2), registry, 1, options);
   ASSERT_TRUE(result.ok()) << result.status().ToString();

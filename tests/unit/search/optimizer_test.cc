@@ -32,7 +32,7 @@ TEST(OptimizerTest, RepeatedBlocksAreMeasuredOnceAndASecondRunMeasuresNothing) {
     if (BackendRegistry::Global().Find(name) != nullptr) options.backends.push_back(name);
   }
   if (options.backends.empty()) GTEST_SKIP() << "none of onednn, xnnpack and eigen is built";
-  options.final_rounds = 0;  // the search's own plan, so that both runs must agree:
+  options.final_rounds = 0;        // the search's own plan, so that both runs must agree:
   options.calibration_rounds = 0;  // priced by the database's costs alone
   int progress_calls = 0;
   options.on_progress = [&](const OptimizeProgress& p) {

@@ -96,10 +96,12 @@ struct Synthetic {
       step.op_type = "Relu";
       step.backend = c.backend;
       step.rule = c.rule;
-      step.milliseconds = in_run_ms[index] + (!last_backend.empty() && last_backend != c.backend ? switch_ms : 0);
+      step.milliseconds =
+          in_run_ms[index] + (!last_backend.empty() && last_backend != c.backend ? switch_ms : 0);
       last_backend = c.backend;
       ran.steps.nodes.push_back(step);
-      for (size_t i = 0; i < c.outputs.size(); ++i) held[c.outputs[i]] = {c.output_layouts[i], {c.output_layouts[i]}};
+      for (size_t i = 0; i < c.outputs.size(); ++i)
+        held[c.outputs[i]] = {c.output_layouts[i], {c.output_layouts[i]}};
     }
     for (ValueId out : g.outputs()) read(out, Layout::Plain());
     for (const NodeTiming& step : ran.steps.nodes) ran.wall_ms += step.milliseconds;
@@ -107,11 +109,13 @@ struct Synthetic {
   }
 
   ProfilePlan Profile(const Graph& g) {
-    return [this, &g](const Placement& placement) -> StatusOr<PlanInRun> { return Run(g, placement); };
+    return
+        [this, &g](const Placement& placement) -> StatusOr<PlanInRun> { return Run(g, placement); };
   }
 };
 
-std::vector<std::string> BackendsOf(const OpLevelResult& found, const std::vector<SearchCandidate>& candidates) {
+std::vector<std::string> BackendsOf(const OpLevelResult& found,
+                                    const std::vector<SearchCandidate>& candidates) {
   std::vector<std::string> backends;
   for (int i : found.groups) backends.push_back(candidates[static_cast<size_t>(i)].backend);
   return backends;
@@ -123,7 +127,8 @@ TEST(RunCalibration, AGroupSlowerInTheRunThanAloneIsRepricedAndTheSearchMovesOff
   for (NodeId n = 0; n < 4; ++n) s.Add(g, "a", {n}, 1.0, 1.0);
   s.Add(g, "b", {0, 1, 2, 3}, 2.0, 6.0);  // flattering alone, slow in a run
   CalibrationOptions options;
-  auto result = SearchCalibratedOpLevel(g, s.candidates, s.Transition(), s.Switch(), s.Profile(g), nullptr, {}, options);
+  auto result = SearchCalibratedOpLevel(g, s.candidates, s.Transition(), s.Switch(), s.Profile(g),
+                                        nullptr, {}, options);
   ASSERT_TRUE(result.ok()) << result.status().message();
   // First the fused group (estimated 2, ran 6), then the four of "a" (estimated 4, ran 4);
   // then the search repeats that plan and calibration ends.
@@ -145,7 +150,8 @@ TEST(RunCalibration, AWholeGraphGroupRunsAsAPlanOfItsOwnAndTheFasterPlanStands) 
   Synthetic s;
   for (NodeId n = 0; n < 3; ++n) s.Add(g, "a", {n}, 1.0, 0.8);
   s.Add(g, "b", {0, 1, 2}, 3.5, 3.5);  // within 1.5x of a's 2.4 in the run: it runs
-  auto result = SearchCalibratedOpLevel(g, s.candidates, s.Transition(), s.Switch(), s.Profile(g), nullptr, {}, {});
+  auto result = SearchCalibratedOpLevel(g, s.candidates, s.Transition(), s.Switch(), s.Profile(g),
+                                        nullptr, {}, {});
   ASSERT_TRUE(result.ok());
   // The search's plan, then the group that is the whole graph as a plan of its own; then the
   // search returns its first plan again.
@@ -171,17 +177,20 @@ TEST(RunCalibration, TheEstimateOfAPlanThatRanIsItsTimeInTheRunSwitchesAndConver
   s.Add(g, "b", {1}, 0.2, 0.7, kBlocked);
   s.Add(g, "a", {2}, 1.0, 1.1);
   s.Add(g, "b", {3}, 0.2, 0.6, kBlocked);
-  auto result = SearchCalibratedOpLevel(g, s.candidates, s.Transition(), s.Switch(), s.Profile(g), nullptr, {}, {});
+  auto result = SearchCalibratedOpLevel(g, s.candidates, s.Transition(), s.Switch(), s.Profile(g),
+                                        nullptr, {}, {});
   ASSERT_TRUE(result.ok());
   ASSERT_EQ(result->rounds.size(), 1u);  // the only cover: the search repeats it
   EXPECT_EQ(result->stopped, "");
   const TransitionCost in_run = WithConversionTimes(s.Transition(), result->conversion_ms);
   EXPECT_EQ(result->conversion_ms.size(), 4u);  // into b twice, back to plain twice
   EXPECT_DOUBLE_EQ(in_run(g.outputs()[0], kBlocked, Layout::Plain()), 0.4);
-  EXPECT_DOUBLE_EQ(in_run(g.inputs()[0], Layout::Plain(), kBlocked), 0.1);  // never ran: as measured
+  EXPECT_DOUBLE_EQ(in_run(g.inputs()[0], Layout::Plain(), kBlocked),
+                   0.1);  // never ran: as measured
   Placement plan;
   for (int i : result->kept.groups) plan.groups.push_back(s.candidates[static_cast<size_t>(i)]);
-  const std::optional<double> estimate = EstimatePlacement(g, plan, s.candidates, in_run, s.Switch());
+  const std::optional<double> estimate =
+      EstimatePlacement(g, plan, s.candidates, in_run, s.Switch());
   ASSERT_TRUE(estimate.has_value());
   EXPECT_NEAR(*estimate, result->kept_in_run_ms, 1e-12);
   EXPECT_NEAR(result->kept_in_run_ms, 1.5 + 0.7 + 1.1 + 0.6 + 3 * 0.3 + 4 * 0.4, 1e-12);
@@ -200,7 +209,8 @@ TEST(RunCalibration, GroupsNotRunYetTakeTheirBackendsRatioOfRunToAlone) {
   s.Add(g, "b", {0, 1, 2, 3}, 1.7, 1.7, Layout::Plain(), "b_whole");
   CalibrationOptions options;
   options.max_rounds = 1;
-  auto result = SearchCalibratedOpLevel(g, s.candidates, s.Transition(), s.Switch(), s.Profile(g), nullptr, {}, options);
+  auto result = SearchCalibratedOpLevel(g, s.candidates, s.Transition(), s.Switch(), s.Profile(g),
+                                        nullptr, {}, options);
   ASSERT_TRUE(result.ok());
   ASSERT_EQ(result->rounds.size(), 2u);  // the search's plan, then the whole-graph group
   EXPECT_DOUBLE_EQ(result->rounds[0].estimated_ms, 1.5);
@@ -227,7 +237,8 @@ TEST(RunCalibration, ABackendAloneRunsWhenItsEstimateIsCloseToTheFastestPlan) {
     s.Add(g, "c", {n}, 3.0, 0.1);
     alone[1].second.groups.push_back(s.candidates.back());
   }
-  auto result = SearchCalibratedOpLevel(g, s.candidates, s.Transition(), s.Switch(), s.Profile(g), nullptr, alone, {});
+  auto result = SearchCalibratedOpLevel(g, s.candidates, s.Transition(), s.Switch(), s.Profile(g),
+                                        nullptr, alone, {});
   ASSERT_TRUE(result.ok());
   ASSERT_EQ(result->rounds.size(), 2u);  // then the search returns b's plan, which ran
   EXPECT_EQ(result->rounds[0].origin, "search");
@@ -250,7 +261,8 @@ TEST(RunCalibration, PlansCloseToTheFastestAreTimedAgainSideBySide) {
     sizes.push_back(plans.size());
     return std::vector<double>{2.5, 2.0};  // a's plan first: the faster in its profile
   };
-  auto result = SearchCalibratedOpLevel(g, s.candidates, s.Transition(), s.Switch(), s.Profile(g), retime, {}, {});
+  auto result = SearchCalibratedOpLevel(g, s.candidates, s.Transition(), s.Switch(), s.Profile(g),
+                                        retime, {}, {});
   ASSERT_TRUE(result.ok());
   ASSERT_EQ(result->rounds.size(), 2u);
   EXPECT_EQ(sizes, std::vector<size_t>{2});
@@ -264,7 +276,8 @@ TEST(RunCalibration, PlansCloseToTheFastestAreTimedAgainSideBySide) {
   for (NodeId n = 0; n < 3; ++n) far.Add(g, "a", {n}, 1.0, 0.8);
   far.Add(g, "b", {0, 1, 2}, 3.1, 3.1);
   sizes.clear();
-  auto alone = SearchCalibratedOpLevel(g, far.candidates, far.Transition(), far.Switch(), far.Profile(g), retime, {}, {});
+  auto alone = SearchCalibratedOpLevel(g, far.candidates, far.Transition(), far.Switch(),
+                                       far.Profile(g), retime, {}, {});
   ASSERT_TRUE(alone.ok());
   EXPECT_TRUE(sizes.empty());
   EXPECT_EQ(alone->plans_retimed, 0);
@@ -277,11 +290,13 @@ TEST(RunCalibration, TheRoundCapEndsCalibrationSayingSo) {
   s.Add(g, "b", {0, 1, 2, 3}, 2.0, 6.0);
   CalibrationOptions options;
   options.max_rounds = 1;
-  auto result = SearchCalibratedOpLevel(g, s.candidates, s.Transition(), s.Switch(), s.Profile(g), nullptr, {}, options);
+  auto result = SearchCalibratedOpLevel(g, s.candidates, s.Transition(), s.Switch(), s.Profile(g),
+                                        nullptr, {}, options);
   ASSERT_TRUE(result.ok());
   ASSERT_EQ(result->rounds.size(), 1u);
   EXPECT_EQ(result->stopped, "stopped after 1 plans of the search");
-  EXPECT_EQ(BackendsOf(result->kept, s.candidates), std::vector<std::string>{"b"});  // the only one run
+  EXPECT_EQ(BackendsOf(result->kept, s.candidates),
+            std::vector<std::string>{"b"});  // the only one run
 }
 
 TEST(RunCalibration, NoRoundsRunsNothingAndKeepsTheSearchsPlan) {
@@ -291,7 +306,8 @@ TEST(RunCalibration, NoRoundsRunsNothingAndKeepsTheSearchsPlan) {
   s.Add(g, "a", {1}, 1.0, 9.0);
   CalibrationOptions options;
   options.max_rounds = 0;
-  auto result = SearchCalibratedOpLevel(g, s.candidates, s.Transition(), s.Switch(), s.Profile(g), nullptr, {}, options);
+  auto result = SearchCalibratedOpLevel(g, s.candidates, s.Transition(), s.Switch(), s.Profile(g),
+                                        nullptr, {}, options);
   ASSERT_TRUE(result.ok());
   EXPECT_TRUE(result->rounds.empty());
   EXPECT_EQ(s.profiles, 0);
@@ -310,7 +326,8 @@ TEST(RunCalibration, APlanThatFailsToRunEndsCalibrationAndTheEarlierPlansStand) 
     if (++calls == 2) return Internal("the library aborted");
     return s.Run(g, placement);
   };
-  auto result = SearchCalibratedOpLevel(g, s.candidates, s.Transition(), s.Switch(), profile, nullptr, {}, {});
+  auto result = SearchCalibratedOpLevel(g, s.candidates, s.Transition(), s.Switch(), profile,
+                                        nullptr, {}, {});
   ASSERT_TRUE(result.ok());
   ASSERT_EQ(result->rounds.size(), 1u);
   EXPECT_NE(result->stopped.find("the library aborted"), std::string::npos);
@@ -328,7 +345,8 @@ TEST(RunCalibration, AProfileOfAnotherPlacementRepricesNothing) {
     ran.steps.nodes[1].rule = "another_rule";
     return ran;
   };
-  auto result = SearchCalibratedOpLevel(g, s.candidates, s.Transition(), s.Switch(), profile, nullptr, {}, {});
+  auto result = SearchCalibratedOpLevel(g, s.candidates, s.Transition(), s.Switch(), profile,
+                                        nullptr, {}, {});
   ASSERT_TRUE(result.ok());
   EXPECT_NE(result->stopped.find("is not the plan's group"), std::string::npos);
   EXPECT_DOUBLE_EQ(s.candidates[0].cost_ms, 1.0);
