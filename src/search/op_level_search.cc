@@ -389,4 +389,10 @@ StatusOr<OpLevelResult> SearchOpLevel(const Graph& graph,
   return search.Run(options);
 }
 
+Placement PlacementOf(const OpLevelResult& found, const std::vector<SearchCandidate>& candidates) {
+  Placement placement;
+  for (int g : found.groups) placement.groups.push_back(candidates[static_cast<size_t>(g)]);
+  return placement;
+}
+
 }  // namespace collage

@@ -50,4 +50,7 @@ StatusOr<OpLevelResult> SearchOpLevel(const Graph& graph,
                                       const TransitionCost& transition,
                                       const OpLevelSearchOptions& options);
 
+// The placement `found` stands for: its groups, from `candidates`, in its order.
+Placement PlacementOf(const OpLevelResult& found, const std::vector<SearchCandidate>& candidates);
+
 }  // namespace collage

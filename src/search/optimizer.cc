@@ -286,10 +286,7 @@ StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& 
   const TransitionCost transition =
       WithConversionTimes(measured_transition, calibrated.conversion_ms);
   const OpLevelResult& found = calibrated.kept;
-  for (const CalibrationRound& round : calibrated.rounds) {
-    report.calibration.push_back(
-        {round.estimated_ms, round.in_run_ms, round.groups_repriced, round.origin});
-  }
+  report.calibration = calibrated.rounds;
   report.calibration_stopped = calibrated.stopped;
   report.calibration_retimed = calibrated.plans_retimed;
   report.search_seconds = SecondsSince(search_start);
@@ -299,9 +296,8 @@ StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& 
   report.search_states = found.states;
   report.search_states_cut = found.states_cut;
   report.estimated_ms = found.cost_ms;
-  Placement op_level;
   // Each chosen candidate joins the placement as the PlacedGroup it extends.
-  for (int g : found.groups) op_level.groups.push_back(valid[static_cast<size_t>(g)]);
+  Placement op_level = PlacementOf(found, valid);
   COLLAGE_RETURN_IF_ERROR(ValidatePlacement(graph, op_level, registry));
   const std::vector<GroupReport> op_level_groups = ReportGroups(op_level, candidates, records);
 

@@ -11,7 +11,7 @@
 #include "cost/measure.h"
 #include "runtime/executable.h"
 #include "search/evolutionary_search.h"
-#include "search/run_calibration.h"
+#include "search/plan_in_run.h"
 
 namespace collage {
 

@@ -12,17 +12,8 @@
 namespace collage {
 namespace {
 
-std::string PlanKey(const std::vector<int>& groups) {
-  std::string key;
-  for (int g : groups) key += std::to_string(g) + ",";
-  return key;
-}
-
-Placement PlacementOf(const OpLevelResult& found, const std::vector<SearchCandidate>& candidates) {
-  Placement placement;
-  for (int g : found.groups) placement.groups.push_back(candidates[static_cast<size_t>(g)]);
-  return placement;
-}
+// The plans run so far, each as its candidates' indices in order.
+using PlansRun = std::set<std::vector<int>>;
 
 // Overwrites the costs of `found`'s groups and conversions with their times in `ran`. A
 // group's cost becomes its step's time less the library switch the search charges before it
@@ -125,8 +116,7 @@ template <typename RunPlan>
 bool RunPlansOfTheirOwn(const Graph& graph, const std::vector<SearchCandidate>& candidates,
                         const std::vector<NamedPlacement>& own_plans,
                         const TransitionCost& transition, const LibrarySwitchCost& library_switch,
-                        const std::set<std::string>& plans_run, const RanPlans& ran,
-                        RunPlan& run_plan) {
+                        const PlansRun& plans_run, const RanPlans& ran, RunPlan& run_plan) {
   // Estimates of plans not yet run miss by up to ~40% (bench/cost_fidelity.py, first plans); a
   // plan priced further off the fastest is not worth its run.
   constexpr double kOwnPlanWithin = 1.5;
@@ -151,7 +141,7 @@ bool RunPlansOfTheirOwn(const Graph& graph, const std::vector<SearchCandidate>& 
     if (plan.groups.size() == placement.groups.size()) plans.emplace_back(name, plan);
   }
   for (auto& [name, plan] : plans) {
-    if (plans_run.count(PlanKey(plan.groups))) continue;
+    if (plans_run.count(plan.groups)) continue;
     const std::optional<double> estimate = EstimatePlacement(
         graph, PlacementOf(plan, candidates), candidates, transition, library_switch);
     if (!estimate || !std::isfinite(*estimate) ||
@@ -213,18 +203,18 @@ StatusOr<CalibratedSearch> SearchCalibratedOpLevel(
   std::vector<bool> repriced(candidates.size(), false);
   std::vector<double> alone_ms;
   for (const SearchCandidate& c : candidates) alone_ms.push_back(c.cost_ms);
-  std::set<std::string> plans_run;
+  PlansRun plans_run;
   RanPlans ran_plans;
   // Runs `plan` and re-prices what ran; false when calibration must stop (result.stopped says
   // why).
   auto run_plan = [&](const OpLevelResult& plan, const std::string& origin) {
-    plans_run.insert(PlanKey(plan.groups));
+    plans_run.insert(plan.groups);
     auto ran = profile(PlacementOf(plan, candidates));
     if (!ran.ok()) {
       result.stopped = "a plan failed to run: " + ran.status().message();
       return false;
     }
-    CalibrationRound row;
+    CalibrationReport row;
     row.estimated_ms = plan.cost_ms;
     row.in_run_ms = ran->wall_ms;
     row.origin = origin;
@@ -245,7 +235,7 @@ StatusOr<CalibratedSearch> SearchCalibratedOpLevel(
     COLLAGE_ASSIGN_OR_RETURN(
         last_search, SearchOpLevel(graph, candidates, corrected, library_switch, options.search));
     if (round == 0) result.kept = last_search;                // stands when no plan runs
-    if (plans_run.count(PlanKey(last_search.groups))) break;  // every group of it is priced as run
+    if (plans_run.count(last_search.groups)) break;           // every group of it is priced as run
     if (round >= options.max_rounds) {
       if (options.max_rounds > 0)
         result.stopped =

@@ -27,18 +27,14 @@
 #include <tuple>
 #include <vector>
 
-#include "collage/run_profile.h"
+#include "collage/optimize.h"
 #include "cost/search_candidate.h"
 #include "runtime/placement.h"
 #include "search/op_level_search.h"
+#include "search/plan_in_run.h"
 
 namespace collage {
 
-// One plan's profiled runs.
-struct PlanInRun {
-  RunProfile steps;    // each step's median time over the profiled runs, in execution order
-  double wall_ms = 0;  // the median time of a whole run
-};
 using ProfilePlan = std::function<StatusOr<PlanInRun>(const Placement&)>;
 // The plans timed side by side (interleaved rounds, each run settled): each one's median.
 using RetimePlans = std::function<StatusOr<std::vector<double>>(const std::vector<Placement>&)>;
@@ -48,14 +44,6 @@ struct CalibrationOptions {
   // search's first plan, priced by the measurements alone.
   int max_rounds = 4;
   OpLevelSearchOptions search;
-};
-
-struct CalibrationRound {
-  double estimated_ms = 0;  // the search's estimate of this round's plan, before it ran
-  double in_run_ms = 0;     // its wall time in the profiled runs
-  int groups_repriced = 0;  // its groups whose cost the run replaced for the first time
-  // "search", or a plan of its own: "whole-graph:<backend>" or the caller's name for it.
-  std::string origin = "search";
 };
 
 // A placement with a name (e.g. "single-backend:onednn").
@@ -68,7 +56,7 @@ struct CalibratedSearch {
   OpLevelResult kept;         // the plan fastest in its runs; cost_ms is its estimate before it ran
   double kept_in_run_ms = 0;  // 0 when no round ran
   int plans_retimed = 0;      // plans timed again side by side to choose the kept one (0 or >= 2)
-  std::vector<CalibrationRound> rounds;
+  std::vector<CalibrationReport> rounds;  // each plan run, in order (collage/optimize.h)
   ConversionTimes conversion_ms;  // every conversion timed in a run
   // Why calibration stopped before the search repeated a plan: "" when it did repeat one, or
   // the round cap, or a plan that failed to run (the plans before it stand).
