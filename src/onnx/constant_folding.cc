@@ -17,6 +17,13 @@ bool IsRandom(const Node& node) {
   return node.domain.empty() && kRandomOps.count(node.op_type) != 0;
 }
 
+// A dequantized constant (an int8 weight and its scale) stays a node: the integer kernels of
+// the backends, and the engines' own quantized-graph fusions, need the integer weight beside
+// its DequantizeLinear; folded, it would also take four times the memory.
+bool KeepsQuantizedConstant(const Node& node) {
+  return node.domain.empty() && node.op_type == "DequantizeLinear";
+}
+
 bool ReadsOnlyInputType(const Node& node) {
   return node.domain.empty() && (node.op_type == "Shape" || node.op_type == "Size");
 }
@@ -25,7 +32,7 @@ bool ReadsOnlyInputType(const Node& node) {
 
 bool ShouldFold(const InferContext& ctx, const Graph& graph) {
   const Node& node = ctx.node;
-  if (IsRandom(node)) return false;
+  if (IsRandom(node) || KeepsQuantizedConstant(node)) return false;
   bool all_constant = true;
   for (ValueId in : node.inputs) {
     if (in != kNoValue && !graph.value(in).is_constant()) all_constant = false;

@@ -14,7 +14,8 @@ inline constexpr int64_t kMaxFoldedBytes = int64_t{64} << 20;
 
 // Whether a node whose types were inferred into `ctx` should be folded: every present input
 // is a constant, or it is Shape/Size (which read only the static input type); never random
-// ops; never outputs above kMaxFoldedBytes.
+// ops, never DequantizeLinear (quantized weights stay integers); never outputs above
+// kMaxFoldedBytes.
 bool ShouldFold(const InferContext& ctx, const Graph& graph);
 
 // Runs the node on the reference kernels. Inputs that are not constants (the data input of

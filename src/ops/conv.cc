@@ -16,9 +16,10 @@
 #include <vector>
 
 #include "collage/sdk/op_params.h"
+#include "collage/sdk/op_registry.h"
+#include "ops/conv_kernel.h"
 #include "ops/kernels/gemm_kernel.h"
 #include "ops/op_helpers.h"
-#include "collage/sdk/op_registry.h"
 
 namespace collage {
 namespace {
@@ -201,6 +202,8 @@ void DirectDepthwise(const ConvParams& g, const T* x, const T* w, const T* bias,
   }
 }
 
+}  // namespace
+
 template <typename T>
 void ConvTyped(const ConvParams& g, const T* x, const T* w, const T* bias, T* y) {
   const int64_t in_size = NumElements(g.in_spatial);
@@ -248,6 +251,14 @@ void ConvTyped(const ConvParams& g, const T* x, const T* w, const T* bias, T* y)
     }
   }
 }
+
+template void ConvTyped<float>(const ConvParams&, const float*, const float*, const float*, float*);
+template void ConvTyped<double>(const ConvParams&, const double*, const double*, const double*,
+                                double*);
+template void ConvTyped<int32_t>(const ConvParams&, const int32_t*, const int32_t*, const int32_t*,
+                                 int32_t*);
+
+namespace {
 
 Status RunConv(KernelContext& ctx) {
   const Tensor& x = ctx.inputs[0];

@@ -7,9 +7,10 @@
 #include <vector>
 
 #include "collage/sdk/op_params.h"
-#include "ops/kernels/gemm_kernel.h"
-#include "ops/op_helpers.h"
 #include "collage/sdk/op_registry.h"
+#include "ops/kernels/gemm_kernel.h"
+#include "ops/matmul_kernel.h"
+#include "ops/op_helpers.h"
 
 namespace collage {
 namespace {
@@ -33,48 +34,7 @@ Status DispatchGemm(const Node& node, DType dtype, F&& f) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// MatMul
-
-// A [..., m, k] x B [..., k, n] -> Y [batch..., m, n]. A 1-D A is a row vector [1, k] whose m
-// dim is dropped from Y; a 1-D B is a column vector [k, 1] whose n dim is dropped.
-struct MatMulGeometry {
-  int64_t m = 0;
-  int64_t n = 0;
-  int64_t k = 0;
-  Shape batch;    // broadcast batch dims of Y
-  Shape a_batch;  // A's batch dims, left-padded with 1s to batch's rank
-  Shape b_batch;
-  Shape out;
-};
-
-StatusOr<MatMulGeometry> ResolveMatMul(const Node& node, const Shape& a, const Shape& b) {
-  if (a.empty() || b.empty()) {
-    return OpError(node, StatusCode::kInvalidModel, "inputs must have rank >= 1, got {} and {}",
-                   ShapeToString(a), ShapeToString(b));
-  }
-  MatMulGeometry g;
-  const bool a_vector = a.size() == 1;
-  const bool b_vector = b.size() == 1;
-  g.m = a_vector ? 1 : a[a.size() - 2];
-  g.k = a.back();
-  const int64_t kb = b_vector ? b[0] : b[b.size() - 2];
-  g.n = b_vector ? 1 : b.back();
-  if (g.k != kb) {
-    return OpError(node, StatusCode::kInvalidModel, "inner dimensions differ: A is {}, B is {}",
-                   ShapeToString(a), ShapeToString(b));
-  }
-  Shape a_batch(a.begin(), a.end() - (a_vector ? 1 : 2));
-  Shape b_batch(b.begin(), b.end() - (b_vector ? 1 : 2));
-  COLLAGE_ASSIGN_OR_RETURN(g.batch, BroadcastShapes(node, {a_batch, b_batch}));
-  g.a_batch = Shape(g.batch.size() - a_batch.size(), 1);
-  g.a_batch.insert(g.a_batch.end(), a_batch.begin(), a_batch.end());
-  g.b_batch = Shape(g.batch.size() - b_batch.size(), 1);
-  g.b_batch.insert(g.b_batch.end(), b_batch.begin(), b_batch.end());
-  g.out = g.batch;
-  if (!a_vector) g.out.push_back(g.m);
-  if (!b_vector) g.out.push_back(g.n);
-  return g;
-}
+// MatMul (the geometry and loops are in ops/matmul_kernel.h)
 
 Status InferMatMul(InferContext& ctx) {
   COLLAGE_RETURN_IF_ERROR(RequireDType(ctx, 0, kGemmDTypes));
@@ -83,38 +43,6 @@ Status InferMatMul(InferContext& ctx) {
       MatMulGeometry g, ResolveMatMul(ctx.node, ctx.input_type(0).shape, ctx.input_type(1).shape));
   ctx.output_types[0] = TensorType{ctx.input_type(0).dtype, g.out};
   return Status::Ok();
-}
-
-template <typename T>
-void MatMulTyped(const MatMulGeometry& g, const T* a, const T* b, T* y) {
-  const int64_t batch = NumElements(g.batch);
-  const int64_t a_size = g.m * g.k;
-  const int64_t b_size = g.k * g.n;
-  const int64_t y_size = g.m * g.n;
-  if (batch == 0 || y_size == 0) return;
-  // B shared by every batch entry and A not broadcast (a Linear layer on [batch, seq, d]):
-  // A's batch rows are contiguous, so the whole thing is one taller GEMM.
-  if (NumElements(g.b_batch) == 1 && g.a_batch == g.batch) {
-    Gemm<T>(false, false, batch * g.m, g.n, g.k, T{1}, a, g.k, b, g.n, T{0}, y, g.n);
-    return;
-  }
-  const std::vector<int64_t> a_strides = BroadcastStrides(g.a_batch, g.batch);
-  const std::vector<int64_t> b_strides = BroadcastStrides(g.b_batch, g.batch);
-  std::vector<int64_t> index(g.batch.size(), 0);
-  for (int64_t bi = 0; bi < batch; ++bi) {
-    int64_t a_off = 0;
-    int64_t b_off = 0;
-    for (size_t d = 0; d < index.size(); ++d) {
-      a_off += index[d] * a_strides[d];
-      b_off += index[d] * b_strides[d];
-    }
-    Gemm<T>(false, false, g.m, g.n, g.k, T{1}, a + a_off * a_size, g.k, b + b_off * b_size, g.n,
-            T{0}, y + bi * y_size, g.n);
-    for (size_t d = index.size(); d-- > 0;) {  // odometer over the batch dims
-      if (++index[d] < g.batch[d]) break;
-      index[d] = 0;
-    }
-  }
 }
 
 Status RunMatMul(KernelContext& ctx) {

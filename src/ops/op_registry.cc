@@ -30,6 +30,10 @@ OpRegistry BuildGlobalRegistry() {
   RegisterLayoutOps(registry);
   RegisterResizeOps(registry);
   RegisterRecurrentOps(registry);
+  RegisterQuantizeOps(registry);
+  RegisterIntegerMatMulOps(registry);
+  RegisterIntegerConvOps(registry);
+  RegisterQLinearContribOps(registry);
   return registry;
 }
 

@@ -112,5 +112,12 @@ void RegisterGatherOps(OpRegistry& registry);        // gather_ops.cc: Gather, G
 void RegisterLayoutOps(OpRegistry& registry);        // layout_ops.cc: Transpose, Expand, Tile, Pad, Trilu
 void RegisterResizeOps(OpRegistry& registry);        // resize.cc: Resize, Upsample
 void RegisterRecurrentOps(OpRegistry& registry);     // recurrent.cc: LSTM, GRU, RNN
+void RegisterQuantizeOps(
+    OpRegistry& registry);  // quantize.cc: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear
+void RegisterIntegerMatMulOps(
+    OpRegistry& registry);  // integer_matmul.cc: MatMulInteger, QLinearMatMul
+void RegisterIntegerConvOps(OpRegistry& registry);  // integer_conv.cc: ConvInteger, QLinearConv
+void RegisterQLinearContribOps(
+    OpRegistry& registry);  // qlinear_contrib.cc: com.microsoft QLinear* ops, QGemm
 
 }  // namespace collage
