@@ -19,14 +19,11 @@
 namespace collage::native {
 namespace {
 
-// Every default-domain op of the registry. Ops of other domains ("domain::op" in OpTypes)
-// are left out: the pattern language matches the default domain only.
+// Every op of the registry, those of other domains as "domain::op" (how OpTypes lists them
+// and Op patterns name them).
 StatusOr<Pattern> AnyRegisteredOp() {
-  std::vector<std::string> names;
-  for (const std::string& name : OpRegistry::Global().OpTypes()) {
-    if (name.find("::") == std::string::npos) names.push_back(name);
-  }
-  if (names.empty()) return Internal("the op registry has no default-domain op");
+  std::vector<std::string> names = OpRegistry::Global().OpTypes();
+  if (names.empty()) return Internal("the op registry has no op");
   return Op(std::move(names));
 }
 

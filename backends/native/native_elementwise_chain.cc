@@ -305,11 +305,19 @@ bool IsDataOperand(const Node& node, size_t index) {
   return !(op == "Expand" || op == "CastLike" || op == "Clip" || op == "Dropout");
 }
 
+// A QuantizeLinear or DequantizeLinear whose scale is per axis or per block: the chain runs
+// each node on a flat tile of the tensor, where the axis a scale belongs to is lost.
+bool QuantizesPerAxis(const Graph& graph, const Node& node) {
+  if (node.op_type != "QuantizeLinear" && node.op_type != "DequantizeLinear") return false;
+  return node.inputs.size() < 2 || node.inputs[1] == kNoValue ||
+         graph.value(node.inputs[1]).type.num_elements() != 1;
+}
+
 bool IsChainableNode(const Graph& graph, const Node& node) {
   const OpDef* def = OpRegistry::Global().Find(node.domain, node.op_type);
   if (def == nullptr || !def->domain.empty()) return false;
   if (def->kind != OpKind::kElementwise && def->kind != OpKind::kBroadcast) return false;
-  if (node.op_type == "BatchNormalization") return false;
+  if (node.op_type == "BatchNormalization" || QuantizesPerAxis(graph, node)) return false;
   const Shape* shape = nullptr;
   for (ValueId out : node.outputs) {
     if (out == kNoValue) continue;

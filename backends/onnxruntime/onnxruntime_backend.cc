@@ -19,13 +19,17 @@ bool IsBatchMajorRecurrence(const Node& node) {
 // Every numeric ONNX tensor type the CPU execution provider has kernels for; which op takes
 // which type is its business: a node it has no kernel for fails to compile, and the
 // measurement records that candidate invalid with ONNX Runtime's message. What it is known to
-// refuse is not offered at all.
+// refuse is not offered at all. Its own com.microsoft ops (the quantizer's QLinearAdd, QGemm,
+// ...) are its to run too.
 bool Supported(const Graph& graph, const Node& node) {
   static const std::vector<DType> kDTypes = {
       DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16, DType::kInt8,
       DType::kUInt8,   DType::kInt16,   DType::kUInt16,  DType::kInt32,    DType::kUInt32,
       DType::kInt64,   DType::kUInt64,  DType::kBool};
-  return IsOnnxNodeOverDTypes(graph, node, kDTypes) && !IsBatchMajorRecurrence(node);
+  const bool onnx_or_microsoft =
+      IsOnnxNodeOverDTypes(graph, node, kDTypes) ||
+      (node.domain == "com.microsoft" && IsNodeOverDTypes(graph, node, kDTypes));
+  return onnx_or_microsoft && !IsBatchMajorRecurrence(node);
 }
 
 }  // namespace

@@ -30,4 +30,11 @@ inline constexpr double kMagnitudeFloor = 1e-12;
 double MagnitudeRelativeError(const Tensor& actual, const Tensor& reference,
                               std::string* problem = nullptr);
 
+// Whether every element of `actual` is within `tolerance` of `reference` (false for a
+// tolerance <= 0, a dtype or shape mismatch, or NaN or an infinity in one only): how a value
+// of a quantized model is judged, which two correct computations may round a step or two
+// apart (TensorInfo::quantization_tolerance). Checks accept an output when either this or
+// their relative error holds.
+bool WithinQuantizationTolerance(const Tensor& actual, const Tensor& reference, double tolerance);
+
 }  // namespace collage

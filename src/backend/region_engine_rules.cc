@@ -25,6 +25,10 @@ RuleSet MakeRegionEngineRules(const NodePredicate& supported, const FusionCompil
 
 bool IsOnnxNodeOverDTypes(const Graph& graph, const Node& node, const std::vector<DType>& dtypes) {
   if (!node.domain.empty() && node.domain != "ai.onnx") return false;
+  return IsNodeOverDTypes(graph, node, dtypes);
+}
+
+bool IsNodeOverDTypes(const Graph& graph, const Node& node, const std::vector<DType>& dtypes) {
   auto fits = [&](ValueId id) {
     if (id == kNoValue) return true;
     const TensorType& type = graph.value(id).type;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "collage/sdk/errors.h"
+#include "ir/dequantize_per_reader.h"
 #include "ir/matmul_batching.h"
 #include "ir/same_computation.h"
 
@@ -327,6 +328,8 @@ StatusOr<SimplifyStats> SimplifyGraph(Graph& graph) {
       graph = std::move(simplified);
     }
   }
+  // After the rewrites, whose removal of duplicates would merge the copies again.
+  COLLAGE_ASSIGN_OR_RETURN(stats.dequantizes_copied, DequantizePerReader(graph));
   // Last, on the graph the rewrites above left (its own pass: it re-orders nodes).
   COLLAGE_ASSIGN_OR_RETURN(const MatMulBatchingStats batched, BatchSmallMatMuls(graph));
   stats.matmuls_merged = batched.siblings_merged;

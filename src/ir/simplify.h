@@ -16,6 +16,8 @@
 //     do not depend on one another one taller product (a recurrent cell's linear maps, per
 //     step and over the steps), where their rows are so few that reading the weights is their
 //     cost;
+//   - a DequantizeLinear read by several nodes becomes one per reader, so that each reader's
+//     integer kernel can take its own (ir/dequantize_per_reader.h);
 //   - a Pad with all pads zero (PyTorch's DenseNet export has three before its transition
 //     poolings) vanishes when its output is not a graph output: it is a copy, and one that
 //     only the reference kernels run, between two other libraries' kernels.
@@ -37,9 +39,10 @@ struct SimplifyStats {
   int duplicates_removed = 0;
   int matmuls_merged = 0;   // folded into one product with their siblings (same input)
   int matmuls_stacked = 0;  // folded into one product sharing their weights (same weight)
+  int dequantizes_copied = 0;  // copies of a DequantizeLinear made for its second and later readers
   int total() const {
     return batchnorms_folded + pows_to_muls + transposes_cancelled + zero_pads_removed +
-           duplicates_removed + matmuls_merged + matmuls_stacked;
+           duplicates_removed + matmuls_merged + matmuls_stacked + dequantizes_copied;
   }
 };
 

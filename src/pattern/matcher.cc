@@ -7,6 +7,12 @@ namespace {
 
 bool IsDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
 
+// The name an Op pattern knows a node by: its op type, with the domain in front for ops of
+// other domains ("com.microsoft::QLinearAdd"), as OpRegistry::OpTypes lists them.
+std::string PatternName(const Node& node) {
+  return IsDefaultDomain(node.domain) ? node.op_type : node.domain + "::" + node.op_type;
+}
+
 class Matcher {
  public:
   Matcher(const Graph& graph, Match* match) : graph_(graph), match_(match) {}
@@ -60,8 +66,8 @@ class Matcher {
   // without outputs).
   bool MatchOpNode(const Pattern::Data& data, NodeId node, ValueId value) {
     const Node& n = graph_.node(node);
-    if (!IsDefaultDomain(n.domain)) return false;
-    if (std::find(data.op_types.begin(), data.op_types.end(), n.op_type) == data.op_types.end()) {
+    if (std::find(data.op_types.begin(), data.op_types.end(), PatternName(n)) ==
+        data.op_types.end()) {
       return false;
     }
     if (!PassesNodePredicates(data, node) || !PassesValuePredicates(data, value)) return false;

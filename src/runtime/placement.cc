@@ -71,13 +71,18 @@ StatusOr<Placement> PlaceOnSingleBackend(const Graph& graph, const Backend& back
   }
   Placement placement;
   SubGraph covered(graph.num_nodes());
-  for (NodeId n = 0; n < graph.num_nodes(); ++n) {
-    if (covered.Contains(n)) continue;
+  // Node n's group: the largest offered that can run now, else n alone on native. `waits`
+  // is set when a larger group of n waits for an input that a node after n computes.
+  auto choose = [&](NodeId n, bool* waits) -> std::pair<const Candidate*, const Backend*> {
     const Candidate* best = nullptr;
+    int32_t waiting = 0;
     for (const Candidate& candidate : candidates) {
       if (!candidate.nodes.Contains(n) || candidate.nodes.Overlaps(covered)) continue;
+      if (!GroupInputsAvailable(graph, candidate.nodes, covered)) {
+        waiting = std::max(waiting, candidate.nodes.size());
+        continue;
+      }
       if (best != nullptr && candidate.nodes.size() <= best->nodes.size()) continue;
-      if (!GroupInputsAvailable(graph, candidate.nodes, covered)) continue;
       best = &candidate;
     }
     const Backend* chosen = &backend;
@@ -85,12 +90,41 @@ StatusOr<Placement> PlaceOnSingleBackend(const Graph& graph, const Backend& back
       best = fallback[static_cast<size_t>(n)];
       chosen = native;
     }
-    if (best == nullptr) {
+    *waits = waiting > (best != nullptr ? best->nodes.size() : 0) ||
+             (best != nullptr && !GroupInputsAvailable(graph, best->nodes, covered));
+    return {best, chosen};
+  };
+  auto place = [&](NodeId n, const Candidate* group, const Backend* chosen) -> Status {
+    if (group == nullptr) {
       const Node& node = graph.node(n);
       return Unsupported("{} node '{}': no backend can run it", node.op_type, node.name);
     }
-    placement.groups.push_back({chosen->name(), *best});
-    covered = covered.Union(best->nodes);
+    placement.groups.push_back({chosen->name(), *group});
+    covered = covered.Union(group->nodes);
+    return Status::Ok();
+  };
+  // Passes over the nodes not yet placed, in topological order. A node whose largest group
+  // waits for an input a later node computes (a quantized convolution's group holds the
+  // DequantizeLinear of its weights, at the top of the model, and that of its input, just
+  // before it) is passed over until the group can run. A pass that places nothing places the
+  // first node left — whose inputs are all computed — in the largest group that can run now.
+  while (covered.size() < graph.num_nodes()) {
+    NodeId first_left = -1;
+    bool progressed = false;
+    for (NodeId n = 0; n < graph.num_nodes(); ++n) {
+      if (covered.Contains(n)) continue;
+      if (first_left < 0) first_left = n;
+      bool waits = false;
+      const auto [group, chosen] = choose(n, &waits);
+      if (waits) continue;
+      COLLAGE_RETURN_IF_ERROR(place(n, group, chosen));
+      progressed = true;
+    }
+    if (!progressed) {
+      bool waits = false;
+      const auto [group, chosen] = choose(first_left, &waits);
+      COLLAGE_RETURN_IF_ERROR(place(first_left, group, chosen));
+    }
   }
   COLLAGE_RETURN_IF_ERROR(ValidatePlacement(graph, placement, registry));
   return placement;

@@ -39,10 +39,11 @@ Status ValidatePlacement(const Graph& graph, const Placement& placement,
 bool GroupInputsAvailable(const Graph& graph, const SubGraph& group, const SubGraph& covered);
 
 // Puts every node on `backend` where one of its rules offers a group, and on native
-// elsewhere: in topological order, the first node not yet placed goes into the largest
-// offered group containing it that overlaps nothing placed and can run at that point (ties
-// go to the rule the backend declared first, so a backend lists its preferred variant
-// first); a node no group of `backend` takes runs alone on native. `strict_non_finite`:
+// elsewhere: in topological order, each node not yet placed goes into the largest offered
+// group containing it that overlaps nothing placed and can run at that point (ties go to the
+// rule the backend declared first, so a backend lists its preferred variant first), unless a
+// larger group of it waits for an input computed later, in which case it is placed when that
+// group can run; a node no group of `backend` takes runs alone on native. `strict_non_finite`:
 // only the backend's rules that meet the NaN/Inf contract offer groups.
 StatusOr<Placement> PlaceOnSingleBackend(const Graph& graph, const Backend& backend,
                                          const BackendRegistry& registry,

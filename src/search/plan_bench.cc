@@ -8,6 +8,7 @@
 #include "collage/random_tensor.h"
 #include "collage/sdk/errors.h"
 #include "cost/extra_time.h"
+#include "ir/quantization_step.h"
 
 namespace collage {
 namespace {
@@ -59,6 +60,11 @@ Status PlanBench::Check(const Executable& exe) const {
     return Status(outputs.status().code(), "run failed: " + outputs.status().message());
   for (size_t o = 0; o < outputs->size(); ++o) {
     const double error = NormalizedError((*outputs)[o], reference_outputs_[o]);
+    const double step = QuantizationStep(graph_, graph_.outputs()[o]);
+    if (WithinQuantizationTolerance((*outputs)[o], reference_outputs_[o],
+                                    kWholeModelQuantizationSteps * step)) {
+      continue;
+    }
     if (!(error <= kTolerance)) {
       return Internal("output {} differs from the reference kernels (error {:.3g})", o, error);
     }

@@ -5,17 +5,18 @@
 #include <mutex>
 #include <new>
 
+#include "collage/sdk/errors.h"
 #include "collage/sdk/graph.h"
-#include "ops/flops.h"
+#include "ir/quantization_step.h"
 #include "ir/simplify.h"
-#include "session/session_access.h"
 #include "onnx/onnx_import.h"
+#include "ops/flops.h"
 #include "runtime/executable.h"
 #include "runtime/placement.h"
 #include "runtime/threading.h"
 #include "search/optimizer.h"
 #include "search/plan.h"
-#include "collage/sdk/errors.h"
+#include "session/session_access.h"
 
 namespace collage {
 
@@ -174,7 +175,12 @@ StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph, const Session
   COLLAGE_RETURN_IF_ERROR(SimplifyGraph(graph).status());
   impl->graph = std::move(graph);
   for (ValueId id : impl->graph.inputs()) impl->inputs.push_back(InfoOf(impl->graph.value(id)));
-  for (ValueId id : impl->graph.outputs()) impl->outputs.push_back(InfoOf(impl->graph.value(id)));
+  for (ValueId id : impl->graph.outputs()) {
+    TensorInfo info = InfoOf(impl->graph.value(id));
+    info.quantization_step = QuantizationStep(impl->graph, id);
+    info.quantization_tolerance = kWholeModelQuantizationSteps * info.quantization_step;
+    impl->outputs.push_back(std::move(info));
+  }
   std::unique_ptr<Session> session(new Session(std::move(impl)));
   if (!options.plan_path.empty()) {
     COLLAGE_RETURN_IF_ERROR(session->LoadPlan(options.plan_path));

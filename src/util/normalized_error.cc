@@ -11,10 +11,13 @@ namespace collage {
 
 namespace {
 
-// max|actual - reference| / max(scale_floor, max|reference|), with NormalizedError's NaN and
-// infinity rules.
-double ErrorOverScale(const Tensor& actual, const Tensor& reference, double scale_floor,
-                      std::string* problem) {
+struct Difference {
+  double max_diff = 0;  // infinite when the tensors cannot be compared element by element
+  double max_ref = 0;
+};
+
+// max|actual - reference| and max|reference|, with NormalizedError's NaN and infinity rules.
+Difference Differ(const Tensor& actual, const Tensor& reference, std::string* problem) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   if (actual.dtype() != reference.dtype() || actual.shape() != reference.shape()) {
     if (problem != nullptr) {
@@ -22,7 +25,7 @@ double ErrorOverScale(const Tensor& actual, const Tensor& reference, double scal
                              ShapeToString(actual.shape()), DTypeName(reference.dtype()),
                              ShapeToString(reference.shape()));
     }
-    return kInf;
+    return {kInf, 0};
   }
   const std::vector<double> a = actual.ToVector<double>();
   const std::vector<double> b = reference.ToVector<double>();
@@ -36,12 +39,19 @@ double ErrorOverScale(const Tensor& actual, const Tensor& reference, double scal
       if (problem != nullptr) {
         *problem = fmt::format("element {} is {}, expected {}", i, a[i], b[i]);
       }
-      return kInf;
+      return {kInf, 0};
     }
     max_diff = std::max(max_diff, std::fabs(a[i] - b[i]));
     max_ref = std::max(max_ref, std::fabs(b[i]));
   }
-  return max_diff / std::max(scale_floor, max_ref);
+  return {max_diff, max_ref};
+}
+
+// max|actual - reference| / max(scale_floor, max|reference|).
+double ErrorOverScale(const Tensor& actual, const Tensor& reference, double scale_floor,
+                      std::string* problem) {
+  const Difference d = Differ(actual, reference, problem);
+  return d.max_diff / std::max(scale_floor, d.max_ref);
 }
 
 }  // namespace
@@ -52,6 +62,12 @@ double NormalizedError(const Tensor& actual, const Tensor& reference, std::strin
 
 double MagnitudeRelativeError(const Tensor& actual, const Tensor& reference, std::string* problem) {
   return ErrorOverScale(actual, reference, kMagnitudeFloor, problem);
+}
+
+bool WithinQuantizationTolerance(const Tensor& actual, const Tensor& reference, double tolerance) {
+  if (!(tolerance > 0)) return false;
+  // The steps' own float rounding: a dequantized value is q * scale, computed in float.
+  return Differ(actual, reference, nullptr).max_diff <= tolerance * (1 + 1e-5);
 }
 
 }  // namespace collage

@@ -58,7 +58,8 @@ class Pattern {
   std::shared_ptr<const Data> data_;
 };
 
-// A node whose op type is one of `op_types` (default ONNX domain).
+// A node whose op type is one of `op_types`: of the default ONNX domain, or of another domain
+// when written "domain::op" ("com.microsoft::QGemm").
 Pattern Op(std::vector<std::string> op_types);
 inline Pattern Op(std::initializer_list<std::string> op_types) {
   return Op(std::vector<std::string>(op_types));

@@ -19,4 +19,8 @@ RuleSet MakeRegionEngineRules(const NodePredicate& supported, const FusionCompil
 // on zero-sized tensors, and a kernel over an empty buffer has nothing to do).
 bool IsOnnxNodeOverDTypes(const Graph& graph, const Node& node, const std::vector<DType>& dtypes);
 
+// The same test of the node's inputs and outputs, whatever the node's domain (for an engine
+// that also runs ops of its own domain: ONNX Runtime's com.microsoft ops).
+bool IsNodeOverDTypes(const Graph& graph, const Node& node, const std::vector<DType>& dtypes);
+
 }  // namespace collage

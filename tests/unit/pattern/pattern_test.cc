@@ -255,3 +255,24 @@ TEST(RuleSetTest, EnumerateCandidatesKeepsRuleOrderAndDeduplicates) {
 
 }  // namespace
 }  // namespace collage
+
+namespace collage {
+namespace {
+
+// Ops of another domain are named "domain::op" in patterns; a bare name is the ONNX op only.
+TEST(PatternTest, OpsOfOtherDomainsAreNamedWithTheirDomain) {
+  GraphBuilder builder("domains");
+  const ValueId x = builder.Input("x", DType::kUInt8, {4});
+  const ValueId s = builder.Scalar<float>("s", 0.5f);
+  const ValueId z = builder.Scalar<uint8_t>("z", 0);
+  const std::vector<ValueId> y =
+      builder.NodeMulti("QLinearSigmoid", {x, s, z, s, z}, 1, {}, "sigmoid", "com.microsoft");
+  builder.Output(y[0]);
+  StatusOr<Graph> graph = std::move(builder).Build();
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  EXPECT_EQ(Rule("qualified", Op("com.microsoft::QLinearSigmoid")).FindAll(*graph).size(), 1u);
+  EXPECT_TRUE(Rule("bare", Op("QLinearSigmoid")).FindAll(*graph).empty());
+}
+
+}  // namespace
+}  // namespace collage

@@ -1,0 +1,65 @@
+#include "ir/quantization_step.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <string>
+
+namespace collage {
+namespace {
+
+bool IsQuantizedInteger(DType dtype) {
+  return dtype == DType::kUInt8 || dtype == DType::kInt8 || dtype == DType::kUInt16 ||
+         dtype == DType::kInt16;
+}
+
+// Ops whose output is rounded to the output's quantization scale.
+bool RoundsToOutputScale(const Node& node) {
+  const bool onnx = node.domain.empty() || node.domain == "ai.onnx";
+  if (onnx) {
+    return node.op_type == "QuantizeLinear" || node.op_type == "DynamicQuantizeLinear" ||
+           node.op_type == "QLinearConv" || node.op_type == "QLinearMatMul";
+  }
+  return node.domain == "com.microsoft" &&
+         (node.op_type.rfind("QLinear", 0) == 0 || node.op_type == "QGemm");
+}
+
+// Ops through which a difference of one step in their first input stays within one step.
+bool KeepsSteps(const Node& node) {
+  static const std::set<std::string> kOps = {"Identity",      "Reshape",
+                                             "Flatten",       "Squeeze",
+                                             "Unsqueeze",     "Transpose",
+                                             "Slice",         "Relu",
+                                             "Clip",          "Tanh",
+                                             "Sigmoid",       "MaxPool",
+                                             "GlobalMaxPool", "GlobalAveragePool",
+                                             "AveragePool",   "Dropout"};
+  return (node.domain.empty() || node.domain == "ai.onnx") && kOps.count(node.op_type) != 0;
+}
+
+}  // namespace
+
+double QuantizationStep(const Graph& graph, ValueId value, const SubGraph* scope) {
+  while (value != kNoValue) {
+    const Value& v = graph.value(value);
+    const NodeId producer = v.producer;
+    if (producer < 0 || (scope != nullptr && !scope->Contains(producer))) return 0;
+    const Node& node = graph.node(producer);
+    if (RoundsToOutputScale(node) && value == node.outputs[0] && IsQuantizedInteger(v.type.dtype)) {
+      return 1;
+    }
+    if (node.op_type == "DequantizeLinear" && node.domain.empty() && node.inputs.size() > 1) {
+      const Value& scale = graph.value(node.inputs[1]);
+      if (!scale.is_constant()) return 0;
+      const std::vector<float> s = scale.constant->ToVector<float>();
+      if (s.empty()) return 0;
+      const float largest = *std::max_element(s.begin(), s.end());
+      return largest > 0 && std::isfinite(largest) ? largest : 0;
+    }
+    if (!KeepsSteps(node) || node.inputs.empty()) return 0;
+    value = node.inputs[0];
+  }
+  return 0;
+}
+
+}  // namespace collage
