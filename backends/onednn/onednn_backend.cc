@@ -91,6 +91,7 @@ class OnednnBackend : public Backend {
   OnednnBackend() {
     std::vector<RuleEntry> entries;
     AddConvRules(entries);
+    AddInt8ConvRules(entries);
     AddDeconvRules(entries);
     AddMatmulRules(entries);
     AddPoolingRules(entries);

@@ -21,10 +21,25 @@ dnnl::memory::dims ToDims(const Shape& shape) {
 }
 
 dnnl::memory::desc PlainDesc(const Shape& shape) {
+  return PlainDesc(shape, dnnl::memory::data_type::f32);
+}
+
+dnnl::memory::desc PlainDesc(const Shape& shape, dnnl::memory::data_type type) {
   dnnl::memory::dims dims = ToDims(shape);
   dnnl::memory::dims strides(dims.size(), 1);
   for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * std::max<int64_t>(dims[i], 1);
-  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
+  return dnnl::memory::desc(dims, type, strides);
+}
+
+std::optional<dnnl::memory::data_type> DataTypeOf(DType dtype) {
+  using dt = dnnl::memory::data_type;
+  switch (dtype) {
+    case DType::kFloat32: return dt::f32;
+    case DType::kInt8: return dt::s8;
+    case DType::kUInt8: return dt::u8;
+    case DType::kInt32: return dt::s32;
+    default: return std::nullopt;
+  }
 }
 
 Shape PadShape(const Shape& shape, size_t rank) {
@@ -53,8 +68,10 @@ Status Guard(const std::string& what, const std::function<Status()>& f) {
 
 StatusOr<dnnl::memory> ConstantMemory(const Tensor& data, const dnnl::memory::desc& desc,
                                       const dnnl::memory::desc* source) {
-  if (data.dtype() != DType::kFloat32) {
-    return Unsupported("constant of dtype {} (float32 only)", DTypeName(data.dtype()));
+  const std::optional<dnnl::memory::data_type> type = DataTypeOf(data.dtype());
+  if (!type.has_value() || *type != desc.data_type()) {
+    return Unsupported("constant of dtype {} for a {} operand", DTypeName(data.dtype()),
+                       static_cast<int>(desc.data_type()));
   }
   dnnl::memory out;
   Status status = Guard("constant reorder", [&]() -> Status {
@@ -62,7 +79,7 @@ StatusOr<dnnl::memory> ConstantMemory(const Tensor& data, const dnnl::memory::de
       return Internal("constant of shape {} does not fill {} elements", ShapeToString(data.shape()),
                       NumElements(desc.dims()));
     }
-    dnnl::memory::desc plain = source != nullptr ? *source : PlainDesc(desc.dims());
+    dnnl::memory::desc plain = source != nullptr ? *source : PlainDesc(desc.dims(), *type);
     out = dnnl::memory(desc, Engine());
     // The source is only read; oneDNN's handle type is non-const.
     dnnl::memory src(plain, Engine(), const_cast<void*>(data.data()));

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,10 @@ const dnnl::engine& Engine();
 dnnl::memory::dims ToDims(const Shape& shape);
 // Row-major descriptor of a float32 tensor of `shape` (rank 0 becomes {1}).
 dnnl::memory::desc PlainDesc(const Shape& shape);
+// The same for another element type.
+dnnl::memory::desc PlainDesc(const Shape& shape, dnnl::memory::data_type type);
+// oneDNN's element type for a dtype the backend computes in (float32, int8, uint8, int32).
+std::optional<dnnl::memory::data_type> DataTypeOf(DType dtype);
 // `shape` padded with leading ones to `rank` (numpy broadcasting for oneDNN, which needs
 // equal ranks).
 Shape PadShape(const Shape& shape, size_t rank);
@@ -40,7 +45,8 @@ bool HasOptimizedImplementation(const std::function<std::string()>& impl_info);
 // Runs `f`, turning a dnnl::error into Status naming `what` (the primitive being built).
 Status Guard(const std::string& what, const std::function<Status()>& f);
 
-// A constant of the graph as a dnnl::memory in `desc`, reordered from its form `source`
+// A constant of the graph as a dnnl::memory in `desc` (of the constant's element type),
+// reordered from its form `source`
 // (default: row-major over desc's dims) when the primitive wants another format: weights are
 // packed once, at Compile.
 StatusOr<dnnl::memory> ConstantMemory(const Tensor& data, const dnnl::memory::desc& desc,

@@ -676,6 +676,86 @@ ValueId Resize(Generator& gen, GraphBuilder& b) {
   return b.Node("Resize", {x, kNoValue, kNoValue, b.Ints("sizes", sizes)}, attrs);
 }
 
+// A zero point of dtype `dtype` (uint8 around 128, int8 around 0).
+ValueId ZeroPoint(Generator& gen, GraphBuilder& b, const std::string& name, DType dtype) {
+  const int64_t offset = gen.Uniform(-20, 20);
+  if (dtype == DType::kUInt8) return b.Scalar<uint8_t>(name, static_cast<uint8_t>(128 + offset));
+  return b.Scalar<int8_t>(name, static_cast<int8_t>(offset));
+}
+
+// A quantized 2-D convolution in one of the two forms ONNX Runtime's quantizer writes: a
+// QLinearConv, or DequantizeLinear of the input and of int8 weights (per tensor or per output
+// channel) and of an int32 bias (or a float bias), Conv, maybe Relu, QuantizeLinear; uint8 or
+// int8 activations, full-range or 7-bit weights, groups, strides and pads.
+ValueId QuantizedConv(Generator& gen, GraphBuilder& b) {
+  const DType act = gen.Pick<DType>({DType::kUInt8, DType::kInt8});
+  const int64_t cin = gen.Pick<int64_t>({3, 4, 8, 16, 32});
+  int64_t group = 1;
+  int64_t cout = gen.Pick<int64_t>({4, 8, 16, 32});
+  if (gen.Chance(0.25)) {
+    group = cin;  // depthwise
+    cout = cin;
+  }
+  const int64_t k = gen.Pick<int64_t>({1, 3, 3, 5});
+  const int64_t stride = gen.Pick<int64_t>({1, 1, 2});
+  const int64_t pad = gen.Chance(0.7) ? k / 2 : 0;
+  const Shape in_shape{gen.Pick<int64_t>({1, 1, 2}), cin, k + gen.Uniform(0, 12),
+                       k + gen.Uniform(0, 12)};
+  const Shape w_shape{cout, cin / group, k, k};
+  const bool per_channel = gen.Chance(0.6);
+  std::vector<float> w_scale;
+  for (int64_t oc = 0; oc < (per_channel ? cout : 1); ++oc) {
+    w_scale.push_back(0.002f + 0.01f * static_cast<float>(gen.Uniform(0, 100)) / 100.0f);
+  }
+  const Shape scale_shape = per_channel ? Shape{cout} : Shape{};
+  // Full-range weights, or 7-bit ones as quantizers' reduce_range makes them (what integer
+  // kernels without VNNI compute exactly).
+  const int64_t w_max = gen.Chance(0.5) ? 127 : 63;
+  std::vector<int8_t> w(static_cast<size_t>(NumElements(w_shape)));
+  for (int8_t& v : w) v = static_cast<int8_t>(gen.Uniform(-w_max, w_max));
+  const float x_scale = 0.01f + 0.05f * static_cast<float>(gen.Uniform(0, 100)) / 100.0f;
+  const float y_scale = x_scale * 4;
+  std::vector<int32_t> bias(static_cast<size_t>(cout));
+  for (int32_t& v : bias) v = static_cast<int32_t>(gen.Uniform(-2000, 2000));
+  NamedAttributes attrs{{"kernel_shape", Attribute(Ints{k, k})},
+                        {"strides", Attribute(Ints{stride, stride})},
+                        {"pads", Attribute(Ints{pad, pad, pad, pad})},
+                        {"group", Attribute(group)}};
+
+  ValueId x = b.Input("x", act, in_shape);
+  const ValueId xs = b.Scalar<float>("x_scale", x_scale);
+  const ValueId xz = ZeroPoint(gen, b, "x_zero_point", act);
+  const ValueId wq = b.Constant<int8_t>("w", w_shape, w);
+  const ValueId ws = b.Constant<float>("w_scale", scale_shape, w_scale);
+  const ValueId wz =
+      b.Constant<int8_t>("w_zero_point", scale_shape, std::vector<int8_t>(w_scale.size(), 0));
+  const ValueId ys = b.Scalar<float>("y_scale", y_scale);
+  const ValueId yz = ZeroPoint(gen, b, "y_zero_point", act);
+  const bool with_bias = gen.Chance(0.7);
+  if (gen.Chance(0.3)) {
+    std::vector<ValueId> in{x, xs, xz, wq, ws, wz, ys, yz};
+    if (with_bias) in.push_back(b.Constant<int32_t>("bias", {cout}, bias));
+    return b.Node("QLinearConv", in, attrs);
+  }
+  std::vector<ValueId> conv_in{
+      b.Node("DequantizeLinear", {x, xs, xz}),
+      b.Node("DequantizeLinear", {wq, ws, wz}, {{"axis", Attribute(int64_t{0})}})};
+  if (with_bias && gen.Chance(0.7)) {
+    // The quantizer's int32 bias, in units of x_scale * w_scale.
+    std::vector<float> bias_scale;
+    for (float s : w_scale) bias_scale.push_back(x_scale * s);
+    conv_in.push_back(b.Node("DequantizeLinear",
+                             {b.Constant<int32_t>("bias", {cout}, bias),
+                              b.Constant<float>("bias_scale", scale_shape, bias_scale)},
+                             {{"axis", Attribute(int64_t{0})}}));
+  } else if (with_bias) {
+    conv_in.push_back(b.RandomNormal("bias", {cout}, 0.5f));
+  }
+  ValueId y = b.Node("Conv", conv_in, attrs);
+  if (gen.Chance(0.4)) y = b.Node("Relu", {y});
+  return b.Node("QuantizeLinear", {y, ys, yz});
+}
+
 }  // namespace
 
 std::vector<SourceGraph> RandomGraphs(uint64_t seed, int per_family) {
@@ -723,6 +803,8 @@ std::vector<SourceGraph> RandomGraphs(uint64_t seed, int per_family) {
       {"channel_shuffle", Simple(ChannelShuffle)},
       {"channel_cut", Simple(ChannelCut)},
       {"concat_batch_norm_act", ConcatBatchNormAct, 4},
+      // Many: on a CPU without VNNI only uint8 inputs with 7-bit weights reach the integer rules.
+      {"quantized_conv", Simple(QuantizedConv), 48},
   };
   Generator gen(seed);
   std::vector<SourceGraph> graphs;

@@ -1,0 +1,210 @@
+// Quantized convolutions on oneDNN's integer kernels: both forms ONNX Runtime's quantizer
+// writes, against the reference kernels within one quantization step of the output (the
+// reference rounds each op of the QDQ form on its own), and a whole block placed on oneDNN
+// when its weights' DequantizeLinear sits at the top of the model and its input's is shared.
+#include "backend_test_util.h"
+#include "ir/quantization_step.h"
+#include "ir/simplify.h"
+#include "runtime/placement.h"
+
+namespace collage::testing {
+namespace {
+
+struct QuantCase {
+  DType act;
+  Shape x;
+  Shape w;
+  int64_t group = 1;
+  int64_t stride = 1;
+  int64_t pad = 1;
+  bool per_channel = true;
+  std::string bias;  // "", "int32" (dequantized) or "float"
+  bool relu = false;
+};
+
+ValueId ZeroPoint(GraphBuilder& b, const std::string& name, DType dtype, int value) {
+  if (dtype == DType::kUInt8) return b.Scalar<uint8_t>(name, static_cast<uint8_t>(128 + value));
+  return b.Scalar<int8_t>(name, static_cast<int8_t>(value));
+}
+
+// The weights' DequantizeLinear first (as quantizers write them, at the top), then
+// x → DequantizeLinear → Conv [→ Relu] → QuantizeLinear.
+Graph QdqConv(const QuantCase& c, int8_t weight_zero_point = 0) {
+  GraphBuilder b("qdq_conv", 13, 5);
+  const int64_t cout = c.w[0];
+  std::vector<float> ws;
+  for (int64_t i = 0; i < (c.per_channel ? cout : 1); ++i)
+    ws.push_back(0.004f + 0.001f * static_cast<float>(i % 5));
+  const Shape scale_shape = c.per_channel ? Shape{cout} : Shape{};
+  // 7-bit weights (quantizers' reduce_range): exact on every CPU's integer kernels.
+  std::vector<int8_t> w(static_cast<size_t>(NumElements(c.w)));
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = static_cast<int8_t>(static_cast<int>((i * 37) % 127) - 63);
+  const ValueId dq_w = b.Node(
+      "DequantizeLinear",
+      {b.Constant<int8_t>("w", c.w, w), b.Constant<float>("ws", scale_shape, ws),
+       b.Constant<int8_t>("wz", scale_shape, std::vector<int8_t>(ws.size(), weight_zero_point))},
+      {{"axis", int64_t{0}}}, "dq_w");
+  const ValueId x = b.Input("x", c.act, c.x);
+  const float x_scale = 0.05f;
+  const ValueId dq_x =
+      b.Node("DequantizeLinear", {x, b.Scalar<float>("xs", x_scale), ZeroPoint(b, "xz", c.act, 3)},
+             {}, "dq_x");
+  std::vector<ValueId> in{dq_x, dq_w};
+  if (c.bias == "int32") {
+    std::vector<int32_t> bias(static_cast<size_t>(cout));
+    std::vector<float> bs;
+    for (int64_t i = 0; i < cout; ++i)
+      bias[static_cast<size_t>(i)] = static_cast<int32_t>(i * 97 - 300);
+    for (float s : ws) bs.push_back(x_scale * s);
+    in.push_back(
+        b.Node("DequantizeLinear",
+               {b.Constant<int32_t>("b", {cout}, bias), b.Constant<float>("bs", scale_shape, bs)},
+               {{"axis", int64_t{0}}}, "dq_b"));
+  } else if (c.bias == "float") {
+    in.push_back(b.RandomNormal("b", {cout}, 0.3f));
+  }
+  ValueId y = b.Node("Conv", in,
+                     {{"pads", std::vector<int64_t>{c.pad, c.pad, c.pad, c.pad}},
+                      {"strides", std::vector<int64_t>{c.stride, c.stride}},
+                      {"group", c.group}},
+                     "conv");
+  if (c.relu) y = b.Node("Relu", {y}, {}, "relu");
+  y = b.Node("QuantizeLinear", {y, b.Scalar<float>("ys", 0.2f), ZeroPoint(b, "yz", c.act, -5)}, {},
+             "q");
+  b.Output(y);
+  return BuildOrFail(std::move(b));
+}
+
+// The group `rule` offers on `graph` runs on oneDNN within one step of the reference.
+void ExpectWithinOneStep(const Graph& graph, const std::string& rule) {
+  const std::vector<Candidate> offered = CandidatesOf(graph, "onednn", rule);
+  ASSERT_EQ(offered.size(), 1u) << rule;
+  const CompileRequest request = CompileRequest::For(graph, offered[0].nodes, rule, 1);
+  auto runner = KernelRunner::Create(BackendNamed("onednn"), request, BackendRegistry::Global());
+  ASSERT_TRUE(runner.ok()) << runner.status().ToString();
+  std::mt19937 rng(11);
+  std::vector<Tensor> inputs;
+  for (ValueId in : request.inputs)
+    inputs.push_back(RandomTensor(graph.value(in).type.dtype, graph.value(in).type.shape, rng));
+  auto got = (*runner)->Run(inputs);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  auto ref = RunReferenceGroup(request, inputs);
+  ASSERT_TRUE(ref.ok()) << ref.status().ToString();
+  ASSERT_EQ(got->size(), 1u);
+  EXPECT_EQ(QuantizationStep(graph, request.outputs[0], &request.nodes), 1);
+  EXPECT_TRUE(WithinQuantizationTolerance((*got)[0], (*ref)[0], 1))
+      << rule << ": " << NormalizedError((*got)[0], (*ref)[0]);
+}
+
+// Whether oneDNN runs int8 activations exactly here (VNNI or AMX; the backend's version names
+// the instruction set it dispatches to).
+bool HasVnni() {
+  const std::string v = BackendNamed("onednn").version();
+  return v.find("vnni") != std::string::npos || v.find("bf16") != std::string::npos ||
+         v.find("amx") != std::string::npos;
+}
+
+TEST(OnednnInt8Conv, QdqConvolutionsMatchTheReferenceWithinOneStep) {
+  std::vector<QuantCase> cases = {
+      {DType::kUInt8, {1, 8, 9, 9}, {16, 8, 3, 3}, 1, 1, 1, true, "int32", false},
+      {DType::kUInt8, {1, 8, 9, 9}, {16, 8, 3, 3}, 1, 2, 1, false, "float", true},
+      {DType::kUInt8, {2, 16, 7, 7}, {16, 1, 3, 3}, 16, 1, 1, true, "int32", true},  // depthwise
+      {DType::kUInt8, {1, 32, 6, 6}, {8, 32, 1, 1}, 1, 1, 0, true, "", false},       // 1x1
+  };
+  if (HasVnni()) {  // int8 activations: exact with VNNI only
+    cases.push_back({DType::kInt8, {1, 8, 9, 9}, {16, 8, 3, 3}, 1, 2, 1, false, "float", true});
+    cases.push_back({DType::kInt8, {2, 16, 7, 7}, {16, 1, 3, 3}, 16, 1, 1, true, "int32", true});
+  }
+  for (const QuantCase& c : cases) {
+    SCOPED_TRACE(std::string(DTypeName(c.act)) + " " + ShapeToString(c.x) + " " +
+                 ShapeToString(c.w));
+    ExpectWithinOneStep(QdqConv(c), c.relu ? "qdq_conv_relu" : "qdq_conv");
+  }
+}
+
+TEST(OnednnInt8Conv, QLinearConvMatchesTheReferenceWithinOneStep) {
+  GraphBuilder b("qlinear_conv", 13, 6);
+  std::vector<int8_t> w(16 * 8 * 9);
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = static_cast<int8_t>(static_cast<int>((i * 53) % 127) - 63);
+  std::vector<int32_t> bias(16);
+  for (size_t i = 0; i < bias.size(); ++i) bias[i] = static_cast<int32_t>(i * 31) - 200;
+  const ValueId y = b.Node(
+      "QLinearConv",
+      {b.Input("x", DType::kUInt8, {1, 8, 10, 10}), b.Scalar<float>("xs", 0.05f),
+       b.Scalar<uint8_t>("xz", 120), b.Constant<int8_t>("w", {16, 8, 3, 3}, w),
+       b.Constant<float>("ws", {16}, std::vector<float>(16, 0.003f)),
+       b.Constant<int8_t>("wz", {16}, std::vector<int8_t>(16, 0)), b.Scalar<float>("ys", 0.1f),
+       b.Scalar<uint8_t>("yz", 100), b.Constant<int32_t>("b", {16}, bias)},
+      {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  b.Output(y);
+  ExpectWithinOneStep(BuildOrFail(std::move(b)), "qlinear_conv");
+}
+
+TEST(OnednnInt8Conv, WithoutVnniOnlyExactFormsAreOffered) {
+  if (HasVnni()) GTEST_SKIP() << "this CPU has VNNI: every form is exact";
+  // int8 activations (oneDNN halves the weights), and full-range weights (int16 pair sums
+  // saturate): not offered.
+  QuantCase int8_input;
+  int8_input.act = DType::kInt8;
+  int8_input.x = {1, 8, 9, 9};
+  int8_input.w = {16, 8, 3, 3};
+  EXPECT_TRUE(CandidatesOf(QdqConv(int8_input), "onednn", "qdq_conv").empty());
+  GraphBuilder b("full_range", 13, 8);
+  const ValueId y =
+      b.Node("QLinearConv", {b.Input("x", DType::kUInt8, {1, 4, 5, 5}),
+                             b.Scalar<float>("xs", 0.05f), b.Scalar<uint8_t>("xz", 120),
+                             b.Constant<int8_t>("w", {4, 4, 1, 1}, std::vector<int8_t>(16, 127)),
+                             b.Scalar<float>("ws", 0.01f), b.Scalar<int8_t>("wz", 0),
+                             b.Scalar<float>("ys", 0.1f), b.Scalar<uint8_t>("yz", 100)});
+  b.Output(y);
+  EXPECT_TRUE(CandidatesOf(BuildOrFail(std::move(b)), "onednn", "qlinear_conv").empty());
+}
+
+TEST(OnednnInt8Conv, WeightsWithAZeroPointAreNotOffered) {
+  // oneDNN's integer convolutions take symmetric weights only.
+  QuantCase c;
+  c.act = DType::kUInt8;
+  c.x = {1, 8, 9, 9};
+  c.w = {16, 8, 3, 3};
+  EXPECT_TRUE(CandidatesOf(QdqConv(c, 3), "onednn", "qdq_conv").empty());
+}
+
+TEST(OnednnInt8Conv, ABlockWithSharedAndEarlyDequantizesRunsOnOnednn) {
+  // The residual Add reads the DequantizeLinear the convolution reads: simplified, each
+  // gets its own, and the convolution's group (whose weights' DequantizeLinear is node 0)
+  // is placed whole.
+  GraphBuilder b("block", 13, 7);
+  std::vector<int8_t> w(8 * 8 * 9);
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = static_cast<int8_t>(static_cast<int>((i * 29) % 120) - 60);
+  const ValueId dq_w =
+      b.Node("DequantizeLinear",
+             {b.Constant<int8_t>("w", {8, 8, 3, 3}, w), b.Scalar<float>("ws", 0.01f)}, {}, "dq_w");
+  const ValueId x = b.Input("x", DType::kUInt8, {1, 8, 6, 6});
+  const ValueId xs = b.Scalar<float>("xs", 0.05f);
+  const ValueId xz = b.Scalar<uint8_t>("xz", 128);
+  const ValueId dq_x = b.Node("DequantizeLinear", {x, xs, xz}, {}, "dq_x");
+  const ValueId conv =
+      b.Node("Conv", {dq_x, dq_w}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}, "conv");
+  const ValueId q = b.Node("QuantizeLinear", {conv, xs, xz}, {}, "q");
+  const ValueId sum =
+      b.Node("Add", {b.Node("DequantizeLinear", {q, xs, xz}, {}, "dq_q"), dq_x}, {}, "add");
+  b.Output(b.Node("QuantizeLinear", {sum, xs, xz}, {}, "out"));
+  Graph graph = BuildOrFail(std::move(b));
+  ASSERT_TRUE(SimplifyGraph(graph).ok());
+  auto placement = PlaceOnSingleBackend(graph, BackendNamed("onednn"), BackendRegistry::Global());
+  ASSERT_TRUE(placement.ok()) << placement.status().ToString();
+  bool conv_on_onednn = false;
+  for (const PlacedGroup& g : placement->groups) {
+    for (NodeId n : g.nodes.Nodes()) {
+      if (graph.node(n).op_type == "Conv")
+        conv_on_onednn = g.backend == "onednn" && g.rule == "qdq_conv";
+    }
+  }
+  EXPECT_TRUE(conv_on_onednn);
+}
+
+}  // namespace
+}  // namespace collage::testing
