@@ -21,24 +21,5 @@ ENV="$BUILD_DIR/pyenv"
 # Pinned, so that a build is the same build tomorrow.
 WANT="nanobind==3.1.0 pytest==9.2.0"
 
-STAMP="$ENV/.installed"
-want="$WANT $("$PYTHON" -c 'import sys; print(sys.version_info[:3])')"
-if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$want" ]]; then
-  exit 0
-fi
-
-warn() { echo "install_python_deps.sh: $*; the Python module will not be built" >&2; }
-
-mkdir -p "$BUILD_DIR"
-rm -rf "$ENV"
-if ! "$PYTHON" -m venv --system-site-packages "$ENV"; then
-  warn "$PYTHON could not make a virtual environment (apt-get install python3-venv)"
-  rm -rf "$ENV"
-  exit 0
-fi
-if ! "$ENV/bin/python" -m pip install -q --disable-pip-version-check $WANT; then
-  warn "pip could not install $WANT"
-  rm -rf "$ENV"
-  exit 0
-fi
-echo "$want" > "$STAMP"
+source "$(dirname "${BASH_SOURCE[0]}")/python_env.sh"
+make_python_env "$ENV" "$PYTHON" "$WANT" "the Python module will not be built" --system-site-packages

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <exception>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -64,8 +65,10 @@ StatusOr<std::vector<fs::path>> NumberedEntries(const fs::path& dir, const std::
   return out;
 }
 
-// shapes.txt: one "name=1x3x224x224" per line; blank lines and '#' comments are ignored.
-Status ReadShapesFile(const fs::path& path, std::map<std::string, Shape>& shapes) {
+// Calls `line_fn` with each line of a settings file that is not blank, without its '#'
+// comment and surrounding blanks; an error gets the file and line number.
+Status ForEachSettingLine(const fs::path& path,
+                          const std::function<Status(const std::string&)>& line_fn) {
   std::ifstream in(path);
   if (!in) return IoError("{}: cannot open", path.string());
   std::string line;
@@ -77,10 +80,50 @@ Status ReadShapesFile(const fs::path& path, std::map<std::string, Shape>& shapes
     line.erase(0, line.find_first_not_of(" \t\r"));
     line.erase(line.find_last_not_of(" \t\r") + 1);
     if (line.empty()) continue;
-    Status s = ParseShapeOverride(line, shapes);
+    Status s = line_fn(line);
     if (!s.ok()) return s.WithContext(fmt::format("{}:{}", path.string(), line_number));
   }
   return Status::Ok();
+}
+
+// shapes.txt: one "name=1x3x224x224" per line.
+Status ReadShapesFile(const fs::path& path, std::map<std::string, Shape>& shapes) {
+  return ForEachSettingLine(
+      path, [&](const std::string& line) { return ParseShapeOverride(line, shapes); });
+}
+
+// tolerance.txt: one "OUTPUT atol=VALUE" or "OUTPUT steps=N" per line (the output's name may
+// hold spaces): VALUE is added to that output's absolute tolerance, N integer steps are allowed
+// in an integer output (a quantized model's output may differ by a quantization step or two).
+Status ReadToleranceFile(const fs::path& path, std::map<std::string, Tolerance>& per_output,
+                         const Tolerance& base) {
+  return ForEachSettingLine(path, [&](const std::string& line) -> Status {
+    const size_t space = line.rfind(' ');
+    const size_t equals = line.find('=', space == std::string::npos ? 0 : space);
+    double value = -1;
+    if (space != std::string::npos && equals != std::string::npos) {
+      try {
+        size_t used = 0;
+        const std::string number = line.substr(equals + 1);
+        value = std::stod(number, &used);
+        if (used != number.size()) value = -1;
+      } catch (const std::exception&) {
+        value = -1;
+      }
+    }
+    const std::string key =
+        equals == std::string::npos ? "" : line.substr(space + 1, equals - space - 1);
+    if (value < 0 || (key != "atol" && key != "steps")) {
+      return InvalidArgument("expected 'OUTPUT atol=NUMBER' or 'OUTPUT steps=N', got '{}'", line);
+    }
+    auto [it, added] = per_output.emplace(line.substr(0, space), base);
+    if (key == "atol") {
+      it->second.atol = base.atol + value;
+    } else {
+      it->second.int_steps = static_cast<int64_t>(value);
+    }
+    return Status::Ok();
+  });
 }
 
 std::string Names(const std::vector<TensorInfo>& infos) {
@@ -98,7 +141,8 @@ bool HasName(const std::vector<TensorInfo>& infos, const std::string& name) {
 constexpr const char* kUnsupportedAtRun = "unsupported at run time: ";
 
 // Runs one test_data_set folder; returns an empty string on success, else what went wrong.
-std::string RunDataSet(Session& session, const fs::path& data_dir, const CaseOptions& options) {
+std::string RunDataSet(Session& session, const fs::path& data_dir, const CaseOptions& options,
+                       const std::map<std::string, Tolerance>& per_output) {
   StatusOr<std::vector<fs::path>> input_files = NumberedEntries(data_dir, "input_", ".pb");
   if (!input_files.ok()) return input_files.status().ToString();
   StatusOr<std::vector<fs::path>> output_files = NumberedEntries(data_dir, "output_", ".pb");
@@ -158,7 +202,9 @@ std::string RunDataSet(Session& session, const fs::path& data_dir, const CaseOpt
       return fmt::format("{} expects output '{}', which Run did not return (model outputs: {})",
                          file, name, Names(model_outputs));
     }
-    CompareResult compared = CompareTensors(it->second, *expected, options.tolerance);
+    auto own = per_output.find(name);
+    CompareResult compared = CompareTensors(
+        it->second, *expected, own != per_output.end() ? own->second : options.tolerance);
     if (!compared.ok) return fmt::format("output '{}': {}", name, compared.message);
   }
   return "";
@@ -167,9 +213,17 @@ std::string RunDataSet(Session& session, const fs::path& data_dir, const CaseOpt
 CaseResult RunCaseUnguarded(const fs::path& case_dir, const CaseOptions& options) {
   SessionOptions session_options;
   session_options.num_threads = options.num_threads;
+  session_options.backend = options.backend;
   const fs::path shapes_file = case_dir / "shapes.txt";
   if (fs::exists(shapes_file)) {
     Status s = ReadShapesFile(shapes_file, session_options.input_shapes);
+    if (!s.ok()) return Fail(s.ToString());
+  }
+
+  std::map<std::string, Tolerance> per_output;
+  const fs::path tolerance_file = case_dir / "tolerance.txt";
+  if (fs::exists(tolerance_file)) {
+    Status s = ReadToleranceFile(tolerance_file, per_output, options.tolerance);
     if (!s.ok()) return Fail(s.ToString());
   }
 
@@ -186,7 +240,7 @@ CaseResult RunCaseUnguarded(const fs::path& case_dir, const CaseOptions& options
     return Fail("load: " + session.status().ToString());
   }
   for (const fs::path& data_dir : *data_sets) {
-    std::string error = RunDataSet(**session, data_dir, options);
+    std::string error = RunDataSet(**session, data_dir, options, per_output);
     if (error.rfind(kUnsupportedAtRun, 0) == 0) {
       return {Outcome::kSkip, error.substr(std::string(kUnsupportedAtRun).size())};
     }

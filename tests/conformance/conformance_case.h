@@ -3,6 +3,10 @@
 //   test_data_set_K/input_N.pb, output_N.pb   (one TensorProto each; K, N = 0, 1, ...)
 //   shapes.txt                                (optional: lines "name=1x3x224x224", '#' comments;
 //                                              fixes dynamic input dims via SessionOptions)
+//   tolerance.txt                             (optional: lines "OUTPUT atol=VALUE" or "OUTPUT
+//                                              steps=N", '#' comments: VALUE added to that
+//                                              output's absolute tolerance, N integer steps
+//                                              allowed; one quantization step)
 // loaded once with collage::Session and run on every data set.
 #pragma once
 
@@ -20,6 +24,8 @@ const char* OutcomeName(Outcome outcome);  // "PASS", "FAIL", "SKIP"
 struct CaseOptions {
   Tolerance tolerance;
   int num_threads = 0;  // SessionOptions::num_threads
+  // SessionOptions::backend: each node on this backend where it has a rule, else on native.
+  std::string backend = "native";
 };
 
 struct CaseResult {

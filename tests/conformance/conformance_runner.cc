@@ -3,6 +3,7 @@
 //
 //   collage_conformance DIR [--filter SUBSTR] [--verbose] [--rtol R] [--atol A] [--rel-to-max]
 //                           [--list-unsupported] [--timeout S] [--threads N] [--no-fork]
+//                           [--backend NAME] [--exclude CASE]...
 //
 // One line per case (PASS / FAIL / SKIP), then the closing line
 //   conformance: N passed, N failed, N skipped
@@ -41,6 +42,7 @@ namespace {
 struct Flags {
   std::string dir;
   std::string filter;
+  std::vector<std::string> excluded;
   bool verbose = false;
   bool list_unsupported = false;
   bool no_fork = false;
@@ -49,7 +51,8 @@ struct Flags {
 };
 
 // Case folders: DIR itself if it holds model.onnx, else its sub-folders that do, by name.
-std::vector<fs::path> FindCases(const fs::path& dir, const std::string& filter) {
+std::vector<fs::path> FindCases(const fs::path& dir, const std::string& filter,
+                                const std::vector<std::string>& excluded) {
   std::vector<fs::path> cases;
   if (fs::exists(dir / "model.onnx")) {
     cases.push_back(dir);
@@ -62,7 +65,10 @@ std::vector<fs::path> FindCases(const fs::path& dir, const std::string& filter) 
     }
   }
   std::erase_if(cases, [&](const fs::path& p) {
-    return p.filename().string().find(filter) == std::string::npos;
+    const std::string name = p.filename().string();
+    return name.find(filter) == std::string::npos ||
+           std::any_of(excluded.begin(), excluded.end(),
+                       [&](const std::string& e) { return name == e; });
   });
   std::sort(cases.begin(), cases.end());
   return cases;
@@ -164,6 +170,8 @@ int main(int argc, char** argv) {
                "through collage and compares the outputs."};
   app.add_option("dir", flags.dir, "Folder of case folders (or one case folder)")->required();
   app.add_option("--filter", flags.filter, "Run only cases whose folder name contains this");
+  app.add_option("--exclude", flags.excluded,
+                 "Leave out the case of this folder name (repeatable)");
   app.add_flag("--verbose,-v", flags.verbose, "Print skip reasons and per-case times");
   app.add_option("--rtol", flags.case_options.tolerance.rtol, "Relative tolerance (floats)")
       ->capture_default_str();
@@ -175,6 +183,9 @@ int main(int argc, char** argv) {
                "At the end, print how often each reason for skipping occurred");
   app.add_option("--timeout", flags.timeout_s, "Seconds one case may take")->capture_default_str();
   app.add_option("--threads", flags.case_options.num_threads, "Kernel threads (0 = one per core)");
+  app.add_option("--backend", flags.case_options.backend,
+                 "Run every node this backend has a rule for on it, the rest on native")
+      ->capture_default_str();
   app.add_flag("--no-fork", flags.no_fork, "Run cases in this process (for a debugger)");
   try {
     app.parse(argc, argv);
@@ -187,7 +198,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "collage_conformance: %s is not a folder\n", flags.dir.c_str());
     return 2;
   }
-  const std::vector<fs::path> cases = FindCases(flags.dir, flags.filter);
+  const std::vector<fs::path> cases = FindCases(flags.dir, flags.filter, flags.excluded);
   if (cases.empty()) {
     std::fprintf(stderr, "collage_conformance: no case folder (with model.onnx) in %s%s\n",
                  flags.dir.c_str(),

@@ -142,13 +142,23 @@ CompareResult CompareFloats(const Tensor& actual, const Tensor& expected, const 
   return {false, message};
 }
 
-CompareResult CompareExact(const Tensor& actual, const Tensor& expected) {
+// Integers and bools: bit-identical, or (int_steps > 0) within int_steps of each other.
+CompareResult CompareIntegers(const Tensor& actual, const Tensor& expected, int64_t int_steps) {
   const size_t width = DTypeSize(expected.dtype());
   const char* a = static_cast<const char*>(actual.data());
   const char* e = static_cast<const char*>(expected.data());
+  std::vector<int64_t> av, ev;
+  if (int_steps > 0) {
+    av = actual.ToVector<int64_t>();
+    ev = expected.ToVector<int64_t>();
+  }
   int64_t mismatches = 0, first = -1;
   for (int64_t i = 0; i < expected.num_elements(); ++i) {
-    if (std::memcmp(a + i * width, e + i * width, width) != 0) {
+    const bool differs =
+        int_steps > 0
+            ? std::llabs(av[static_cast<size_t>(i)] - ev[static_cast<size_t>(i)]) > int_steps
+            : std::memcmp(a + i * width, e + i * width, width) != 0;
+    if (differs) {
       ++mismatches;
       if (first < 0) first = i;
     }
@@ -179,7 +189,7 @@ CompareResult CompareTensors(const Tensor& actual, const Tensor& expected,
     return {false, fmt::format("cannot compare {} tensors", DTypeName(expected.dtype()))};
   }
   if (IsFloating(expected.dtype())) return CompareFloats(actual, expected, tolerance);
-  return CompareExact(actual, expected);
+  return CompareIntegers(actual, expected, tolerance.int_steps);
 }
 
 }  // namespace collage::conformance

@@ -1,6 +1,7 @@
 // Compares a computed tensor with the expected one, the way the conformance runner judges.
 //
-// dtype and shape must match exactly. Integers and bools must be bit-identical. Floating
+// dtype and shape must match exactly. Integers and bools must be bit-identical (integers:
+// or within int_steps of each other, for quantized outputs). Floating
 // point (float16, bfloat16, float32, float64) element i passes when
 //   |actual_i - expected_i| <= atol + rtol * scale_i
 // where scale_i is |expected_i| (the ONNX backend tests' rule, numpy.testing.assert_allclose)
@@ -20,6 +21,7 @@ struct Tolerance {
   double rtol = 1e-3;
   double atol = 1e-5;
   bool rel_to_max = false;
+  int64_t int_steps = 0;
 };
 
 struct CompareResult {
