@@ -92,6 +92,7 @@ class OnednnBackend : public Backend {
     std::vector<RuleEntry> entries;
     AddConvRules(entries);
     AddInt8ConvRules(entries);
+    AddInt8MatMulRules(entries);
     AddDeconvRules(entries);
     AddMatmulRules(entries);
     AddPoolingRules(entries);

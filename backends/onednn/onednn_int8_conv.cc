@@ -8,7 +8,7 @@
 // output channel, the bias added in the sums' units, the input's zero point removed and the
 // output's added by oneDNN, rounded half to even and saturated. Weights must be int8 with zero
 // points 0 (symmetric, as the quantizer makes them); activations uint8 or int8, per tensor —
-// on a CPU without VNNI, uint8 with 7-bit weights only (ExactOnThisCpu).
+// on a CPU without VNNI, uint8 with 7-bit weights only (IntegerProductExact).
 // The reference kernels round each op of the QDQ form on its own, so the outputs may differ
 // by one quantization step (ir/quantization_step.h), which the checks allow.
 #include <algorithm>
@@ -16,30 +16,13 @@
 #include <optional>
 
 #include "collage/sdk/op_params.h"
-#include "onednn_epilogue.h"
 #include "onednn_layout.h"
-#include "onednn_rules.h"
+#include "onednn_quantized.h"
 
 namespace collage::onednn {
 namespace {
 
 using dnnl::memory;
-
-// One value of a per-tensor constant (a scalar or one-element tensor), as float.
-std::optional<float> SingleValue(const Graph& graph, ValueId value) {
-  if (value == kNoValue) return std::nullopt;
-  const Value& v = graph.value(value);
-  if (!v.is_constant() || v.type.num_elements() != 1) return std::nullopt;
-  return v.constant->ToVector<float>()[0];
-}
-
-bool AllZero(const Graph& graph, ValueId value) {
-  if (value == kNoValue) return true;
-  const Value& v = graph.value(value);
-  if (!v.is_constant()) return false;
-  const std::vector<float> z = v.constant->ToVector<float>();
-  return std::all_of(z.begin(), z.end(), [](float x) { return x == 0; });
-}
 
 bool IsEightBit(DType dtype) { return dtype == DType::kUInt8 || dtype == DType::kInt8; }
 
@@ -55,19 +38,6 @@ struct QuantizedConv {
   std::vector<float> bias;          // float, already in the sums' units (empty: none)
   bool relu = false;
 };
-
-// Per-tensor scale and zero point of a DequantizeLinear / QuantizeLinear node's inputs 1, 2.
-bool ReadTensorParams(const Graph& graph, const Node& node, float* scale, int32_t* zero_point) {
-  const std::optional<float> s = SingleValue(graph, node.inputs[1]);
-  if (!s.has_value() || !(*s > 0) || !std::isfinite(*s)) return false;
-  const ValueId zp = node.inputs.size() > 2 ? node.inputs[2] : kNoValue;
-  const std::optional<float> z =
-      zp == kNoValue ? std::optional<float>(0.0f) : SingleValue(graph, zp);
-  if (!z.has_value()) return false;
-  *scale = *s;
-  *zero_point = static_cast<int32_t>(*z);
-  return true;
-}
 
 // The weights' int8 data and scales: a constant int8 tensor, zero points 0, scales per tensor
 // or one per output channel.
@@ -233,20 +203,13 @@ StatusOr<Int8ConvDescs> Describe(const Graph& graph, const QuantizedConv& q) {
     scales.push_back(q.x_scale * WeightScale(q, oc) / q.y_scale);
   }
   d.attr.set_output_scales(scales.size() == 1 ? 0 : 1 << 1, scales);
-  if (q.x_zero_point != 0) d.attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
-  if (q.y_zero_point != 0) d.attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
+  SetZeroPoints(d.attr, q.x_zero_point, q.y_zero_point);
   if (q.relu) {
     dnnl::post_ops ops;
     ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
     d.attr.set_post_ops(ops);
   }
   return d;
-}
-
-dnnl::memory ZeroPointMemory(int32_t value) {
-  dnnl::memory m(memory::desc({1}, memory::data_type::s32, memory::format_tag::x), Engine());
-  *static_cast<int32_t*>(m.get_data_handle()) = value;
-  return m;
 }
 
 StatusOr<std::unique_ptr<Kernel>> CompileInt8Conv(const CompileRequest& request,
@@ -261,8 +224,7 @@ StatusOr<std::unique_ptr<Kernel>> CompileInt8Conv(const CompileRequest& request,
     const auto pd = d.PrimitiveDesc();
     KernelBuilder builder(request);
     COLLAGE_RETURN_IF_ERROR(builder.BindValue(q->x, DNNL_ARG_SRC, d.src));
-    COLLAGE_ASSIGN_OR_RETURN(memory packed,
-                             ConstantMemory(*q->weights, pd.weights_desc(), nullptr));
+    COLLAGE_ASSIGN_OR_RETURN(memory packed, ConstantMemory(*q->weights, pd.weights_desc()));
     builder.BindConstant(DNNL_ARG_WEIGHTS, std::move(packed));
     if (!q->bias.empty()) {
       COLLAGE_ASSIGN_OR_RETURN(
@@ -271,14 +233,7 @@ StatusOr<std::unique_ptr<Kernel>> CompileInt8Conv(const CompileRequest& request,
                          d.bias));
       builder.BindConstant(DNNL_ARG_BIAS, std::move(bias));
     }
-    if (q->x_zero_point != 0) {
-      builder.BindConstant(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC,
-                           ZeroPointMemory(q->x_zero_point));
-    }
-    if (q->y_zero_point != 0) {
-      builder.BindConstant(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST,
-                           ZeroPointMemory(q->y_zero_point));
-    }
+    BindZeroPoints(builder, q->x_zero_point, q->y_zero_point);
     COLLAGE_RETURN_IF_ERROR(builder.BindOutput(q->y, DNNL_ARG_DST, d.dst));
     COLLAGE_ASSIGN_OR_RETURN(kernel,
                              builder.Finish(std::string("int8 convolution ") + pd.impl_info_str(),
@@ -288,48 +243,17 @@ StatusOr<std::unique_ptr<Kernel>> CompileInt8Conv(const CompileRequest& request,
   return kernel;
 }
 
-// Whether the CPU multiplies 8-bit integers into 32-bit sums directly (VNNI, AMX).
-bool HasVnni() {
-  using dnnl::cpu_isa;
-  switch (dnnl::get_effective_cpu_isa()) {
-    case cpu_isa::avx2_vnni:
-    case cpu_isa::avx512_core_vnni:
-    case cpu_isa::avx512_core_bf16:
-    case cpu_isa::avx512_core_amx: return true;
-    default: return false;
-  }
-}
-
-// Whether oneDNN computes this convolution exactly on this CPU. Without VNNI its integer
-// kernels add pairs of uint8 x int8 products in int16 (vpmaddubsw), which saturates unless the
-// weights fit in 7 bits (255 * 63 * 2 < 32768, what quantizers' reduce_range gives), and run
-// int8 inputs with weights halved (oneDNN's scale adjustment for that case), which rounds odd
-// weights: measured on the AVX2 EPYC, int8 inputs landed up to 3 steps off the reference on
-// random convolutions, and a QDQ DenseNet-121 14 steps off at its output. Such groups are not
-// offered there.
-bool ExactOnThisCpu(const Graph& graph, const QuantizedConv& q) {
-  if (HasVnni()) return true;
-  if (graph.value(q.x).type.dtype != DType::kUInt8) return false;
-  const int8_t* w = q.weights->data_as<int8_t>();
-  for (int64_t i = 0; i < q.weights->num_elements(); ++i) {
-    if (w[i] < -63 || w[i] > 63) return false;
-  }
-  return true;
-}
-
 // oneDNN runs it exactly, with an optimized (not reference) implementation.
 bool Int8ConvOk(const Match& m) {
   const std::optional<QuantizedConv> q = Read(m);
-  if (!q.has_value() || !ExactOnThisCpu(*m.graph, *q)) return false;
+  if (!q.has_value() || !IntegerProductExact(m.graph->value(q->x).type.dtype, *q->weights)) {
+    return false;
+  }
   return HasOptimizedImplementation([&]() -> std::string {
     StatusOr<Int8ConvDescs> d = Describe(*m.graph, *q);
     if (!d.ok()) return "ref:unsupported";
     return d->PrimitiveDesc().impl_info_str();
   });
-}
-
-Pattern DequantizedConstant() {
-  return Op("DequantizeLinear")(Const(), Const(), Optional(Const()));
 }
 
 Pattern QdqConv(bool relu) {

@@ -17,6 +17,7 @@ struct RuleEntry {
 
 void AddConvRules(std::vector<RuleEntry>& rules);     // onednn_conv.cc
 void AddInt8ConvRules(std::vector<RuleEntry>& rules);  // onednn_int8_conv.cc (quantized)
+void AddInt8MatMulRules(std::vector<RuleEntry>& rules);  // onednn_int8_matmul.cc (quantized)
 void AddDeconvRules(std::vector<RuleEntry>& rules);   // onednn_deconv.cc
 void AddMatmulRules(std::vector<RuleEntry>& rules);   // onednn_matmul.cc
 void AddPoolingRules(std::vector<RuleEntry>& rules);  // onednn_pooling.cc

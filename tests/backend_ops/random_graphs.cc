@@ -710,7 +710,7 @@ ValueId QuantizedConv(Generator& gen, GraphBuilder& b) {
   const Shape scale_shape = per_channel ? Shape{cout} : Shape{};
   // Full-range weights, or 7-bit ones as quantizers' reduce_range makes them (what integer
   // kernels without VNNI compute exactly).
-  const int64_t w_max = gen.Chance(0.5) ? 127 : 63;
+  const int64_t w_max = gen.Chance(0.5) ? 127 : 64;
   std::vector<int8_t> w(static_cast<size_t>(NumElements(w_shape)));
   for (int8_t& v : w) v = static_cast<int8_t>(gen.Uniform(-w_max, w_max));
   const float x_scale = 0.01f + 0.05f * static_cast<float>(gen.Uniform(0, 100)) / 100.0f;
@@ -753,6 +753,73 @@ ValueId QuantizedConv(Generator& gen, GraphBuilder& b) {
   }
   ValueId y = b.Node("Conv", conv_in, attrs);
   if (gen.Chance(0.4)) y = b.Node("Relu", {y});
+  return b.Node("QuantizeLinear", {y, ys, yz});
+}
+
+// A quantized product of an activation [rows, K] or [batch, rows, K] by constant int8
+// weights, in the forms ONNX Runtime's quantizer writes for linear layers: QLinearMatMul,
+// com.microsoft QGemm, or DequantizeLinear → MatMul / Gemm (transB, alpha, beta, a bias
+// dequantized from int32 or in float) → QuantizeLinear; full-range or 7-bit weights, scales
+// per tensor or per column.
+ValueId QuantizedMatMul(Generator& gen, GraphBuilder& b) {
+  const DType act = gen.Pick<DType>({DType::kUInt8, DType::kInt8});
+  const int64_t k = gen.Pick<int64_t>({8, 16, 32, 64});
+  const int64_t n = gen.Pick<int64_t>({4, 16, 24, 64});
+  const int form =
+      static_cast<int>(gen.Uniform(0, 3));  // QLinearMatMul, QGemm, QDQ MatMul, QDQ Gemm
+  const bool gemm = form == 1 || form == 3;
+  const bool trans_b = gemm && gen.Chance(0.5);
+  Shape a_shape{gen.Pick<int64_t>({1, 3, 8}), k};
+  if (!gemm && gen.Chance(0.4)) a_shape.insert(a_shape.begin(), 2);
+  const bool per_column = gen.Chance(0.6);
+  const int64_t w_max = gen.Chance(0.5) ? 127 : 64;
+  std::vector<int8_t> w(static_cast<size_t>(k * n));
+  for (int8_t& v : w) v = static_cast<int8_t>(gen.Uniform(-w_max, w_max));
+  std::vector<float> w_scale;
+  for (int64_t c = 0; c < (per_column ? n : 1); ++c) {
+    w_scale.push_back(0.002f + 0.01f * static_cast<float>(gen.Uniform(0, 100)) / 100.0f);
+  }
+  const Shape scale_shape = per_column ? Shape{n} : Shape{};
+  const float a_scale = 0.01f + 0.05f * static_cast<float>(gen.Uniform(0, 100)) / 100.0f;
+  const float y_scale = a_scale * 4;
+  std::vector<int32_t> bias(static_cast<size_t>(n));
+  for (int32_t& v : bias) v = static_cast<int32_t>(gen.Uniform(-2000, 2000));
+
+  const ValueId a = b.Input("a", act, a_shape);
+  const ValueId as = b.Scalar<float>("a_scale", a_scale);
+  const ValueId az = ZeroPoint(gen, b, "a_zero_point", act);
+  const ValueId wq = b.Constant<int8_t>("w", trans_b ? Shape{n, k} : Shape{k, n}, w);
+  const ValueId ws = b.Constant<float>("w_scale", scale_shape, w_scale);
+  const ValueId wz =
+      b.Constant<int8_t>("w_zero_point", scale_shape, std::vector<int8_t>(w_scale.size(), 0));
+  const ValueId ys = b.Scalar<float>("y_scale", y_scale);
+  const ValueId yz = ZeroPoint(gen, b, "y_zero_point", act);
+  const bool with_bias = gen.Chance(0.7);
+  if (form == 0) return b.Node("QLinearMatMul", {a, as, az, wq, ws, wz, ys, yz});
+  NamedAttributes gemm_attrs{{"transB", Attribute(int64_t{trans_b ? 1 : 0})}};
+  if (gen.Chance(0.3)) gemm_attrs.emplace_back("alpha", Attribute(0.5f));
+  if (form == 1) {
+    const ValueId c = with_bias ? b.Constant<int32_t>("c", {n}, bias) : kNoValue;
+    return b.NodeMulti("QGemm", {a, as, az, wq, ws, wz, c, ys, yz}, 1, gemm_attrs, "",
+                       "com.microsoft")[0];
+  }
+  const int64_t axis = trans_b ? 0 : 1;
+  std::vector<ValueId> in{b.Node("DequantizeLinear", {a, as, az}),
+                          b.Node("DequantizeLinear", {wq, ws, wz}, {{"axis", Attribute(axis)}})};
+  if (form == 3 && with_bias) {
+    if (gen.Chance(0.6)) {
+      std::vector<float> bias_scale;
+      for (float sc : w_scale) bias_scale.push_back(a_scale * sc);
+      in.push_back(b.Node("DequantizeLinear",
+                          {b.Constant<int32_t>("bias", {n}, bias),
+                           b.Constant<float>("bias_scale", scale_shape, bias_scale)},
+                          {{"axis", Attribute(int64_t{0})}}));
+    } else {
+      in.push_back(b.RandomNormal("bias", {n}, 0.5f));
+    }
+    if (gen.Chance(0.3)) gemm_attrs.emplace_back("beta", Attribute(2.0f));
+  }
+  const ValueId y = form == 3 ? b.Node("Gemm", in, gemm_attrs) : b.Node("MatMul", in);
   return b.Node("QuantizeLinear", {y, ys, yz});
 }
 
@@ -805,6 +872,7 @@ std::vector<SourceGraph> RandomGraphs(uint64_t seed, int per_family) {
       {"concat_batch_norm_act", ConcatBatchNormAct, 4},
       // Many: on a CPU without VNNI only uint8 inputs with 7-bit weights reach the integer rules.
       {"quantized_conv", Simple(QuantizedConv), 48},
+      {"quantized_matmul", Simple(QuantizedMatMul), 48},
   };
   Generator gen(seed);
   std::vector<SourceGraph> graphs;
