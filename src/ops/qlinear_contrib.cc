@@ -212,9 +212,43 @@ StatusOr<Tensor> Transposed(const Node& node, const Tensor& t, const std::vector
   return out[0];
 }
 
+// A quantized operand's per-tensor scale and zero point.
+struct TensorQuantization {
+  float scale = 1;
+  float zero_point = 0;
+};
+
+TensorQuantization QuantizationOf(const KernelContext& ctx, int scale, int zero_point) {
+  const auto zp = static_cast<size_t>(zero_point);
+  return {ScaleValues(ctx.inputs[static_cast<size_t>(scale)])[0],
+          ZeroPointValues(ctx.has_input(zp) ? &ctx.inputs[zp] : nullptr, 1)[0]};
+}
+
+// QLinearAdd and QLinearMul in one pass over the quantized values, without the float tensors
+// the general path allocates: the same arithmetic per element (dequantize, the float op,
+// quantize), a residual Add of an int8 ResNet several times faster.
+Status RunQLinearBinary(KernelContext& ctx, const QLinearLayout& layout, bool add) {
+  const TensorQuantization a =
+      QuantizationOf(ctx, layout.inputs[0].scale, layout.inputs[0].zero_point);
+  const TensorQuantization b =
+      QuantizationOf(ctx, layout.inputs[1].scale, layout.inputs[1].zero_point);
+  const TensorQuantization y = QuantizationOf(ctx, layout.y_scale, layout.y_zero_point);
+  return DispatchQuantized(ctx.node, ctx.outputs[0].dtype(), [&](auto tag) {
+    using Q = decltype(tag);
+    BroadcastBinary<Q, Q, Q>(ctx.inputs[0], ctx.inputs[3], ctx.outputs[0], 4, [&](Q qa, Q qb) {
+      const float fa = (static_cast<float>(qa) - a.zero_point) * a.scale;
+      const float fb = (static_cast<float>(qb) - b.zero_point) * b.scale;
+      return QuantizeValue<Q>(add ? fa + fb : fa * fb, y.scale, y.zero_point);
+    });
+  });
+}
+
 Status RunQLinear(KernelContext& ctx) {
   const QLinearOp& op = FindQLinearOp(ctx.node.op_type);
   const QLinearLayout layout = op.layout(ctx.inputs.size());
+  const std::string float_op = op.float_op;
+  if (float_op == "Add" || float_op == "Mul")
+    return RunQLinearBinary(ctx, layout, float_op == "Add");
   const bool channels_last = ChannelsLast(op, ctx.node);
   std::vector<Tensor> float_inputs;
   for (const FloatOpInput& in : layout.inputs) {
