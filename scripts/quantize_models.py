@@ -24,9 +24,6 @@ it writes OUT_DIR/<model>_<method>/:
   test_data_set_0/input_N.pb   the source case's inputs
   test_data_set_0/output_N.pb  ONNX Runtime's outputs on the quantized model (its CPU
                                provider, default graph optimizations: what its users get)
-  tolerance.txt                "OUTPUT atol=2*STEP" for each output a DequantizeLinear with a
-                               constant scale produces (directly, or through data movement
-                               and activations of slope at most 1): two quantization steps
   shapes.txt                   copied from the source case, when it has one
 
 Each model first goes through quant_pre_process (the quantizer's documented preparation: shape
@@ -52,10 +49,6 @@ from onnxruntime.quantization.shape_inference import quant_pre_process
 
 METHODS = ['static_qdq', 'static_qop', 'dynamic']
 CALIBRATION_SETS = 4
-# A whole quantized model's outputs may be this many quantization steps from another correct
-# run's: each layer rounds on its own and the differences carry (kWholeModelQuantizationSteps
-# in src/ir/quantization_step.h, where the measurement behind it is).
-WHOLE_MODEL_STEPS = 2
 # Models static quantization breaks: the Transformer encoder's causal mask holds -inf, which
 # the quantizer quantizes with an infinite scale; the int8 model's outputs are then 44% off
 # the float model's in ONNX Runtime itself, and depend on how each runtime rounds NaN.
@@ -109,32 +102,6 @@ def quantize(method, src, dst, inputs):
         raise ValueError(method)
 
 
-# Ops through which a difference of one step in their input stays within one step in their
-# output: data movement, and activations whose slope is at most 1.
-STEP_PRESERVING = {'Identity', 'Reshape', 'Flatten', 'Squeeze', 'Unsqueeze', 'Transpose',
-                   'Relu', 'Clip', 'Tanh', 'Sigmoid', 'MaxPool', 'GlobalAveragePool'}
-
-
-def output_steps(model):
-    """{output name: scale} for graph outputs computed from a DequantizeLinear with a constant
-    scale through STEP_PRESERVING ops only: one quantization step of that output."""
-    constants = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
-    for node in model.graph.node:
-        if node.op_type == 'Constant':
-            for attr in node.attribute:
-                if attr.name == 'value':
-                    constants[node.output[0]] = numpy_helper.to_array(attr.t)
-    producers = {out: node for node in model.graph.node for out in node.output}
-    steps = {}
-    for output in model.graph.output:
-        node = producers.get(output.name)
-        while node is not None and node.op_type in STEP_PRESERVING:
-            node = producers.get(node.input[0])
-        if node is not None and node.op_type == 'DequantizeLinear' and node.input[1] in constants:
-            steps[output.name] = float(np.max(constants[node.input[1]]))
-    return steps
-
-
 def stamp_text(script_bytes, source_bytes):
     digest = hashlib.sha256(script_bytes + source_bytes).hexdigest()
     return f'{digest} onnxruntime {ort.__version__} onnx {onnx.__version__}\n'
@@ -167,11 +134,6 @@ def make_case(model_name, method, src_dir, case_dir, stamp):
             write_tensor(array, name, os.path.join(data, f'input_{i}.pb'))
         for i, (name, array) in enumerate(zip(names, outputs)):
             write_tensor(array, name, os.path.join(data, f'output_{i}.pb'))
-        steps = output_steps(onnx.load(model_path))
-        with open(os.path.join(tmp, 'tolerance.txt'), 'w') as f:
-            f.write('# two quantization steps of each output a DequantizeLinear produces\n')
-            for name, step in steps.items():
-                f.write(f'{name} atol={WHOLE_MODEL_STEPS * step!r}\n')
         if os.path.exists(os.path.join(src_dir, 'shapes.txt')):
             shutil.copy(os.path.join(src_dir, 'shapes.txt'), tmp)
         with open(os.path.join(tmp, '.stamp'), 'w') as f:

@@ -65,9 +65,9 @@ struct TensorInfo {
   Shape shape;
   // Outputs of a quantized model: one quantization step, in the output's own units (1 for a
   // quantized integer, the scale for a dequantized float), where the model rounds it there;
-  // 0 otherwise. Two correct runs of the model may differ by up to quantization_tolerance
-  // (two steps: each layer rounds on its own, and the differences carry), which
-  // `collage run --check` allows.
+  // 0 otherwise. Two correct runs of the model may differ by up to quantization_tolerance:
+  // each layer rounds on its own and the differences carry (about the square root of the
+  // number of roundings on the way, in steps), which `collage run --check` allows.
   double quantization_step = 0;
   double quantization_tolerance = 0;
 };

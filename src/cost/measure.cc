@@ -108,9 +108,10 @@ CostRecord MeasureCandidate(const Backend& backend, const CompileRequest& reques
     for (size_t i = 0; i < outputs->size(); ++i) {
       std::string problem;
       const double error = NormalizedError((*outputs)[i], reference_outputs[i], &problem);
-      // A quantized output may round one step away from the reference's rounding.
-      const double step = QuantizationStep(*request.graph, request.outputs[i], &request.nodes);
-      if (WithinQuantizationTolerance((*outputs)[i], reference_outputs[i], step)) continue;
+      // A quantized output may round a step away from the reference's at each rounding.
+      const double allowed =
+          QuantizationTolerance(*request.graph, request.outputs[i], &request.nodes);
+      if (WithinQuantizationTolerance((*outputs)[i], reference_outputs[i], allowed)) continue;
       if (!(error <= tolerance)) {
         return Invalid(fmt::format("output {} differs from the reference kernels: normalized "
                                    "error {:.3g} > {:.0e}{}", i, error, tolerance,

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace collage {
 namespace {
@@ -60,6 +61,27 @@ double QuantizationStep(const Graph& graph, ValueId value, const SubGraph* scope
     value = node.inputs[0];
   }
   return 0;
+}
+
+double QuantizationTolerance(const Graph& graph, ValueId value, const SubGraph* scope) {
+  const double step = QuantizationStep(graph, value, scope);
+  if (step == 0) return 0;
+  // The longest chain of roundings feeding each value, in node (topological) order.
+  std::vector<int> depth(static_cast<size_t>(graph.num_values()), 0);
+  for (NodeId n = 0; n < graph.num_nodes(); ++n) {
+    if (scope != nullptr && !scope->Contains(n)) continue;
+    const Node& node = graph.node(n);
+    int in = 0;
+    for (ValueId v : node.inputs) {
+      if (v != kNoValue) in = std::max(in, depth[static_cast<size_t>(v)]);
+    }
+    const int out = in + (RoundsToOutputScale(node) ? 1 : 0);
+    for (ValueId v : node.outputs) {
+      if (v != kNoValue) depth[static_cast<size_t>(v)] = out;
+    }
+  }
+  const int d = std::max(1, depth[static_cast<size_t>(value)]);
+  return step * std::ceil(std::sqrt(static_cast<double>(d)));
 }
 
 }  // namespace collage

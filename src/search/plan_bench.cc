@@ -60,9 +60,8 @@ Status PlanBench::Check(const Executable& exe) const {
     return Status(outputs.status().code(), "run failed: " + outputs.status().message());
   for (size_t o = 0; o < outputs->size(); ++o) {
     const double error = NormalizedError((*outputs)[o], reference_outputs_[o]);
-    const double step = QuantizationStep(graph_, graph_.outputs()[o]);
     if (WithinQuantizationTolerance((*outputs)[o], reference_outputs_[o],
-                                    kWholeModelQuantizationSteps * step)) {
+                                    QuantizationTolerance(graph_, graph_.outputs()[o]))) {
       continue;
     }
     if (!(error <= kTolerance)) {

@@ -178,7 +178,7 @@ StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph, const Session
   for (ValueId id : impl->graph.outputs()) {
     TensorInfo info = InfoOf(impl->graph.value(id));
     info.quantization_step = QuantizationStep(impl->graph, id);
-    info.quantization_tolerance = kWholeModelQuantizationSteps * info.quantization_step;
+    info.quantization_tolerance = QuantizationTolerance(impl->graph, id);
     impl->outputs.push_back(std::move(info));
   }
   std::unique_ptr<Session> session(new Session(std::move(impl)));

@@ -31,6 +31,11 @@ const char* OutcomeName(Outcome outcome) {
 
 namespace {
 
+bool IsFloatingPoint(DType dtype) {
+  return dtype == DType::kFloat32 || dtype == DType::kFloat64 || dtype == DType::kFloat16 ||
+         dtype == DType::kBFloat16;
+}
+
 CaseResult Fail(std::string message) { return {Outcome::kFail, std::move(message)}; }
 
 // The number N of a name "<prefix>N<suffix>", or -1 if the name is not of that form.
@@ -203,8 +208,21 @@ std::string RunDataSet(Session& session, const fs::path& data_dir, const CaseOpt
                          file, name, Names(model_outputs));
     }
     auto own = per_output.find(name);
-    CompareResult compared = CompareTensors(
-        it->second, *expected, own != per_output.end() ? own->second : options.tolerance);
+    Tolerance tolerance = own != per_output.end() ? own->second : options.tolerance;
+    // A quantized output, computed another way than the expected one, may round differently
+    // (TensorInfo::quantization_tolerance).
+    if (options.quantization_tolerance) {
+      for (const TensorInfo& info : model_outputs) {
+        if (info.name != name || info.quantization_tolerance == 0) continue;
+        if (IsFloatingPoint(expected->dtype())) {
+          tolerance.atol += info.quantization_tolerance;
+        } else {
+          tolerance.int_steps =
+              std::max(tolerance.int_steps, static_cast<int64_t>(info.quantization_tolerance));
+        }
+      }
+    }
+    CompareResult compared = CompareTensors(it->second, *expected, tolerance);
     if (!compared.ok) return fmt::format("output '{}': {}", name, compared.message);
   }
   return "";

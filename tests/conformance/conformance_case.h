@@ -26,6 +26,10 @@ struct CaseOptions {
   int num_threads = 0;  // SessionOptions::num_threads
   // SessionOptions::backend: each node on this backend where it has a rule, else on native.
   std::string backend = "native";
+  // Widen each quantized output's tolerance by the model's own bound on how far two correct
+  // runs may round it apart (TensorInfo::quantization_tolerance): for int8 models whose
+  // expected outputs another runtime computed.
+  bool quantization_tolerance = false;
 };
 
 struct CaseResult {

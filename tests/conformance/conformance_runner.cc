@@ -3,7 +3,7 @@
 //
 //   collage_conformance DIR [--filter SUBSTR] [--verbose] [--rtol R] [--atol A] [--rel-to-max]
 //                           [--list-unsupported] [--timeout S] [--threads N] [--no-fork]
-//                           [--backend NAME] [--exclude CASE]...
+//                           [--backend NAME] [--exclude CASE]... [--quantization-tolerance]
 //
 // One line per case (PASS / FAIL / SKIP), then the closing line
 //   conformance: N passed, N failed, N skipped
@@ -186,6 +186,9 @@ int main(int argc, char** argv) {
   app.add_option("--backend", flags.case_options.backend,
                  "Run every node this backend has a rule for on it, the rest on native")
       ->capture_default_str();
+  app.add_flag("--quantization-tolerance", flags.case_options.quantization_tolerance,
+               "Let each quantized output differ by the model's own bound on how far two correct "
+               "runs may round it apart");
   app.add_flag("--no-fork", flags.no_fork, "Run cases in this process (for a debugger)");
   try {
     app.parse(argc, argv);

@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""collage against ONNX Runtime and OpenVINO on int8 models made by ONNX Runtime's quantizer,
+measured side by side, each contender's output error against the float model printed beside
+its time.
+
+For each workload (a zoo workload or `torch:NAME`, as compare.py takes them) and each
+quantization method (scripts/quantize_models.py: static_qdq, static_qop, dynamic; 7-bit
+weights), the float model is quantized in the quantizer's environment (BUILD/quantenv); then,
+per thread count, `collage optimize` places the int8 model (every backend, the end-to-end
+decision included) and saves its plan, and collage's plan, ONNX Runtime (its defaults: all
+graph optimizations) and OpenVINO (its defaults: no precision hint, so on a CPU with bf16 its
+float parts run in bf16; the precision it ran at is recorded) each run the same int8 model on
+the same seeded inputs. Their outputs are compared with the float model's on the reference
+kernels (the error quantization costs) and with the int8 model's on the reference kernels
+(how far each is from the int8 model's own semantics, in quantization steps where the output
+has one); then all are timed in interleaved rounds (compare.measure). Writes
+RESULTS/NAME.json and RESULTS/NAME.md.
+
+    quantized.py [--build build] [--models resnet50,torch:resnet18,...] [--methods ...]
+                 [--threads 1,2] [--rounds 3] [--python bench/.venv/bin/python]
+                 [--results bench/results] [--name quantized]
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+import compare
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+MODELS = "resnet50,mobilenetv2,bert_base,torch:resnet18,torch:efficientnet_b0,torch:transformer_encoder"
+METHODS = "static_qdq,static_qop,dynamic"
+# Static quantization of a model with a -inf attention mask breaks it (quantize_models.py).
+STATIC_BROKEN = {"torch:transformer_encoder", "bert_base", "gpt2"}
+PEERS = ["onnxruntime", "openvino_default"]
+
+
+def relative_error(outputs, reference):
+    """max |a - b| / max |reference| over the outputs (inf when they do not match up)."""
+    if set(outputs) != set(reference):
+        return float("inf")
+    worst = 0.0
+    for name, ref in reference.items():
+        got = outputs[name]
+        if got.shape != ref.shape:
+            return float("inf")
+        scale = max(float(np.max(np.abs(ref))), 1e-12) if ref.size else 1.0
+        worst = max(worst, float(np.max(np.abs(got.astype(np.float64) - ref))) / scale)
+    return worst
+
+
+def quantized_workload(workload, method, folder, quantizer):
+    """A copy of `workload` whose model is the int8 one `method` makes (None if it fails)."""
+    path = os.path.join(folder, f"{workload.stem}.{method}.onnx")
+    subprocess.run([quantizer, os.path.join(ROOT, "scripts", "quantize_models.py"), "--model",
+                    workload.path, "--inputs", workload.npz, "--method", method, "--output", path],
+                   check=True, capture_output=True)
+    q = object.__new__(compare.Workload)
+    q.__dict__.update(workload.__dict__)
+    q.name = f"{workload.name} ({method})"
+    q.path = path
+    q.stem = f"{workload.stem}.{method}"
+    return q
+
+
+def outputs_of_run(collage, workload, folder, extra=()):
+    out_dir = tempfile.mkdtemp(dir=folder)
+    compare.run([collage, "run", workload.path, *workload.input_args, "--output-dir", out_dir, *extra])
+    return {f[:-4]: np.load(os.path.join(out_dir, f)) for f in os.listdir(out_dir) if f.endswith(".npy")}
+
+
+def compare_quantized(args, collage, workload, method, folder, float_reference):
+    q = quantized_workload(workload, method, folder, args.quantizer)
+    int8_reference = outputs_of_run(collage, q, folder)
+    result = {}
+    for threads in args.threads:
+        plan = os.path.join(folder, f"{q.stem}.{threads}.plan.json")
+        start = time.monotonic()
+        out = compare.run([collage, "optimize", q.path, *q.shape_args, "--threads", str(threads),
+                           "--cost-db", args.cost_db, "--save-plan", plan])
+        # "kept: op-level plan; the runner-up, ..." -> "op-level plan"
+        kept = next((line[len("kept: "):].split(";")[0] for line in out.splitlines()
+                     if line.startswith("kept: ")), "")
+        placement = next((line.split(" ", 1)[1] for line in out.splitlines()
+                          if line.startswith("placement (")), "")
+        entries = {}
+        contenders = [compare.CollageContender("collage", collage, q, threads, ["--plan", plan])]
+        peers = [compare.PeerContender(p, args.python, q, threads, folder) for p in PEERS]
+        for peer in peers:
+            try:
+                peer.wait_ready()
+            except RuntimeError as error:
+                entries[peer.label] = {"status": "failed", "detail": str(error)[:300]}
+        ran = []
+        for c in contenders + [p for p in peers if p.label not in entries]:
+            outputs = c.outputs(folder)
+            entries[c.label] = {"status": "ok",
+                                "error_vs_float": relative_error(outputs, float_reference),
+                                "error_vs_int8_reference": relative_error(outputs, int8_reference)}
+            if isinstance(c, compare.PeerContender):
+                entries[c.label]["setup_s"] = c.setup_seconds
+            ran.append(c)
+        for label, timing in compare.measure(ran, args.rounds).items():
+            entries[label].update(timing)
+        for p in peers:
+            p.close()
+        result[str(threads)] = {"contenders": entries, "optimize_s": round(time.monotonic() - start, 1),
+                                "placement": placement, "kept": kept}
+        compare.log(f"  {q.name} {threads}T: " + ", ".join(
+            f"{label} {e.get('ms', float('nan')):.2f} ms (err {e.get('error_vs_float', float('nan')):.1e})"
+            for label, e in entries.items() if e["status"] == "ok"))
+    return result
+
+
+def markdown(results):
+    lines = [f"# int8 models: collage, ONNX Runtime, OpenVINO ({results['date']})", "",
+             f"Machine: {results['machine']}. Versions: " +
+             ", ".join(f"{k} {v}" for k, v in results["versions"].items()) +
+             f". OpenVINO ran at its default precision ({results.get('openvino_precision', '?')}).", "",
+             "Each cell: median of round medians (ms) and, in brackets, the output's error against "
+             "the float model on the reference kernels (max |a - b| / max |float|). Ratio: the "
+             "faster other runtime's time / collage's.", ""]
+    for threads in results["threads"]:
+        lines += [f"## {threads} thread(s)", "",
+                  "| model | method | collage | ONNX Runtime | OpenVINO | ratio | collage's plan |",
+                  "|---|---|---|---|---|---|---|"]
+        ratios = []
+        for workload, methods in results["workloads"].items():
+            for method, per_threads in methods.items():
+                row = per_threads.get(str(threads))
+                if row is None:
+                    continue
+                c = row["contenders"]
+
+                def cell(label):
+                    e = c.get(label, {})
+                    if e.get("status") != "ok":
+                        return e.get("status", "-")
+                    return f"{e['ms']:.2f} ({e['error_vs_float']:.1e})"
+
+                others = [c[p]["ms"] for p in PEERS if c.get(p, {}).get("status") == "ok"]
+                ratio = ""
+                if "ms" in c.get("collage", {}) and others:
+                    r = min(others) / c["collage"]["ms"]
+                    ratios.append(r)
+                    ratio = f"{r:.2f}x"
+                kept = row.get("kept", "")
+                if kept.startswith("op-level"):
+                    kept += ": " + row.get("placement", "").replace("(op-level): ", "")[:60]
+                lines.append(f"| {workload} | {method} | {cell('collage')} | {cell('onnxruntime')} | "
+                             f"{cell('openvino_default')} | {ratio} | {kept} |")
+        if ratios:
+            geo = float(np.exp(np.mean(np.log(ratios))))
+            lines += ["", f"Geometric mean of the ratios: {geo:.2f}x over {len(ratios)} rows; "
+                      f"{sum(r >= 1.0 for r in ratios)} of {len(ratios)} at least 1.0x."]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", default="build")
+    parser.add_argument("--models", default=MODELS)
+    parser.add_argument("--methods", default=METHODS)
+    parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--python", default=os.path.join(ROOT, "bench", ".venv", "bin", "python"),
+                        help="the Python with ONNX Runtime and OpenVINO (bench/compare/setup.sh)")
+    parser.add_argument("--results", default=os.path.join(HERE, "..", "results"))
+    parser.add_argument("--cost-db", default="", help="default: RESULTS/costs.sqlite")
+    parser.add_argument("--name", default="quantized")
+    args = parser.parse_args()
+    args.threads = [int(t) for t in args.threads.split(",")]
+    collage = os.path.abspath(os.path.join(args.build, "collage"))
+    args.quantizer = os.path.abspath(os.path.join(args.build, "quantenv", "bin", "python"))
+    if not os.path.exists(args.quantizer):
+        sys.exit(f"{args.quantizer} not found: run scripts/install_quantizer.sh {args.build}")
+    args.torch_cases = os.path.abspath(os.path.join(args.build, "conformance_cases", "torch"))
+    os.makedirs(args.results, exist_ok=True)
+    args.cost_db = args.cost_db or os.path.join(args.results, "costs.sqlite")
+    precision = compare.run([args.python, "-c",
+                             "import openvino as ov; print(ov.Core().get_property('CPU', "
+                             "'INFERENCE_PRECISION_HINT').get_type_name())"]).strip()
+    results = {"date": time.strftime("%Y-%m-%d"), "machine": compare.machine(),
+               "versions": {k: v for k, v in compare.versions(args.python).items()
+                            if k in ("onnxruntime", "openvino")},
+               "openvino_precision": precision, "threads": args.threads, "rounds": args.rounds,
+               "workloads": {}}
+    json_path = os.path.join(args.results, args.name + ".json")
+    with tempfile.TemporaryDirectory() as folder:
+        for name in args.models.split(","):
+            workload = compare.Workload(collage, name, folder, args.torch_cases)
+            float_reference = outputs_of_run(collage, workload, folder)
+            compare.log(f"{name}:")
+            results["workloads"][name] = {}
+            for method in args.methods.split(","):
+                if method.startswith("static") and name in STATIC_BROKEN:
+                    continue
+                try:
+                    results["workloads"][name][method] = compare_quantized(
+                        args, collage, workload, method, folder, float_reference)
+                except (RuntimeError, subprocess.CalledProcessError) as error:
+                    compare.log(f"  {method}: failed: {str(error)[:500]}")
+                    results["workloads"][name][method] = {"failed": str(error)[:500]}
+                with open(json_path, "w") as f:  # kept up to date: a long run can be read midway
+                    json.dump(results, f, indent=1)
+    text = markdown(results)
+    with open(os.path.join(args.results, args.name + ".md"), "w") as f:
+        f.write(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
