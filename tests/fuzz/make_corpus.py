@@ -81,6 +81,31 @@ def seeds():
         helper.make_node("Where", ["eq", "x", "x"], ["y"], name="where"),
     ], [vi("x", [2, 2])], [vi("y", [2, 2])])
 
+    yield "qdq_conv", model([
+        helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wf"], name="dq_w", axis=0),
+        helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"], name="q"),
+        helper.make_node("DequantizeLinear", ["xq", "s", "z"], ["xf"], name="dq_x"),
+        helper.make_node("Conv", ["xf", "wf"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+        helper.make_node("QuantizeLinear", ["c", "s", "z"], ["y"], name="q_out"),
+    ], [vi("x", [1, 2, 3, 3])], [vi("y", [1, 2, 3, 3], TensorProto.UINT8)], [
+        numpy_helper.from_array(np.arange(-9, 27, dtype=np.int8).reshape(2, 2, 3, 3), "w"),
+        numpy_helper.from_array(np.array([0.1, 0.2], dtype=np.float32), "ws"),
+        numpy_helper.from_array(np.array([0, 0], dtype=np.int8), "wz"),
+        numpy_helper.from_array(np.array(0.05, dtype=np.float32), "s"),
+        numpy_helper.from_array(np.array(128, dtype=np.uint8), "z")])
+
+    # ONNX Runtime's operator format: a com.microsoft op between two QLinear ones.
+    qlinear_add = model([
+        helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"], name="q"),
+        helper.make_node("QLinearAdd", ["xq", "s", "z", "xq", "s", "z", "s", "z"], ["sq"],
+                         name="add", domain="com.microsoft"),
+        helper.make_node("DequantizeLinear", ["sq", "s", "z"], ["y"], name="dq"),
+    ], [vi("x", [4])], [vi("y", [4])], [
+        numpy_helper.from_array(np.array(0.1, dtype=np.float32), "s"),
+        numpy_helper.from_array(np.array(3, dtype=np.uint8), "z")])
+    qlinear_add.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    yield "qlinear_add", qlinear_add
+
 
 def main():
     default = os.path.join(os.path.dirname(__file__), "corpus", "model_loader")

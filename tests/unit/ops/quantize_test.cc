@@ -116,6 +116,31 @@ TEST(QuantizeLinearTest, RefusesWhatItDoesNotCompute) {
       << blocked.status().message();
 }
 
+TEST(QuantizeLinearTest, HostileParametersGiveErrorsOrSaturatedValues) {
+  const Tensor x = Tensor::FromVector<float>({1, 3}, {-1, 0, 1});
+  // A block size past any dim is one block (no overflow rounding it up), a negative one an error.
+  auto huge = RunReferenceNode(
+      MakeNode("QuantizeLinear", 2,
+               Attrs({{"axis", int64_t{1}}, {"block_size", std::numeric_limits<int64_t>::max()}})),
+      21, {x, Tensor::FromVector<float>({1, 1}, {0.5f})});
+  ASSERT_TRUE(huge.ok()) << huge.status().ToString();
+  EXPECT_EQ((*huge)[0].ToVector<int>(), (std::vector<int>{0, 0, 2}));  // uint8, zero point 0
+  auto negative = RunReferenceNode(
+      MakeNode("QuantizeLinear", 2, Attrs({{"axis", int64_t{1}}, {"block_size", int64_t{-2}}})), 21,
+      {x, Tensor::FromVector<float>({1, 1}, {0.5f})});
+  ASSERT_FALSE(negative.ok());
+  EXPECT_EQ(negative.status().code(), StatusCode::kInvalidModel);
+  // A scale of 0 divides into infinities and NaN: saturated, NaN to 0, no crash.
+  auto zero = RunReferenceNode(MakeNode("QuantizeLinear", 3), 13,
+                               {x, Tensor::Scalar<float>(0.0f), Tensor::Scalar<int8_t>(0)});
+  ASSERT_TRUE(zero.ok());
+  EXPECT_EQ((*zero)[0].ToVector<int>(), (std::vector<int>{-128, 0, 127}));
+  // An axis past the rank.
+  auto axis = RunReferenceNode(MakeNode("QuantizeLinear", 2, Attrs({{"axis", int64_t{5}}})), 13,
+                               {x, Tensor::FromVector<float>({3}, {1, 1, 1})});
+  ASSERT_FALSE(axis.ok());
+}
+
 TEST(DequantizeLinearTest, SubtractsTheZeroPointThenScales) {
   auto y = RunReferenceNode(MakeNode("DequantizeLinear", 3), 13,
                             {Tensor::FromVector<uint8_t>({4}, {0, 3, 128, 255}),
@@ -198,6 +223,28 @@ TEST(QLinearContribTest, QLinearAddDequantizesAddsAndQuantizes) {
   ASSERT_TRUE(y.ok()) << y.status().ToString();
   // (5 + 2) / 0.5 + 1 = 15, (10 + 2) / 0.5 + 1 = 25.
   EXPECT_EQ((*y)[0].ToVector<int>(), (std::vector<int>{15, 25}));
+}
+
+TEST(QLinearContribTest, MalformedInputListsAreInvalidModels) {
+  // QLinearConcat takes Y_scale, Y_zero_point and whole (X, X_scale, X_zero_point) triples.
+  const Node concat =
+      MakeNode("QLinearConcat", 6, Attrs({{"axis", int64_t{0}}}), 1, "com.microsoft");
+  auto y = RunReferenceNode(concat, 13,
+                            {Tensor::Scalar<float>(1.0f), Tensor::Scalar<uint8_t>(0),
+                             Tensor::FromVector<uint8_t>({1}, {1}), Tensor::Scalar<float>(1.0f),
+                             Tensor::Scalar<uint8_t>(0), Tensor::FromVector<uint8_t>({1}, {2})});
+  ASSERT_FALSE(y.ok());
+  EXPECT_EQ(y.status().code(), StatusCode::kInvalidModel);
+  // QGemm with an output scale but no output zero point.
+  const Node gemm = MakeNode("QGemm", 8, {}, 1, "com.microsoft");
+  auto g =
+      RunReferenceNode(gemm, 13,
+                       {Tensor::FromVector<uint8_t>({1, 2}, {1, 2}), Tensor::Scalar<float>(1.0f),
+                        Tensor::Scalar<uint8_t>(0), Tensor::FromVector<int8_t>({2, 1}, {1, 1}),
+                        Tensor::Scalar<float>(1.0f), Tensor::Scalar<int8_t>(0), Tensor(),
+                        Tensor::Scalar<float>(1.0f)});
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.status().message().find("y_zero_point"), std::string::npos) << g.status().message();
 }
 
 TEST(QLinearContribTest, MixedQuantizedTypesAreRefusedByName) {
