@@ -3,7 +3,8 @@
 
     peer_worker.py RUNTIME MODEL.onnx INPUTS.npz THREADS OUTPUTS.npz
 
-RUNTIME is onnxruntime, openvino, tvm or pytorch. The worker loads and compiles the model
+RUNTIME is onnxruntime, openvino (float32 pinned), openvino_default (its own default
+precision), tvm or pytorch. The worker loads and compiles the model
 with THREADS threads, runs it once on INPUTS.npz and writes the outputs to OUTPUTS.npz (for
 the driver to check against collage's), prints "ready SECONDS" (the set-up time), then
 answers each line "time N" on stdin with one line of JSON: the N latencies in ms. Any
@@ -39,6 +40,22 @@ def openvino_runner(model_path, inputs, threads):
     compiled = ov.Core().compile_model(
         model_path, "CPU", {"INFERENCE_NUM_THREADS": threads, "PERFORMANCE_HINT": "LATENCY",
                             "INFERENCE_PRECISION_HINT": "f32"})
+    request = compiled.create_infer_request()
+
+    def run():
+        results = request.infer(inputs)
+        return {out.get_any_name(): np.array(results[out]) for out in compiled.outputs}
+
+    return run
+
+
+def openvino_default_runner(model_path, inputs, threads):
+    """OpenVINO as a user gets it: no precision hint (bf16 where the CPU has it), the thread
+    count and the latency hint only."""
+    import openvino as ov
+
+    compiled = ov.Core().compile_model(
+        model_path, "CPU", {"INFERENCE_NUM_THREADS": threads, "PERFORMANCE_HINT": "LATENCY"})
     request = compiled.create_infer_request()
 
     def run():
@@ -101,6 +118,7 @@ def pytorch_runner(model_path, inputs, threads):
 RUNNERS = {
     "onnxruntime": onnxruntime_runner,
     "openvino": openvino_runner,
+    "openvino_default": openvino_default_runner,
     "tvm": tvm_runner,
     "pytorch": pytorch_runner,
 }

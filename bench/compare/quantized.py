@@ -18,7 +18,7 @@ RESULTS/NAME.json and RESULTS/NAME.md.
 
     quantized.py [--build build] [--models resnet50,torch:resnet18,...] [--methods ...]
                  [--threads 1,2] [--rounds 3] [--python bench/.venv/bin/python]
-                 [--results bench/results] [--name quantized]
+                 [--results bench/results] [--name quantized] [--update]
 """
 import argparse
 import json
@@ -55,6 +55,13 @@ def relative_error(outputs, reference):
         scale = max(float(np.max(np.abs(ref))), 1e-12) if ref.size else 1.0
         worst = max(worst, float(np.max(np.abs(got.astype(np.float64) - ref))) / scale)
     return worst
+
+
+def failure_text(error):
+    """An error's message without collage's progress lines, its end kept (where the cause is)."""
+    lines = [line for line in str(error).splitlines()
+             if line.strip() and "[#" not in line and "[." not in line]
+    return "\n".join(lines)[-1200:]
 
 
 def quantized_workload(workload, method, folder, quantizer):
@@ -177,6 +184,9 @@ def main():
     parser.add_argument("--results", default=os.path.join(HERE, "..", "results"))
     parser.add_argument("--cost-db", default="", help="default: RESULTS/costs.sqlite")
     parser.add_argument("--name", default="quantized")
+    parser.add_argument("--update", action="store_true",
+                        help="re-measure only the given models and methods into RESULTS/NAME.json, "
+                             "keeping its other rows (each row is measured side by side on its own)")
     args = parser.parse_args()
     args.threads = [int(t) for t in args.threads.split(",")]
     collage = os.path.abspath(os.path.join(args.build, "collage"))
@@ -195,12 +205,17 @@ def main():
                "openvino_precision": precision, "threads": args.threads, "rounds": args.rounds,
                "workloads": {}}
     json_path = os.path.join(args.results, args.name + ".json")
+    if args.update and os.path.exists(json_path):
+        with open(json_path) as f:
+            earlier = json.load(f)
+        results["workloads"] = earlier["workloads"]
+        results["threads"] = sorted(set(earlier["threads"]) | set(args.threads))
     with tempfile.TemporaryDirectory() as folder:
         for name in args.models.split(","):
             workload = compare.Workload(collage, name, folder, args.torch_cases)
             float_reference = outputs_of_run(collage, workload, folder)
             compare.log(f"{name}:")
-            results["workloads"][name] = {}
+            results["workloads"].setdefault(name, {})
             for method in args.methods.split(","):
                 if method.startswith("static") and name in STATIC_BROKEN:
                     continue
@@ -208,8 +223,8 @@ def main():
                     results["workloads"][name][method] = compare_quantized(
                         args, collage, workload, method, folder, float_reference)
                 except (RuntimeError, subprocess.CalledProcessError) as error:
-                    compare.log(f"  {method}: failed: {str(error)[:500]}")
-                    results["workloads"][name][method] = {"failed": str(error)[:500]}
+                    compare.log(f"  {method}: failed: {failure_text(error)}")
+                    results["workloads"][name][method] = {"failed": failure_text(error)}
                 with open(json_path, "w") as f:  # kept up to date: a long run can be read midway
                     json.dump(results, f, indent=1)
     text = markdown(results)
