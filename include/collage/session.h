@@ -70,6 +70,10 @@ struct TensorInfo {
   // number of roundings on the way, in steps), which `collage run --check` allows.
   double quantization_step = 0;
   double quantization_tolerance = 0;
+  // Outputs computed from activations quantized at run time (DynamicQuantizeLinear): how far
+  // two correct runs may differ, relative to the output's magnitude (max |a - b| / max |ref|),
+  // since a float difference can move such a rounding by a data-dependent step; 0 otherwise.
+  double dynamic_quantization_tolerance = 0;
 };
 
 class Session {

@@ -27,8 +27,9 @@ struct MeasureSettings {
 };
 
 // The measurement method as the cost database keys it: the caches ("warm", or
-// "scrub:<MiB>") and the OpenMP wait setting the libraries run under ("warm;
-// GOMP_SPINCOUNT=100000") — costs measured one way are never reused for another.
+// "scrub:<MiB>"), the OpenMP wait setting the libraries run under and the version of the
+// outputs' check ("warm; GOMP_SPINCOUNT=100000; check 2") — costs measured one way are never
+// reused for another.
 std::string MeasureMethodKey(const MeasureSettings& settings);
 
 // Runs `run` settings.warmup_runs times, then times it; median and p90 in the record, which

@@ -63,10 +63,11 @@ double QuantizationStep(const Graph& graph, ValueId value, const SubGraph* scope
   return 0;
 }
 
-double QuantizationTolerance(const Graph& graph, ValueId value, const SubGraph* scope) {
-  const double step = QuantizationStep(graph, value, scope);
-  if (step == 0) return 0;
-  // The longest chain of roundings feeding each value, in node (topological) order.
+namespace {
+
+// The most nodes `counts` on any path to `value` (within `scope`), in node (topological) order.
+template <typename Counts>
+int MostOnAPath(const Graph& graph, ValueId value, const SubGraph* scope, Counts counts) {
   std::vector<int> depth(static_cast<size_t>(graph.num_values()), 0);
   for (NodeId n = 0; n < graph.num_nodes(); ++n) {
     if (scope != nullptr && !scope->Contains(n)) continue;
@@ -75,13 +76,30 @@ double QuantizationTolerance(const Graph& graph, ValueId value, const SubGraph* 
     for (ValueId v : node.inputs) {
       if (v != kNoValue) in = std::max(in, depth[static_cast<size_t>(v)]);
     }
-    const int out = in + (RoundsToOutputScale(node) ? 1 : 0);
+    const int out = in + (counts(node) ? 1 : 0);
     for (ValueId v : node.outputs) {
       if (v != kNoValue) depth[static_cast<size_t>(v)] = out;
     }
   }
-  const int d = std::max(1, depth[static_cast<size_t>(value)]);
+  return depth[static_cast<size_t>(value)];
+}
+
+}  // namespace
+
+double QuantizationTolerance(const Graph& graph, ValueId value, const SubGraph* scope) {
+  const double step = QuantizationStep(graph, value, scope);
+  if (step == 0) return 0;
+  const int d = std::max(1, MostOnAPath(graph, value, scope, RoundsToOutputScale));
   return step * std::ceil(std::sqrt(static_cast<double>(d)));
+}
+
+double DynamicQuantizationTolerance(const Graph& graph, ValueId value, const SubGraph* scope) {
+  const int d = MostOnAPath(graph, value, scope, [](const Node& node) {
+    return node.op_type == "DynamicQuantizeLinear" &&
+           (node.domain.empty() || node.domain == "ai.onnx");
+  });
+  if (d == 0) return 0;
+  return kDynamicQuantizationStep * std::ceil(std::sqrt(static_cast<double>(d)));
 }
 
 }  // namespace collage

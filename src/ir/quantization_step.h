@@ -32,4 +32,19 @@ double QuantizationStep(const Graph& graph, ValueId value, const SubGraph* scope
 // as a group, at one step.
 double QuantizationTolerance(const Graph& graph, ValueId value, const SubGraph* scope = nullptr);
 
+// DynamicQuantizeLinear's step, relative to its input's magnitude, at most: range / 255, and
+// the range (which spans 0) is at most twice the largest magnitude.
+inline constexpr double kDynamicQuantizationStep = 2.0 / 255.0;
+
+// How far apart two correct computations of `value` may be, relative to its magnitude
+// (max |a - b| / max |reference|), because activations on its way were quantized at run time
+// (DynamicQuantizeLinear, whose step depends on the data), or 0 when none were. A float
+// difference too small to matter elsewhere can move such a rounding by a step; a linear layer
+// passes that step on as about the same fraction of its output, and D such roundings on the
+// way add up like a random walk: kDynamicQuantizationStep x ceil(sqrt(D)). Measured
+// (2026-12-03, AVX2 EPYC): the dynamically quantized BERT-base (D = 48, bound 0.055) came out
+// 0.017 off the reference kernels with collage's op-level placement.
+double DynamicQuantizationTolerance(const Graph& graph, ValueId value,
+                                    const SubGraph* scope = nullptr);
+
 }  // namespace collage

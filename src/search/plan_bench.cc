@@ -64,7 +64,9 @@ Status PlanBench::Check(const Executable& exe) const {
                                     QuantizationTolerance(graph_, graph_.outputs()[o]))) {
       continue;
     }
-    if (!(error <= kTolerance)) {
+    const double bound =
+        std::max(kTolerance, DynamicQuantizationTolerance(graph_, graph_.outputs()[o]));
+    if (!(error <= bound)) {
       return Internal("output {} differs from the reference kernels (error {:.3g})", o, error);
     }
   }

@@ -179,6 +179,7 @@ StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph, const Session
     TensorInfo info = InfoOf(impl->graph.value(id));
     info.quantization_step = QuantizationStep(impl->graph, id);
     info.quantization_tolerance = QuantizationTolerance(impl->graph, id);
+    info.dynamic_quantization_tolerance = DynamicQuantizationTolerance(impl->graph, id);
     impl->outputs.push_back(std::move(info));
   }
   std::unique_ptr<Session> session(new Session(std::move(impl)));

@@ -213,7 +213,9 @@ std::string RunDataSet(Session& session, const fs::path& data_dir, const CaseOpt
     // (TensorInfo::quantization_tolerance).
     if (options.quantization_tolerance) {
       for (const TensorInfo& info : model_outputs) {
-        if (info.name != name || info.quantization_tolerance == 0) continue;
+        if (info.name != name) continue;
+        tolerance.rtol = std::max(tolerance.rtol, info.dynamic_quantization_tolerance);
+        if (info.quantization_tolerance == 0) continue;
         if (IsFloatingPoint(expected->dtype())) {
           tolerance.atol += info.quantization_tolerance;
         } else {

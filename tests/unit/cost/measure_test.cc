@@ -173,9 +173,9 @@ TEST(MeasureTest, AScrubbedMeasurementReadsTheInputsBackBeforeEveryRun) {
 TEST(MeasureTest, TheMethodIsPartOfTheCostKey) {
   MeasureSettings settings;
   const std::string wait = OpenMpWaitSetting();
-  EXPECT_EQ(MeasureMethodKey(settings), "warm; " + wait);
+  EXPECT_EQ(MeasureMethodKey(settings), "warm; " + wait + "; check 2");
   settings.scrub_bytes = size_t{64} << 20;
-  EXPECT_EQ(MeasureMethodKey(settings), "scrub:64MiB; " + wait);
+  EXPECT_EQ(MeasureMethodKey(settings), "scrub:64MiB; " + wait + "; check 2");
 }
 
 TEST(MeasureTest, TheOpenMpWaitSettingIsPartOfTheMethod) {
@@ -184,12 +184,13 @@ TEST(MeasureTest, TheOpenMpWaitSettingIsPartOfTheMethod) {
   const char* spin = std::getenv("GOMP_SPINCOUNT");
   const std::string saved = spin != nullptr ? spin : "";
   ASSERT_EQ(setenv("GOMP_SPINCOUNT", "123", 1), 0);
-  EXPECT_EQ(MeasureMethodKey(MeasureSettings{}), "warm; GOMP_SPINCOUNT=123");
+  EXPECT_EQ(MeasureMethodKey(MeasureSettings{}), "warm; GOMP_SPINCOUNT=123; check 2");
   ASSERT_EQ(unsetenv("GOMP_SPINCOUNT"), 0);
   const char* policy = std::getenv("OMP_WAIT_POLICY");
-  EXPECT_EQ(
-      MeasureMethodKey(MeasureSettings{}),
-      policy != nullptr ? std::string("warm; OMP_WAIT_POLICY=") + policy : "warm; libgomp default");
+  EXPECT_EQ(MeasureMethodKey(MeasureSettings{}),
+            (policy != nullptr ? std::string("warm; OMP_WAIT_POLICY=") + policy
+                               : "warm; libgomp default") +
+                "; check 2");
   if (spin != nullptr) {
     ASSERT_EQ(setenv("GOMP_SPINCOUNT", saved.c_str(), 1), 0);
   }

@@ -65,6 +65,66 @@ TEST(QuantizationStepTest, AScopeLooksOnlyThroughItsOwnNodes) {
   EXPECT_FLOAT_EQ(QuantizationStep(c.graph, c.relu, &both), 0.25);
 }
 
+TEST(QuantizationToleranceTest, OneStepPerGroupAndTheSquareRootOfTheRoundingsOnTheWay) {
+  const QdqChain c = BuildChain();
+  // dq and relu are one rounding deep (q1): one step.
+  EXPECT_FLOAT_EQ(QuantizationTolerance(c.graph, c.relu), 0.25);
+  // q2 is two deep (q1, then q2 itself): ceil(sqrt 2) = 2 steps of 1.
+  EXPECT_FLOAT_EQ(QuantizationTolerance(c.graph, c.q2), 2);
+  // Checked as a group of q2 alone it rounds once: one step.
+  SubGraph q2_only(c.graph.num_nodes(), {Producer(c.graph, c.q2)});
+  EXPECT_FLOAT_EQ(QuantizationTolerance(c.graph, c.q2, &q2_only), 1);
+  EXPECT_EQ(QuantizationTolerance(c.graph, c.add), 0);  // no step, no tolerance
+}
+
+// Two linear layers whose activations are quantized at run time, as quantize_dynamic writes
+// them: DynamicQuantizeLinear → MatMulInteger → Cast → Mul by both scales, then Relu.
+struct DynamicChain {
+  Graph graph;
+  ValueId first, second;
+};
+
+DynamicChain BuildDynamicChain() {
+  GraphBuilder b("dynamic", 13, 4);
+  DynamicChain c;
+  ValueId x = b.Input("x", DType::kFloat32, {2, 4});
+  for (int layer = 0; layer < 2; ++layer) {
+    const std::vector<ValueId> q = b.NodeMulti("DynamicQuantizeLinear", {x}, 3);
+    const ValueId w = b.Constant<int8_t>("w" + std::to_string(layer), {4, 4},
+                                         std::vector<int8_t>(16, static_cast<int8_t>(3)));
+    const ValueId product = b.Node("MatMulInteger", {q[0], w, q[2]});
+    const ValueId as_float = b.Node("Cast", {product}, {{"to", Attribute(int64_t{1})}});  // float
+    const ValueId scale =
+        b.Node("Mul", {q[1], b.Scalar<float>("ws" + std::to_string(layer), 0.01f)});
+    x = b.Node("Relu", {b.Node("Mul", {as_float, scale})});
+    (layer == 0 ? c.first : c.second) = x;
+  }
+  b.Output(c.second, "y");
+  auto graph = std::move(b).Build();
+  EXPECT_TRUE(graph.ok()) << graph.status().ToString();
+  c.graph = std::move(*graph);
+  return c;
+}
+
+TEST(QuantizationToleranceTest, RunTimeQuantizationAllowsAFractionOfTheMagnitude) {
+  const DynamicChain c = BuildDynamicChain();
+  EXPECT_DOUBLE_EQ(DynamicQuantizationTolerance(c.graph, c.first), kDynamicQuantizationStep);
+  // Two roundings on the way: ceil(sqrt 2) = 2 steps.
+  EXPECT_DOUBLE_EQ(DynamicQuantizationTolerance(c.graph, c.second), 2 * kDynamicQuantizationStep);
+  EXPECT_EQ(DynamicQuantizationTolerance(c.graph, c.graph.inputs()[0]), 0);
+  // A group of the second layer's float ops alone rounds nothing: exact, as any float group.
+  NodeId last_rounding = 0;
+  for (NodeId n = 0; n < c.graph.num_nodes(); ++n) {
+    if (c.graph.node(n).op_type == "DynamicQuantizeLinear") last_rounding = n;
+  }
+  SubGraph float_tail(c.graph.num_nodes(), {});
+  for (NodeId n = last_rounding + 1; n < c.graph.num_nodes(); ++n) float_tail.Add(n);
+  EXPECT_EQ(DynamicQuantizationTolerance(c.graph, c.second, &float_tail), 0);
+  // A static QDQ graph has none.
+  const QdqChain q = BuildChain();
+  EXPECT_EQ(DynamicQuantizationTolerance(q.graph, q.q2), 0);
+}
+
 // A quantized activation read by a convolution and by a residual Add through one
 // DequantizeLinear, as quantizers write a ResNet block.
 Graph SharedDequantize() {
