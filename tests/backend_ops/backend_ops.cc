@@ -21,6 +21,10 @@
 //                       [--nan-exempt BACKEND:RULE] [--nan-exempt-file FILE]
 #include <fmt/format.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -164,10 +168,20 @@ void PrintDeviations(const std::string& head, const std::string& tail,
   }
 }
 
-// Whether this CPU multiplies 8-bit integers into 32-bit sums directly (VNNI; AMX CPUs have
-// it too).
+// Whether this CPU multiplies 8-bit integers into 32-bit sums directly: AVX512-VNNI
+// (CPUID leaf 7 subleaf 0, ECX bit 11) or AVX-VNNI (leaf 7 subleaf 1, EAX bit 4); AMX CPUs
+// have them too. Read from CPUID: not every compiler's __builtin_cpu_supports knows both.
+// Other CPUs' 8-bit dot products (Arm's SDOT) sum exactly: true.
 bool CpuHasInt8DotProduct() {
-  return __builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni");
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0) return false;
+  if ((ecx & (1u << 11)) != 0) return true;
+  if (__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) == 0) return false;
+  return (eax & (1u << 4)) != 0;
+#else
+  return true;
+#endif
 }
 
 enum class Outcome { kPass, kFail, kEngineDeviation };
