@@ -2,16 +2,14 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 
 #include "collage/latency_stats.h"
-#include "collage/normalized_error.h"
 #include "cost/cache_scrub.h"
-#include "ir/quantization_step.h"
+#include "ir/output_judgement.h"
 #include "runtime/executable.h"
 #include "runtime/kernel_runner.h"
 #include "runtime/layout_conversion.h"
@@ -111,21 +109,13 @@ CostRecord MeasureCandidate(const Backend& backend, const CompileRequest& reques
                                  reference_outputs.size()));
     }
     for (size_t i = 0; i < outputs->size(); ++i) {
-      std::string problem;
-      const double error = NormalizedError((*outputs)[i], reference_outputs[i], &problem);
-      // A quantized output may round a step away from the reference's at each rounding.
-      const double allowed =
-          QuantizationTolerance(*request.graph, request.outputs[i], &request.nodes);
-      if (WithinQuantizationTolerance((*outputs)[i], reference_outputs[i], allowed)) continue;
-      // Activations quantized at run time may round a step apart after a float difference.
-      const double bound = std::max(
-          tolerance,
-          DynamicQuantizationTolerance(*request.graph, request.outputs[i], &request.nodes));
-      if (!(error <= bound)) {
+      const OutputJudgement j = JudgeOutput(*request.graph, request.outputs[i], &request.nodes,
+                                            (*outputs)[i], reference_outputs[i], tolerance);
+      if (!j.ok) {
         return Invalid(
             fmt::format("output {} differs from the reference kernels: normalized "
                         "error {:.3g} > {:.1e}{}",
-                        i, error, bound, problem.empty() ? "" : " (" + problem + ")"));
+                        i, j.error, j.bound, j.problem.empty() ? "" : " (" + j.problem + ")"));
       }
     }
     auto bound = (*runner)->Bind(inputs);

@@ -4,11 +4,10 @@
 #include <chrono>
 #include <random>
 
-#include "collage/normalized_error.h"
 #include "collage/random_tensor.h"
 #include "collage/sdk/errors.h"
 #include "cost/extra_time.h"
-#include "ir/quantization_step.h"
+#include "ir/output_judgement.h"
 
 namespace collage {
 namespace {
@@ -59,15 +58,10 @@ Status PlanBench::Check(const Executable& exe) const {
   if (!outputs.ok())
     return Status(outputs.status().code(), "run failed: " + outputs.status().message());
   for (size_t o = 0; o < outputs->size(); ++o) {
-    const double error = NormalizedError((*outputs)[o], reference_outputs_[o]);
-    if (WithinQuantizationTolerance((*outputs)[o], reference_outputs_[o],
-                                    QuantizationTolerance(graph_, graph_.outputs()[o]))) {
-      continue;
-    }
-    const double bound =
-        std::max(kTolerance, DynamicQuantizationTolerance(graph_, graph_.outputs()[o]));
-    if (!(error <= bound)) {
-      return Internal("output {} differs from the reference kernels (error {:.3g})", o, error);
+    const OutputJudgement j = JudgeOutput(graph_, graph_.outputs()[o], nullptr, (*outputs)[o],
+                                          reference_outputs_[o], kTolerance);
+    if (!j.ok) {
+      return Internal("output {} differs from the reference kernels (error {:.3g})", o, j.error);
     }
   }
   return Status();

@@ -42,7 +42,7 @@
 #include "collage/available_backends.h"
 #include "collage/sdk/backend.h"
 #include "group_check.h"
-#include "ir/quantization_step.h"
+#include "ir/output_judgement.h"
 #include "nan_contract.h"
 #include "random_graphs.h"
 #include "runtime/kernel_runner.h"
@@ -231,29 +231,24 @@ Outcome CheckItem(const Backend& backend, const Item& item, const Options& optio
     }
     double error = 0;
     std::string problem;
-    // Quantized outputs (ir/quantization_step.h) may round a step from the reference's at
-    // each of their roundings.
-    bool within_step = true;
+    // Quantized outputs may round a step from the reference's at each of their roundings
+    // (ir/output_judgement.h, as measurement judges them).
+    bool pass = true;
     bool quantized = false;
     for (size_t i = 0; i < got->size() && problem.empty(); ++i) {
-      const double e = NormalizedError((*got)[i], (*want)[i], &problem);
-      if (!problem.empty()) problem = fmt::format("output {}: {}", i, problem);
-      error = std::max(error, e);
-      const double allowed = QuantizationTolerance(graph, request.outputs[i], &item.nodes);
-      quantized = quantized || allowed > 0;
-      // Activations quantized at run time: a fraction of the output's magnitude.
-      const double dynamic = DynamicQuantizationTolerance(graph, request.outputs[i], &item.nodes);
-      quantized = quantized || dynamic > 0;
-      within_step = within_step && (e <= std::max(tolerance, dynamic) ||
-                                    WithinQuantizationTolerance((*got)[i], (*want)[i], allowed));
+      const OutputJudgement j =
+          JudgeOutput(graph, request.outputs[i], &item.nodes, (*got)[i], (*want)[i], tolerance);
+      if (!j.problem.empty()) problem = fmt::format("output {}: {}", i, j.problem);
+      error = std::max(error, j.error);
+      quantized = quantized || j.quantized;
+      pass = pass && j.ok;
     }
     if (!problem.empty()) return fail(problem);
-    const bool pass = error <= tolerance || (quantized && within_step);
     // Quantized groups say whether they rounded exactly as the reference or within its steps.
-    const std::string rounding = !quantized    ? ""
-                                 : error == 0  ? "  exact"
-                                 : within_step ? "  within its steps"
-                                               : "  beyond its steps";
+    const std::string rounding = !quantized   ? ""
+                                 : error == 0 ? "  exact"
+                                 : pass       ? "  within its steps"
+                                              : "  beyond its steps";
     // An engine computes a quantized group with its own integer kernels. Without VNNI those
     // add uint8 x int8 pairs in saturating int16 (vpmaddubsw) and run int8 inputs with halved
     // weights, so full-range weights or int8 activations may land beyond the reference's

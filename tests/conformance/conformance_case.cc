@@ -31,11 +31,6 @@ const char* OutcomeName(Outcome outcome) {
 
 namespace {
 
-bool IsFloatingPoint(DType dtype) {
-  return dtype == DType::kFloat32 || dtype == DType::kFloat64 || dtype == DType::kFloat16 ||
-         dtype == DType::kBFloat16;
-}
-
 CaseResult Fail(std::string message) { return {Outcome::kFail, std::move(message)}; }
 
 // The number N of a name "<prefix>N<suffix>", or -1 if the name is not of that form.
@@ -216,7 +211,7 @@ std::string RunDataSet(Session& session, const fs::path& data_dir, const CaseOpt
         if (info.name != name) continue;
         tolerance.rtol = std::max(tolerance.rtol, info.dynamic_quantization_tolerance);
         if (info.quantization_tolerance == 0) continue;
-        if (IsFloatingPoint(expected->dtype())) {
+        if (IsFloating(expected->dtype())) {
           tolerance.atol += info.quantization_tolerance;
         } else {
           tolerance.int_steps =

@@ -34,11 +34,6 @@ float BFloat16ToFloat(uint16_t b) {
   return f;
 }
 
-bool IsFloating(DType dtype) {
-  return dtype == DType::kFloat32 || dtype == DType::kFloat64 || dtype == DType::kFloat16 ||
-         dtype == DType::kBFloat16;
-}
-
 // Every element as double (exact for all four float types).
 std::vector<double> FloatsAsDouble(const Tensor& t) {
   const size_t n = static_cast<size_t>(t.num_elements());
@@ -173,6 +168,11 @@ CompareResult CompareIntegers(const Tensor& actual, const Tensor& expected, int6
 }
 
 }  // namespace
+
+bool IsFloating(DType dtype) {
+  return dtype == DType::kFloat32 || dtype == DType::kFloat64 || dtype == DType::kFloat16 ||
+         dtype == DType::kBFloat16;
+}
 
 CompareResult CompareTensors(const Tensor& actual, const Tensor& expected,
                              const Tolerance& tolerance) {

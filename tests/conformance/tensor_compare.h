@@ -17,6 +17,9 @@
 
 namespace collage::conformance {
 
+// float32, float64, float16 or bfloat16.
+bool IsFloating(DType dtype);
+
 struct Tolerance {
   double rtol = 1e-3;
   double atol = 1e-5;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "ir/dequantize_per_reader.h"
+#include "ir/output_judgement.h"
 #include "ir/quantization_step.h"
 #include "ops/graph_builder.h"
 #include "simplified_outputs.h"
@@ -75,6 +76,29 @@ TEST(QuantizationToleranceTest, OneStepPerGroupAndTheSquareRootOfTheRoundingsOnT
   SubGraph q2_only(c.graph.num_nodes(), {Producer(c.graph, c.q2)});
   EXPECT_FLOAT_EQ(QuantizationTolerance(c.graph, c.q2, &q2_only), 1);
   EXPECT_EQ(QuantizationTolerance(c.graph, c.add), 0);  // no step, no tolerance
+}
+
+TEST(JudgeOutputTest, QuantizedOutputsPassWithinTheirStepsAndNoFurther) {
+  const QdqChain c = BuildChain();  // q2: int8, two roundings deep, so 2 steps allowed
+  const Tensor reference = Tensor::FromVector<int8_t>({2, 3}, {0, 10, -5, 7, 100, -100});
+  const Tensor two_off = Tensor::FromVector<int8_t>({2, 3}, {2, 10, -5, 7, 98, -100});
+  const Tensor three_off = Tensor::FromVector<int8_t>({2, 3}, {3, 10, -5, 7, 100, -100});
+  const OutputJudgement near = JudgeOutput(c.graph, c.q2, nullptr, two_off, reference, 1e-4);
+  EXPECT_TRUE(near.quantized);
+  EXPECT_TRUE(near.within_steps);
+  EXPECT_TRUE(near.ok);
+  const OutputJudgement far = JudgeOutput(c.graph, c.q2, nullptr, three_off, reference, 1e-4);
+  EXPECT_FALSE(far.ok);
+  // As a group of q2 alone it rounds once: one step, so two off fails there.
+  SubGraph q2_only(c.graph.num_nodes(), {Producer(c.graph, c.q2)});
+  EXPECT_FALSE(JudgeOutput(c.graph, c.q2, &q2_only, two_off, reference, 1e-4).ok);
+  // A float output with no step is held to the tolerance alone.
+  const Tensor f = Tensor::FromVector<float>({2, 3}, {1, 2, 3, 4, 5, 6});
+  const Tensor g = Tensor::FromVector<float>({2, 3}, {1, 2, 3, 4, 5, 6.01f});
+  const OutputJudgement plain = JudgeOutput(c.graph, c.add, nullptr, g, f, 1e-4);
+  EXPECT_FALSE(plain.quantized);
+  EXPECT_FALSE(plain.ok);
+  EXPECT_TRUE(JudgeOutput(c.graph, c.add, nullptr, g, f, 1e-2).ok);
 }
 
 // Two linear layers whose activations are quantized at run time, as quantize_dynamic writes
