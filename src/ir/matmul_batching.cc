@@ -16,11 +16,6 @@ namespace collage {
 
 namespace {
 
-// Rewrites never look further than this many leftover rounds for one weight's products (each
-// round takes the products no earlier pick reaches); a weight shared by more dependent
-// products than that is left as it is.
-constexpr int kMaxStackRounds = 64;
-
 // A MatMul of the default domain whose second input is a constant 2-D weight [K, N] of the
 // first input's dtype, the first input [..., K] of rank ≥ 1.
 bool IsMatMulByConstantWeight(const Graph& g, const Node& n) {
@@ -236,32 +231,51 @@ bool RowsJoin(const Graph& g, const Node& a, const Node& b) {
          std::equal(x.shape.begin(), x.shape.end() - 2, y.shape.begin());
 }
 
-// Picks, in node order, the products of `candidates` that no earlier pick reaches (so none
-// depends on another and their inputs can be joined without a cycle) and whose inputs join
-// the first pick's rows; the rest stay in `candidates`.
-std::vector<NodeId> PickIndependent(const Graph& g, std::vector<NodeId>& candidates) {
-  std::vector<bool> reached(static_cast<size_t>(g.num_nodes()), false);
-  std::vector<NodeId> picked;
-  std::vector<NodeId> rest;
-  NodeId upto = candidates.front();  // `reached` is known for the nodes before this one
-  for (NodeId c : candidates) {
-    for (NodeId j = upto; j <= c; ++j) {
-      for (ValueId in : g.node(j).inputs) {
-        const NodeId p = in == kNoValue ? -1 : g.value(in).producer;
-        if (p >= 0 && reached[static_cast<size_t>(p)]) reached[static_cast<size_t>(j)] = true;
+// Splits the products of `candidates` (ascending node ids) into sets that can each become one
+// taller product: no member reaches another (their inputs join without a cycle) and their
+// inputs join along rows. A product's depth is the number of candidates on the longest path
+// that ends at it; products of one depth never reach each other, so one sweep over the nodes
+// between the first and last candidate groups them all (linear in that span, where picking
+// one set at a time would sweep it once per set).
+std::vector<std::vector<NodeId>> IndependentSets(const Graph& g,
+                                                 const std::vector<NodeId>& candidates) {
+  const NodeId first = candidates.front();
+  const NodeId last = candidates.back();
+  // depth[j - first]: the most candidates on a path from the span's start to node j.
+  std::vector<int32_t> depth(static_cast<size_t>(last - first + 1), 0);
+  std::vector<std::vector<NodeId>> by_depth;
+  size_t next_candidate = 0;
+  for (NodeId j = first; j <= last; ++j) {
+    int32_t d = 0;
+    for (ValueId in : g.node(j).inputs) {
+      const NodeId p = in == kNoValue ? -1 : g.value(in).producer;
+      if (p >= first) d = std::max(d, depth[static_cast<size_t>(p - first)]);
+    }
+    if (candidates[next_candidate] == j) {
+      ++next_candidate;
+      ++d;
+      if (by_depth.size() < static_cast<size_t>(d)) by_depth.resize(static_cast<size_t>(d));
+      by_depth[static_cast<size_t>(d - 1)].push_back(j);
+    }
+    depth[static_cast<size_t>(j - first)] = d;
+  }
+  // Within a depth, products whose inputs join along rows (the first of each kind leads).
+  std::vector<std::vector<NodeId>> sets;
+  for (const std::vector<NodeId>& level : by_depth) {
+    const size_t begin = sets.size();
+    for (NodeId c : level) {
+      auto joins = [&](const std::vector<NodeId>& set) {
+        return RowsJoin(g, g.node(set.front()), g.node(c));
+      };
+      auto it = std::find_if(sets.begin() + static_cast<std::ptrdiff_t>(begin), sets.end(), joins);
+      if (it == sets.end()) {
+        sets.push_back({c});
+      } else {
+        it->push_back(c);
       }
     }
-    upto = c + 1;
-    if (!reached[static_cast<size_t>(c)] &&
-        (picked.empty() || RowsJoin(g, g.node(picked[0]), g.node(c)))) {
-      picked.push_back(c);
-      reached[static_cast<size_t>(c)] = true;  // what reads it is reached from here on
-    } else {
-      rest.push_back(c);
-    }
   }
-  candidates = std::move(rest);
-  return picked;
+  return sets;
 }
 
 // Stacking pays when the weight reads it saves are at least four times the bytes its Concat
@@ -289,9 +303,9 @@ int StackSharedWeights(const Graph& g, BatchRewrite& rewrite) {
   // One join per tuple of inputs, shared by the products of every weight that reads the tuple.
   std::map<std::vector<ValueId>, ValueId> joins;
   int stacked = 0;
-  for (auto& [weight, candidates] : by_weight) {
-    for (int round = 0; round < kMaxStackRounds && candidates.size() >= 2; ++round) {
-      const std::vector<NodeId> members = PickIndependent(g, candidates);
+  for (const auto& [weight, candidates] : by_weight) {
+    if (candidates.size() < 2) continue;
+    for (const std::vector<NodeId>& members : IndependentSets(g, candidates)) {
       if (members.size() < 2 || !StackingPays(g, members)) continue;
       const Node& first = g.node(members[0]);
       std::vector<ValueId> inputs;

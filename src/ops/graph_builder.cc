@@ -100,7 +100,10 @@ void GraphBuilder::PopScope() {
 
 std::string GraphBuilder::UniqueNodeName(const std::string& base) {
   std::string name = base;
-  for (int i = 1; node_names_.count(name); ++i) name = base + "_" + std::to_string(i);
+  // Numbering resumes where the last name made from this base stopped, so that the n-th
+  // "relu" costs one look-up, not n.
+  int& suffix = next_suffix_[base];
+  while (node_names_.count(name)) name = base + "_" + std::to_string(++suffix);
   node_names_.insert(name);
   return name;
 }

@@ -17,14 +17,15 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
 
-#include "collage/status.h"
-#include "collage/tensor.h"
 #include "collage/sdk/attribute.h"
 #include "collage/sdk/graph.h"
+#include "collage/status.h"
+#include "collage/tensor.h"
 
 namespace collage {
 
@@ -140,6 +141,7 @@ class GraphBuilder {
   Status status_;
   std::vector<std::string> scopes_;
   std::unordered_set<std::string> node_names_;
+  std::unordered_map<std::string, int> next_suffix_;      // last suffix UniqueNodeName gave a base
   std::vector<std::pair<ValueId, std::string>> renames_;  // graph outputs named by Output()
 };
 

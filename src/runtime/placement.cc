@@ -40,7 +40,7 @@ Status ValidatePlacement(const Graph& graph, const Placement& placement,
       return InvalidArgument("group {} ({}) reads a value that no earlier group computes", g,
                              group.nodes.ToString());
     }
-    covered = covered.Union(group.nodes);
+    covered.AddAll(group.nodes);
   }
   if (covered.size() != graph.num_nodes()) {
     for (NodeId n = 0; n < graph.num_nodes(); ++n) {
@@ -69,6 +69,13 @@ StatusOr<Placement> PlaceOnSingleBackend(const Graph& graph, const Backend& back
     auto& slot = fallback[static_cast<size_t>(candidate.nodes.Nodes().front())];
     if (slot == nullptr) slot = &candidate;
   }
+  // The candidates that hold each node, so that choosing a node's group looks at those only
+  // (placement stays linear in the graph's size).
+  std::vector<std::vector<const Candidate*>> candidates_of(static_cast<size_t>(graph.num_nodes()));
+  for (const Candidate& candidate : candidates) {
+    for (NodeId n : candidate.nodes.Nodes())
+      candidates_of[static_cast<size_t>(n)].push_back(&candidate);
+  }
   Placement placement;
   SubGraph covered(graph.num_nodes());
   // Node n's group: the largest offered that can run now, else n alone on native. `waits`
@@ -76,14 +83,14 @@ StatusOr<Placement> PlaceOnSingleBackend(const Graph& graph, const Backend& back
   auto choose = [&](NodeId n, bool* waits) -> std::pair<const Candidate*, const Backend*> {
     const Candidate* best = nullptr;
     int32_t waiting = 0;
-    for (const Candidate& candidate : candidates) {
-      if (!candidate.nodes.Contains(n) || candidate.nodes.Overlaps(covered)) continue;
-      if (!GroupInputsAvailable(graph, candidate.nodes, covered)) {
-        waiting = std::max(waiting, candidate.nodes.size());
+    for (const Candidate* candidate : candidates_of[static_cast<size_t>(n)]) {
+      if (candidate->nodes.Overlaps(covered)) continue;
+      if (!GroupInputsAvailable(graph, candidate->nodes, covered)) {
+        waiting = std::max(waiting, candidate->nodes.size());
         continue;
       }
-      if (best != nullptr && candidate.nodes.size() <= best->nodes.size()) continue;
-      best = &candidate;
+      if (best != nullptr && candidate->nodes.size() <= best->nodes.size()) continue;
+      best = candidate;
     }
     const Backend* chosen = &backend;
     if (best == nullptr) {
@@ -100,7 +107,7 @@ StatusOr<Placement> PlaceOnSingleBackend(const Graph& graph, const Backend& back
       return Unsupported("{} node '{}': no backend can run it", node.op_type, node.name);
     }
     placement.groups.push_back({chosen->name(), *group});
-    covered = covered.Union(group->nodes);
+    covered.AddAll(group->nodes);
     return Status::Ok();
   };
   // Passes over the nodes not yet placed, in topological order. A node whose largest group

@@ -321,8 +321,7 @@ class Search {
   }
 
   void Offer(State state, int32_t level) {
-    std::string key(reinterpret_cast<const char*>(state.covered.bits().data()),
-                    state.covered.bits().size() * sizeof(uint64_t));
+    std::string key = state.covered.Key();
     key.push_back(static_cast<char>(state.library));
     for (const LiveValue& lv : state.live) {
       key.append(reinterpret_cast<const char*>(&lv.value), sizeof(lv.value));

@@ -1,6 +1,8 @@
 // SubGraph: a set of nodes of one Graph, stored as a bit set of node ids (no graph copy),
-// with its boundary (inputs, outputs) derived from the graph. Placement candidates are
-// SubGraphs; a candidate must be convex so that it can run as one kernel.
+// with its boundary (inputs, outputs) derived from the graph. The bit set spans only the
+// words from the first member to the last, so that a group of a few nodes costs a few words
+// however large the graph (a 100,000-node model has 100,000 single-node candidates). Placement
+// candidates are SubGraphs; a candidate must be convex so that it can run as one kernel.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +22,7 @@ class SubGraph {
 
   void Add(NodeId node);
   void Remove(NodeId node);
+  void AddAll(const SubGraph& other);  // in place: this = this ∪ other
   bool Contains(NodeId node) const;
   bool empty() const;
   int32_t size() const;  // number of member nodes
@@ -40,11 +43,19 @@ class SubGraph {
   bool IsConvex(const Graph& graph) const;
 
   std::string ToString() const;  // "{0,3,4}"
-  // The bit set itself (bit n of word n / 64 for node n): a compact key for searches.
-  const std::vector<uint64_t>& bits() const { return words_; }
+  // A compact byte string that identifies the member set: a key for searches' hash maps.
+  std::string Key() const;
 
  private:
+  // Grows the window so that it holds word `word`.
+  void Reach(int32_t word);
+  // Drops zero words at both ends, so that equal sets have equal windows.
+  void Trim();
+
   int32_t num_nodes_ = 0;
+  // Bit b of words_[i] is node (first_word_ + i) * 64 + b. Empty when there are no members;
+  // otherwise the first and last words are non-zero.
+  int32_t first_word_ = 0;
   std::vector<uint64_t> words_;
 };
 
