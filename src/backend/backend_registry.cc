@@ -1,9 +1,11 @@
 #include <dlfcn.h>
+#include <link.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <mutex>
 
+#include "backend/plugin_file_checks.h"
 #include "collage/sdk/backend.h"
 #include "collage/sdk/errors.h"
 
@@ -40,7 +42,38 @@ std::vector<const Backend*> BackendRegistry::backends() const {
   return list;
 }
 
+namespace {
+
+constexpr const char* kAbiEntry = "collage_plugin_abi_version";
+constexpr const char* kRegisterEntry = "collage_plugin_register";
+
+// The same file named twice (a folder in COLLAGE_BACKEND_PATH and --backend-path, or by a
+// link) is the same plug-in: compared by what the paths lead to.
+bool SameFile(const std::string& a, const std::string& b) {
+  std::error_code error;
+  return std::filesystem::equivalent(a, b, error) && !error;
+}
+
+// True when `address`, found by dlsym, is a function in the library's symbol table (the
+// file was checked before dlopen; this checks what the loader actually bound).
+bool IsFunctionSymbol(void* address) {
+  Dl_info info{};
+  void* entry = nullptr;
+  if (dladdr1(address, &info, &entry, RTLD_DL_SYMENT) == 0 || entry == nullptr) return false;
+  const auto* symbol = static_cast<const ElfW(Sym)*>(entry);
+  const unsigned type = ELF64_ST_TYPE(symbol->st_info);
+  return type == STT_FUNC || type == STT_GNU_IFUNC;
+}
+
+}  // namespace
+
 Status BackendRegistry::LoadPlugin(const std::string& path) {
+  for (const std::string& loaded : plugin_paths_) {
+    if (SameFile(loaded, path)) return Status();
+  }
+  // Read as data first: dlopen would run a library's constructors (or wait on a FIFO)
+  // before its entry points could be looked at.
+  COLLAGE_RETURN_IF_ERROR(CheckPluginFile(path, {kAbiEntry, kRegisterEntry}));
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = dlerror();
@@ -48,15 +81,18 @@ Status BackendRegistry::LoadPlugin(const std::string& path) {
   }
   using AbiFn = int (*)();
   using RegisterFn = void (*)(BackendRegistry*, Status*);
-  auto abi = reinterpret_cast<AbiFn>(dlsym(handle, "collage_plugin_abi_version"));
-  auto reg = reinterpret_cast<RegisterFn>(dlsym(handle, "collage_plugin_register"));
-  if (abi == nullptr || reg == nullptr) {
-    dlclose(handle);
+  void* abi_address = dlsym(handle, kAbiEntry);
+  void* reg_address = dlsym(handle, kRegisterEntry);
+  if (abi_address == nullptr || reg_address == nullptr || !IsFunctionSymbol(abi_address) ||
+      !IsFunctionSymbol(reg_address)) {
+    plugin_handles_.push_back(handle);  // its constructors ran: its code may be in use
     return InvalidArgument(
         "'{}' is not a collage backend plug-in: it does not export collage_plugin_abi_version "
-        "and collage_plugin_register (define them with COLLAGE_PLUGIN)",
+        "and collage_plugin_register as functions (define them with COLLAGE_PLUGIN)",
         path);
   }
+  auto abi = reinterpret_cast<AbiFn>(abi_address);
+  auto reg = reinterpret_cast<RegisterFn>(reg_address);
   int version = abi();
   if (version != kBackendAbiVersion) {
     dlclose(handle);
@@ -84,10 +120,8 @@ Status BackendRegistry::LoadPlugin(const std::string& path) {
 }
 
 Status BackendRegistry::LoadPluginsFrom(const std::string& dir) {
+  COLLAGE_RETURN_IF_ERROR(CheckPluginFolder(dir));
   std::error_code error;
-  if (!std::filesystem::is_directory(dir, error)) {
-    return NotFound("backend plug-in folder '{}' does not exist", dir);
-  }
   std::vector<std::string> paths;
   for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
     std::string file = entry.path().filename().string();

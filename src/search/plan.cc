@@ -5,10 +5,11 @@
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <unordered_set>
 
 #include "collage/device_fingerprint.h"
-#include "cost/group_signature.h"
 #include "collage/sdk/errors.h"
+#include "cost/group_signature.h"
 #include "util/file_io.h"
 
 namespace collage {
@@ -267,14 +268,15 @@ StatusOr<Plan> PlanFromJson(const std::string& text, const std::string& source) 
     if (!item.contains("nodes") || !item["nodes"].is_array()) {
       return InvalidArgument("{}: field 'nodes' must be an array of node numbers", where);
     }
+    // A set finds repeats in linear time: a hostile plan may list a million ids.
+    std::unordered_set<NodeId> listed;
     for (const json& node : item["nodes"]) {
       if (!node.is_number_integer())
         return InvalidArgument("{}: 'nodes' holds a non-integer", where);
       const int64_t id = node.get<int64_t>();
       if (id < 0 || id > INT32_MAX)
-        return InvalidArgument("{}: node {} is out of range", where, id);
-      if (std::find(group.nodes.begin(), group.nodes.end(), static_cast<NodeId>(id)) !=
-          group.nodes.end())
+        return InvalidArgument("{}: node {} is out of range", where, node.dump());
+      if (!listed.insert(static_cast<NodeId>(id)).second)
         return InvalidArgument("{}: node {} is listed twice", where, id);
       group.nodes.push_back(static_cast<NodeId>(id));
     }

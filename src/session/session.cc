@@ -4,6 +4,7 @@
 #include <functional>
 #include <mutex>
 #include <new>
+#include <thread>
 
 #include "collage/sdk/errors.h"
 #include "collage/sdk/graph.h"
@@ -99,6 +100,8 @@ void RecordDecision(const OptimizeReport& report, Plan& plan) {
 
 constexpr int kMaxThreads = 1024;
 
+int MachineThreads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
 // No exception may cross the public API: library code below (protobuf, the standard
 // library's allocations) can throw, most likely std::bad_alloc for a huge model or input.
 template <typename F>
@@ -107,8 +110,9 @@ auto GuardExceptions(F&& f) -> decltype(f()) {
     return f();
   } catch (const std::bad_alloc&) {
     return Status(StatusCode::kInvalidArgument,
-                  "out of memory (the model's weights, intermediate values or outputs do not fit "
-                  "in this machine's memory; smaller input shapes need less)");
+                  "out of memory: loading or running the model needed more than this machine "
+                  "could give (weights and node count set what loading needs; input shapes "
+                  "set what intermediate values and outputs need)");
   } catch (const std::exception& e) {
     return Status(StatusCode::kInternal, std::string("unexpected exception: ") + e.what());
   }
@@ -236,7 +240,9 @@ Status Session::LoadPlan(const std::string& path) {
         return InvalidArgument("plan {}: its thread count {} is not 1 to {}", path, plan.threads,
                                kMaxThreads);
       }
-      threads = plan.threads;
+      // A plan made on a larger machine (or a hostile one asking for a thousand threads)
+      // runs with this machine's cores; PlacementFromPlan says so.
+      threads = std::min(plan.threads, MachineThreads());
     }
     std::vector<std::string> warnings;
     auto placement =

@@ -62,8 +62,9 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr,
-                 "error: out of memory (the model or its inputs do not fit in this "
-                 "machine's memory; smaller input shapes need less)\n");
+                 "error: out of memory: loading or running the model needed more than this "
+                 "machine could give (weights and node count set what loading needs; input "
+                 "shapes set what intermediate values and outputs need)\n");
     return 1;
   } catch (const std::exception& e) {  // e.g. std::filesystem errors: never an abort
     std::fprintf(stderr, "error: %s\n", e.what());

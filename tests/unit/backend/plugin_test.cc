@@ -1,11 +1,16 @@
 // Backend plug-ins: the example plug-in loads, registers and runs; broken ones are refused
 // with a message naming the file and the reason.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
+
+#include "backend_test_util.h"
 #include "collage/sdk/backend.h"
 #include "collage/session.h"
 #include "session/session_access.h"
-#include "backend_test_util.h"
 #include "test_paths.h"
 
 namespace collage {
@@ -93,17 +98,6 @@ TEST(PluginTest, LibraryWithoutEntryPointsIsRefused) {
   EXPECT_NE(status.message().find("collage_plugin_register"), std::string::npos) << status.message();
 }
 
-TEST(PluginTest, FailedRegistrationReportsTheFile) {
-  BackendRegistry registry;
-  // The failing plug-in registers a second "native": take the name first.
-  ASSERT_TRUE(registry.LoadPluginsFrom(COLLAGE_TEST_PLUGIN_DIR "/failing").ok());
-  Status status = registry.LoadPluginsFrom(COLLAGE_TEST_PLUGIN_DIR "/failing");
-  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(status.message().find("libfailing_plugin.so"), std::string::npos) << status.message();
-  EXPECT_NE(status.message().find("already registered"), std::string::npos) << status.message();
-  EXPECT_EQ(registry.backends().size(), 1u);
-}
-
 // Only its name matters to the registry.
 class NamedBackend : public Backend {
  public:
@@ -116,6 +110,96 @@ class NamedBackend : public Backend {
   std::string name_;
   RuleSet rules_;
 };
+
+TEST(PluginTest, EntryPointsExportedAsDataAreRefusedBeforeTheLibraryRuns) {
+  BackendRegistry registry;
+  Status status = registry.LoadPluginsFrom(COLLAGE_TEST_PLUGIN_DIR "/data_entry");
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("as data"), std::string::npos) << status.message();
+  EXPECT_EQ(std::getenv("COLLAGE_DATA_ENTRY_PLUGIN_RAN"), nullptr)
+      << "the library's constructor ran before its entry points were checked";
+  EXPECT_TRUE(registry.backends().empty());
+}
+
+TEST(PluginTest, FailedRegistrationReportsTheFile) {
+  BackendRegistry registry;
+  // The failing plug-in registers a second "native": take the name first.
+  ASSERT_TRUE(registry.Register(std::make_unique<NamedBackend>("native")).ok());
+  Status status = registry.LoadPluginsFrom(COLLAGE_TEST_PLUGIN_DIR "/failing");
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("libfailing_plugin.so"), std::string::npos) << status.message();
+  EXPECT_NE(status.message().find("already registered"), std::string::npos) << status.message();
+  EXPECT_EQ(registry.backends().size(), 1u);
+}
+
+TEST(PluginTest, TheSameFolderNamedTwiceLoadsItsPluginsOnce) {
+  BackendRegistry registry;
+  ASSERT_TRUE(registry.LoadPluginsFrom(COLLAGE_PLUGIN_DIR).ok());
+  const size_t backends = registry.backends().size();
+  // Through another spelling of the same folder, as COLLAGE_BACKEND_PATH and --backend-path
+  // may name it.
+  Status again = registry.LoadPluginsFrom(COLLAGE_PLUGIN_DIR "/.");
+  EXPECT_TRUE(again.ok()) << again.ToString();
+  EXPECT_EQ(registry.backends().size(), backends);
+  EXPECT_EQ(registry.plugin_paths().size(), 1u);
+}
+
+// A scratch folder with a copy of the example plug-in (or anything else) in it.
+class PluginFolderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("collage_plugin_folder_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    std::filesystem::permissions(dir_, std::filesystem::perms::owner_all);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+  std::filesystem::path dir_;
+};
+
+TEST_F(PluginFolderTest, AFifoNamedLikeAPluginIsRefusedWithoutWaiting) {
+  ASSERT_EQ(::mkfifo(Path("libblocking.so").c_str(), 0600), 0);
+  BackendRegistry registry;
+  Status status = registry.LoadPluginsFrom(dir_.string());  // would block in dlopen
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("a FIFO"), std::string::npos) << status.message();
+}
+
+TEST_F(PluginFolderTest, AFolderNamedLikeAPluginIsRefused) {
+  std::filesystem::create_directory(Path("libfolder.so"));
+  BackendRegistry registry;
+  Status status = registry.LoadPluginsFrom(dir_.string());
+  EXPECT_NE(status.message().find("a folder"), std::string::npos) << status.message();
+}
+
+TEST_F(PluginFolderTest, AWorldWritableFolderOrPluginIsRefused) {
+  std::filesystem::copy_file(COLLAGE_PLUGIN_DIR "/libcollage_plugin_example.so",
+                             Path("libplugin_example.so"));
+  std::filesystem::permissions(dir_, std::filesystem::perms::others_write,
+                               std::filesystem::perm_options::add);
+  BackendRegistry registry;
+  Status folder = registry.LoadPluginsFrom(dir_.string());
+  EXPECT_FALSE(folder.ok());
+  EXPECT_NE(folder.message().find("writable by every user"), std::string::npos) << folder.message();
+  std::filesystem::permissions(dir_, std::filesystem::perms::others_write,
+                               std::filesystem::perm_options::remove);
+  std::filesystem::permissions(Path("libplugin_example.so"), std::filesystem::perms::others_write,
+                               std::filesystem::perm_options::add);
+  Status file = registry.LoadPlugin(Path("libplugin_example.so"));
+  EXPECT_NE(file.message().find("writable by every user"), std::string::npos) << file.message();
+  EXPECT_TRUE(registry.backends().empty());
+}
+
+TEST_F(PluginFolderTest, AFileThatIsNoLibraryIsRefusedByName) {
+  { std::ofstream(Path("libtext.so")) << "not a library"; }
+  BackendRegistry registry;
+  Status status = registry.LoadPlugin(Path("libtext.so"));
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("no ELF header"), std::string::npos) << status.message();
+}
 
 TEST(BackendRegistryTest, RefusesDuplicateAndMalformedNames) {
   BackendRegistry registry;

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "../search/optimize_test_util.h"
+#include "../util/sanitizer_build.h"
 #include "broken_backends.h"
 #include "cost/group_signature.h"
 #include "quick_settings.h"
@@ -25,17 +26,7 @@ using testing::TempDir;
 
 // Under AddressSanitizer a segfault in the worker is the sanitizer's: it prints its report
 // and aborts, so the worker dies of SIGABRT with that report as its stderr.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAddressSanitizer = true;
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
+using testing::kAddressSanitizer;
 
 // The record a worker that died of `signal` leaves (its stderr, if any, appended).
 ::testing::AssertionResult DiedOf(const std::string& reason, std::string signal) {

@@ -5,10 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
 
+#include "../util/sanitizer_build.h"
 #include "collage/device_fingerprint.h"
 #include "optimize_test_util.h"
 
@@ -143,6 +145,31 @@ TEST_F(PlanTest, DamagedPlansAreClearErrors) {
   refused(edited([](auto& j) { j["groups"][1]["nodes"] = j["groups"][0]["nodes"]; }),
           "overlaps an earlier group");
   refused(edited([](auto& j) { j["groups"].erase(j["groups"].size() - 1); }), "is in no group");
+}
+
+TEST_F(PlanTest, APlanListingAMillionNodesIsRefusedWithinASecond) {
+  TempDir dir;
+  Graph graph = RepeatedBlocks(2);
+  nlohmann::json j = nlohmann::json::parse(PlanToJson(NativePlan(graph)));
+  nlohmann::json ids = nlohmann::json::array();
+  for (int id = 0; id < 1'000'000; ++id) ids.push_back(id);
+  j["groups"][0]["nodes"] = std::move(ids);
+  { std::ofstream(dir.file("huge.json")) << j.dump(); }
+  const auto start = std::chrono::steady_clock::now();
+  auto plan = ReadPlanFile(dir.file("huge.json"));
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();  // well-formed; wrong for this model
+  auto placement = PlacementFromPlan(*plan, graph, BackendRegistry::Global(), 2, nullptr);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_FALSE(placement.ok());
+  EXPECT_NE(placement.status().message().find("names node"), std::string::npos)
+      << placement.status().message();
+  EXPECT_LT(seconds, testing::kAddressSanitizer ? 10.0 : 1.0);
+  // The same list with one id repeated at the end: found in linear time, not quadratic.
+  j["groups"][0]["nodes"].push_back(7);
+  auto repeated = PlanFromJson(j.dump(), "repeated.json");
+  ASSERT_FALSE(repeated.ok());
+  EXPECT_NE(repeated.status().message().find("node 7 is listed twice"), std::string::npos);
 }
 
 TEST_F(PlanTest, FilesAreWrittenWholeAndReadBack) {

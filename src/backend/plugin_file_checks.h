@@ -1,0 +1,22 @@
+// What a file must be before collage loads it as a backend plug-in. dlopen runs a library's
+// constructors before collage can look at its symbols, and blocks forever on a FIFO, so every
+// check here reads the file as data first.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "collage/status.h"
+
+namespace collage {
+
+// A regular file (a link may lead to one), not writable by everyone, owned by this user or
+// root, and an ELF shared library of this machine's class whose dynamic symbol table
+// defines every name in `entry_points` as a function (not data).
+Status CheckPluginFile(const std::string& path, const std::vector<std::string>& entry_points);
+
+// A folder collage lists plug-ins from: not writable by everyone (anyone could plant a
+// lib*.so there, sticky bit or not).
+Status CheckPluginFolder(const std::string& dir);
+
+}  // namespace collage
