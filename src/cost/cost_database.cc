@@ -15,11 +15,14 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 
-#include "collage/sdk/graph.h"
 #include "collage/sdk/errors.h"
+#include "collage/sdk/graph.h"
 
 namespace collage {
 
@@ -41,15 +44,27 @@ constexpr int kLockProgressEveryMs = 5000;
 // other program's database and is moved aside, never written into.
 const std::set<std::string>& CostsColumns() {
   static const std::set<std::string> columns = {
-      "device",    "backend", "backend_version", "signature", "threads", "method", "state",
-      "median_ms", "p90_ms",  "samples",         "layouts",   "reason",  "pid",    "measured_at"};
+      "device", "backend",     "backend_version", "signature",  "threads",      "method",
+      "state",  "median_ms",   "p90_ms",          "samples",    "layouts",      "reason",
+      "pid",    "measured_at", "owner",           "in_process", "time_limit_s", "outside_kills"};
   return columns;
 }
 
-// Schema 1 had no `method`: every cost in it was timed warm, in a tight loop.
-const std::set<std::string>& SchemaOneColumns() {
+// Schema 2 had no claim owners nor verdict causes.
+const std::set<std::string>& SchemaTwoColumns() {
   static const std::set<std::string> columns = [] {
     std::set<std::string> c = CostsColumns();
+    for (const char* added : {"owner", "in_process", "time_limit_s", "outside_kills"})
+      c.erase(added);
+    return c;
+  }();
+  return columns;
+}
+
+// Schema 1 had no `method` either: every cost in it was timed warm, in a tight loop.
+const std::set<std::string>& SchemaOneColumns() {
+  static const std::set<std::string> columns = [] {
+    std::set<std::string> c = SchemaTwoColumns();
     c.erase("method");
     return c;
   }();
@@ -72,6 +87,10 @@ CREATE TABLE IF NOT EXISTS costs(
   reason TEXT NOT NULL DEFAULT '',
   pid INTEGER NOT NULL DEFAULT 0,
   measured_at INTEGER NOT NULL DEFAULT 0,
+  owner TEXT NOT NULL DEFAULT '',
+  in_process INTEGER NOT NULL DEFAULT 0,
+  time_limit_s REAL NOT NULL DEFAULT 0,
+  outside_kills INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY(device, backend, backend_version, signature, threads, method));
 )sql";
 
@@ -79,10 +98,21 @@ CREATE TABLE IF NOT EXISTS costs(
 // renamed, the new one created, the rows copied keyed as measured warm.
 constexpr const char* kSetSchemaOneAside = "ALTER TABLE costs RENAME TO costs_schema_1;";
 constexpr const char* kCopySchemaOne = R"sql(
-INSERT INTO costs SELECT device, backend, backend_version, signature, threads, 'warm', state,
+INSERT INTO costs(device, backend, backend_version, signature, threads, method, state,
+  median_ms, p90_ms, samples, layouts, reason, pid, measured_at)
+  SELECT device, backend, backend_version, signature, threads, 'warm', state,
   median_ms, p90_ms, samples, layouts, reason, pid, measured_at FROM costs_schema_1
   WHERE state != 'measuring';
 DROP TABLE costs_schema_1;
+)sql";
+
+// Schema 2 → 3: the new columns, with the defaults of a row that says nothing of them (a
+// claim of schema 2 then lapses like any whose owner is gone).
+constexpr const char* kAddSchemaThreeColumns = R"sql(
+ALTER TABLE costs ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+ALTER TABLE costs ADD COLUMN in_process INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE costs ADD COLUMN time_limit_s REAL NOT NULL DEFAULT 0;
+ALTER TABLE costs ADD COLUMN outside_kills INTEGER NOT NULL DEFAULT 0;
 )sql";
 
 // Owns a prepared statement.
@@ -124,6 +154,33 @@ Status SqliteError(sqlite3* db, const std::string& path, const std::string& what
 bool ProcessAlive(int64_t pid) {
   if (pid <= 0) return false;
   return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+}
+
+// "<pid>:<start time in clock ticks since boot>": a process id can be reused by a later
+// process, the pair cannot (within one boot). Empty when the process cannot be read.
+std::string ProcessIdentity(int64_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  // The command name, field 2, is in parentheses and may hold spaces: count from its end.
+  const size_t name_end = text.rfind(')');
+  if (name_end == std::string::npos) return "";
+  std::istringstream fields(text.substr(name_end + 1));
+  std::string field;
+  for (int index = 3; index <= 22 && (fields >> field); ++index) {
+    if (index == 22) return std::to_string(pid) + ":" + field;
+  }
+  return "";
+}
+
+const std::string& OwnIdentity() {
+  static const std::string identity = ProcessIdentity(::getpid());
+  return identity;
+}
+
+// The process that claimed a candidate is still there (not a later one with its id).
+bool ClaimOwnerAlive(int64_t pid, const std::string& owner) {
+  if (!ProcessAlive(pid)) return false;
+  return owner.empty() || ProcessIdentity(pid) == owner;
 }
 
 std::string LayoutsToJson(const CostRecord& record) {
@@ -198,7 +255,9 @@ FileState Inspect(sqlite3* db, int* version) {
   int step = SQLITE_ROW;
   while ((step = sqlite3_step(columns.get())) == SQLITE_ROW) found.insert(columns.Text(0));
   if (step != SQLITE_DONE) return Failed(step);
-  if (*version == 1 && found == SchemaOneColumns()) return FileState::kUsable;  // upgraded on open
+  // Older schemas are upgraded on open.
+  if (*version == 1 && found == SchemaOneColumns()) return FileState::kUsable;
+  if (*version == 2 && found == SchemaTwoColumns()) return FileState::kUsable;
   return found == CostsColumns() && *version == CostDatabase::kSchemaVersion ? FileState::kUsable
                                                                              : FileState::kForeign;
 }
@@ -393,6 +452,7 @@ StatusOr<std::unique_ptr<CostDatabase>> CostDatabase::Open(const std::string& pa
   if (version == 1) created = database->Exec(kSetSchemaOneAside);
   if (created.ok()) created = database->Exec(kCreateSchema);
   if (created.ok() && version == 1) created = database->Exec(kCopySchemaOne);
+  if (created.ok() && version == 2) created = database->Exec(kAddSchemaThreeColumns);
   if (created.ok())
     created = database->Exec(fmt::format("PRAGMA user_version={}", kSchemaVersion).c_str());
   COLLAGE_RETURN_IF_ERROR(database->Exec(created.ok() ? "COMMIT" : "ROLLBACK"));
@@ -428,10 +488,11 @@ Status CostDatabase::Exec(const char* sql) {
   return Status();
 }
 
-StatusOr<std::optional<CostRecord>> CostDatabase::Find(const CostKey& key) {
+StatusOr<std::optional<CostRecord>> CostDatabase::Find(const CostKey& key, double time_limit_s) {
   Statement select(
       db_,
-      "SELECT state, median_ms, p90_ms, samples, layouts, reason, pid FROM costs "
+      "SELECT state, median_ms, p90_ms, samples, layouts, reason, pid, owner, in_process, "
+      "time_limit_s, outside_kills FROM costs "
       "WHERE device=?1 AND backend=?2 AND backend_version=?3 AND signature=?4 AND threads=?5 "
       "AND method=?6");
   if (!select.ok()) return SqliteError(db_, path_, "cannot read");
@@ -443,11 +504,17 @@ StatusOr<std::optional<CostRecord>> CostDatabase::Find(const CostKey& key) {
   CostRecord record;
   if (state == "measuring") {
     const int64_t pid = sqlite3_column_int64(select.get(), 6);
-    // pid <= 0 was never a process's: a damaged row, measured again.
-    if (pid <= 0 || pid == ::getpid() || ProcessAlive(pid)) return std::optional<CostRecord>();
+    const std::string owner = select.Text(7);
+    const bool in_process = sqlite3_column_int64(select.get(), 8) != 0;
+    // pid <= 0 was never a process's: a damaged row, measured again. A live owner is
+    // measuring it now; a claim whose owner is gone lapses.
+    if (pid <= 0 || pid == ::getpid() || ClaimOwnerAlive(pid, owner) || !in_process) {
+      return std::optional<CostRecord>();
+    }
+    // Measured in its own process, the candidate may have crashed it: not risked again.
     record.valid = false;
     record.reason = fmt::format(
-        "the process measuring it (pid {}) died before it finished; "
+        "the process measuring it in-process (pid {}) died before it finished; "
         "not tried again",
         pid);
     return std::optional<CostRecord>(record);
@@ -456,6 +523,17 @@ StatusOr<std::optional<CostRecord>> CostDatabase::Find(const CostKey& key) {
   record.median_ms = sqlite3_column_double(select.get(), 1);
   record.p90_ms = sqlite3_column_double(select.get(), 2);
   record.reason = select.Text(5);
+  record.timed_out_after_s = sqlite3_column_double(select.get(), 9);
+  const int64_t outside_kills = sqlite3_column_int64(select.get(), 10);
+  record.killed_from_outside = outside_kills > 0;
+  if (!record.valid) {
+    // A time-out says the candidate is slower than that limit, nothing about a longer one.
+    if (record.timed_out_after_s > 0 && time_limit_s > record.timed_out_after_s) {
+      return std::optional<CostRecord>();
+    }
+    // One kill from outside is bad luck; a second one is taken as the candidate's doing.
+    if (outside_kills == 1) return std::optional<CostRecord>();
+  }
   // A valid record's cost must be a number of milliseconds a kernel can take: text (read as
   // 0 ms, a free kernel), a negative, infinite or absurd value (1e308 ms would overflow the
   // search's sums) is damage, and the candidate is measured again as if the row were absent.
@@ -475,11 +553,16 @@ StatusOr<std::optional<CostRecord>> CostDatabase::Find(const CostKey& key) {
 }
 
 Status CostDatabase::Put(const CostKey& key, const CostRecord& record) {
+  // A kill from outside adds to the kills the invalid row already counts (see Find).
   Statement insert(
       db_,
       "INSERT OR REPLACE INTO costs(device, backend, backend_version, signature, threads, "
-      "method, state, median_ms, p90_ms, samples, layouts, reason, pid, measured_at) "
-      "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
+      "method, state, median_ms, p90_ms, samples, layouts, reason, pid, measured_at, owner, "
+      "in_process, time_limit_s, outside_kills) "
+      "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, '', 0, ?15, "
+      "CASE WHEN ?16 THEN 1 + COALESCE((SELECT outside_kills FROM costs WHERE device=?1 AND "
+      "backend=?2 AND backend_version=?3 AND signature=?4 AND threads=?5 AND method=?6 AND "
+      "state='invalid'), 0) ELSE 0 END)");
   if (!insert.ok()) return SqliteError(db_, path_, "cannot write");
   insert.BindKey(key);
   insert.Bind(7, std::string(record.valid ? "valid" : "invalid"));
@@ -490,22 +573,28 @@ Status CostDatabase::Put(const CostKey& key, const CostRecord& record) {
   insert.Bind(12, record.reason);
   insert.Bind(13, static_cast<int64_t>(::getpid()));
   insert.Bind(14, static_cast<int64_t>(std::time(nullptr)));
+  insert.Bind(15, record.valid ? 0.0 : record.timed_out_after_s);
+  insert.Bind(16, static_cast<int64_t>(!record.valid && record.killed_from_outside));
   if (sqlite3_step(insert.get()) != SQLITE_DONE) return SqliteError(db_, path_, "cannot write");
   return Status();
 }
 
-Status CostDatabase::MarkMeasuring(const CostKey& key) {
-  // Never replaces a finished record another process wrote in the meantime.
+Status CostDatabase::MarkMeasuring(const CostKey& key, bool in_this_process) {
+  // Never replaces a finished record another process wrote in the meantime (an invalid row
+  // being measured again stays as it is until Put replaces it).
   Statement insert(
       db_,
       "INSERT INTO costs(device, backend, backend_version, signature, threads, method, state, pid, "
-      "measured_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, 'measuring', ?7, ?8) "
-      "ON CONFLICT DO UPDATE SET pid=excluded.pid, measured_at=excluded.measured_at "
-      "WHERE state='measuring'");
+      "measured_at, owner, in_process) VALUES(?1, ?2, ?3, ?4, ?5, ?6, 'measuring', ?7, ?8, ?9, "
+      "?10) "
+      "ON CONFLICT DO UPDATE SET pid=excluded.pid, measured_at=excluded.measured_at, "
+      "owner=excluded.owner, in_process=excluded.in_process WHERE state='measuring'");
   if (!insert.ok()) return SqliteError(db_, path_, "cannot write");
   insert.BindKey(key);
   insert.Bind(7, static_cast<int64_t>(::getpid()));
   insert.Bind(8, static_cast<int64_t>(std::time(nullptr)));
+  insert.Bind(9, OwnIdentity());
+  insert.Bind(10, static_cast<int64_t>(in_this_process));
   if (sqlite3_step(insert.get()) != SQLITE_DONE) return SqliteError(db_, path_, "cannot write");
   return Status();
 }

@@ -42,14 +42,23 @@ struct CostRecord {
   // the conversions between groups without compiling anything.
   std::vector<Layout> input_layouts;
   std::vector<Layout> output_layouts;
+  // An invalid verdict's cause, where it depends on something other than the candidate:
+  // the time limit it exceeded (0: not a time-out), so that a run allowing longer measures
+  // it again; a signal from outside the candidate (the out-of-memory killer, another
+  // process's kill), so that it is measured once more before it is condemned.
+  double timed_out_after_s = 0;
+  bool killed_from_outside = false;
 };
 
 class CostDatabase {
  public:
   // Schema version written to PRAGMA user_version; a file with a newer one is refused. 2: the
   // measurement method is part of the key (a schema-1 file is upgraded on open, its rows
-  // keyed as measured warm, so that they are never taken for cache-scrubbed costs).
-  static constexpr int kSchemaVersion = 2;
+  // keyed as measured warm, so that they are never taken for cache-scrubbed costs). 3: a
+  // claim records its owner's identity and whether it measures in its own process, and an
+  // invalid verdict its time limit and the kills from outside it met (a schema-2 file is
+  // upgraded on open).
+  static constexpr int kSchemaVersion = 3;
 
   // $COLLAGE_CACHE_DIR/costs.sqlite, else $XDG_CACHE_HOME/collage/costs.sqlite, else
   // ~/.cache/collage/costs.sqlite.
@@ -71,15 +80,18 @@ class CostDatabase {
   CostDatabase(const CostDatabase&) = delete;
   CostDatabase& operator=(const CostDatabase&) = delete;
 
-  // The stored record, or nullopt when there is none, another live process is measuring it
-  // right now, or the row is damaged (a cost that is not a plausible number of milliseconds,
-  // unreadable layouts): the candidate is then measured again and the row replaced. A candidate whose measurement was started by a process that is gone (it
-  // crashed while measuring) comes back invalid, so it is never tried again.
-  StatusOr<std::optional<CostRecord>> Find(const CostKey& key);
+  // The stored record, or nullopt when the candidate is to be measured (again): there is no
+  // record, another live process is measuring it right now, the process that claimed it is
+  // gone (its claim lapsed: a kill, a closed terminal, an early interrupt), the record is a
+  // time-out under a shorter limit than `time_limit_s`, or its one kill from outside is not
+  // yet retried; or the row is damaged (a cost that is not a plausible number of
+  // milliseconds, unreadable layouts). A candidate whose in-process measurement ended with its
+  // process (it may have crashed it) comes back invalid, so it is never tried again.
+  StatusOr<std::optional<CostRecord>> Find(const CostKey& key, double time_limit_s = 0);
   Status Put(const CostKey& key, const CostRecord& record);
-  // Records that this process is about to measure `key` (see Find). Closing the database
-  // removes this process's marks that are left: only a process that dies leaves them.
-  Status MarkMeasuring(const CostKey& key);
+  // Records that this process is about to measure `key` (see Find), in its own process or in
+  // a worker it watches. Closing the database removes this process's marks that are left.
+  Status MarkMeasuring(const CostKey& key, bool in_this_process);
 
   // Number of stored records (valid and invalid).
   StatusOr<int64_t> Count();

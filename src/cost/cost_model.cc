@@ -97,16 +97,18 @@ Status MeasuredCostModel::Interrupted() const {
 
 StatusOr<CostRecord> MeasuredCostModel::Resolve(
     const CostKey& key, const std::function<StatusOr<CostRecord>()>& measure) {
-  COLLAGE_ASSIGN_OR_RETURN(std::optional<CostRecord> found, database_.Find(key));
+  COLLAGE_ASSIGN_OR_RETURN(std::optional<CostRecord> found,
+                           database_.Find(key, measurer_.time_limit_seconds()));
   if (found.has_value()) {
     ++cache_hits_;
     return *found;
   }
   // Stopping here loses nothing: every finished measurement is already stored.
   if (InterruptRequested()) return Interrupted();
-  // Marked first: if this process dies inside the measurement, the next one finds the mark
-  // and records the candidate invalid instead of crashing again.
-  COLLAGE_RETURN_IF_ERROR(database_.MarkMeasuring(key));
+  // Marked first, so that other processes know it is being measured. Measured in this
+  // process, a candidate that crashes it is found by the next run and recorded invalid
+  // instead of crashing again; measured in a worker, the mark lapses with this process.
+  COLLAGE_RETURN_IF_ERROR(database_.MarkMeasuring(key, measurer_.MeasuresInThisProcess()));
   StatusOr<CostRecord> measured = measure();
   // Interrupted in flight: nothing is stored, and the mark goes when the database closes
   // (CostDatabase removes this process's marks then), so the candidate is not taken for one
@@ -270,7 +272,8 @@ Status MeasuredCostModel::PriceLibrarySwitches(const std::vector<SearchCandidate
       records = {*found_ab, *found_ba};
     } else {
       if (InterruptRequested()) return Interrupted();
-      COLLAGE_RETURN_IF_ERROR(database_.MarkMeasuring(a_to_b));
+      // The probes run in this process.
+      COLLAGE_RETURN_IF_ERROR(database_.MarkMeasuring(a_to_b, /*in_this_process=*/true));
       auto kernels = [&](const std::string& backend) {
         std::vector<ProbeKernel> list;
         for (const SearchCandidate* probe : probes[backend]) {

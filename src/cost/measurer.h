@@ -36,6 +36,11 @@ class Measurer {
   virtual StatusOr<CostRecord> Conversion(const TensorType& type, const Layout& from,
                                           const Layout& to, int threads,
                                           const MeasureSettings& settings) = 0;
+  // True when a candidate runs in the calling process, so that a crash of the candidate
+  // ends that process (the cost database then never risks it again).
+  virtual bool MeasuresInThisProcess() const = 0;
+  // The longest one measurement may take before it is recorded as timed out; 0: no limit.
+  virtual double time_limit_seconds() const = 0;
 };
 
 // Measures in this process with MeasureCandidate / MeasureConversion (cost/measure.h): what
@@ -53,6 +58,8 @@ class InProcessMeasurer : public Measurer {
   StatusOr<CostRecord> Candidate(const Graph& graph, const SubGraph& nodes,
                                  const std::string& backend, const std::string& rule, int threads,
                                  double tolerance, const MeasureSettings& settings) override;
+  bool MeasuresInThisProcess() const override { return true; }
+  double time_limit_seconds() const override { return 0; }
   StatusOr<CostRecord> Conversion(const TensorType& type, const Layout& from, const Layout& to,
                                   int threads, const MeasureSettings& settings) override;
   // Drops the kept reference run: for a caller that reuses one Graph object for another

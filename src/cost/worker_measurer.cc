@@ -35,6 +35,16 @@ CostRecord Invalid(std::string reason) {
   return record;
 }
 
+// Signals a kernel does not send itself by crashing: the out-of-memory killer's SIGKILL,
+// another process's kill, a closed terminal's SIGHUP. A worker that dies of one was stopped
+// from outside, which says little about the candidate.
+bool SignalFromOutside(const std::string& how) {
+  for (const char* name : {"SIGKILL", "SIGTERM", "SIGHUP", "SIGINT", "SIGQUIT", "SIGPIPE"}) {
+    if (how == std::string("died of ") + name) return true;
+  }
+  return false;
+}
+
 Status Cancelled() { return Status(StatusCode::kCancelled, "interrupted while measuring"); }
 
 bool IsExecutable(const std::string& path) {
@@ -94,8 +104,10 @@ StatusOr<std::unique_ptr<Measurer>> ChooseMeasurer(const std::string& configured
                                                    const BackendRegistry& registry,
                                                    const std::vector<std::string>& backends,
                                                    std::vector<std::string>* warnings) {
-  if (!(timeout_seconds > 0)) {
-    return InvalidArgument("the measurement time-out must be above 0 s, not {:g}", timeout_seconds);
+  if (!(timeout_seconds > 0) || timeout_seconds > kMaxMeasureTimeoutSeconds) {
+    return InvalidArgument(
+        "the measurement time-out must be above 0 s and at most {:g} s (a day), not {:g}",
+        kMaxMeasureTimeoutSeconds, timeout_seconds);
   }
   std::vector<std::string> tried;
   const std::string worker = FindMeasureWorker(configured, &tried);
@@ -216,16 +228,27 @@ StatusOr<CostRecord> WorkerMeasurer::Exchange(const std::string& payload) {
     }
     if (wait == Subprocess::Wait::kTimedOut) {
       worker_.reset();
-      return Invalid(fmt::format("timed out after {:g} s (the measurement worker was killed)",
-                                 options_.timeout_seconds));
+      CostRecord record = Invalid(fmt::format(
+          "timed out after {:g} s (the measurement worker was killed)", options_.timeout_seconds));
+      record.timed_out_after_s = options_.timeout_seconds;
+      return record;
     }
-    // A signal is the candidate's crash; an exit without a reply is the worker giving up
-    // (a library calling exit(), an allocation failure it reported), said with its stderr.
+    // A crash signal is the candidate's; a signal from outside is recorded as such (measured
+    // once more); an exit without a reply is the worker giving up (a library calling exit(),
+    // an allocation failure it reported), said with its stderr.
     std::string note;
     const std::string how = EndWorker(&note);
     const bool signalled = how.rfind("died of", 0) == 0;
-    return Invalid("the measurement worker " + how +
-                   (signalled ? " while measuring this candidate" : " without replying") + note);
+    CostRecord record =
+        Invalid("the measurement worker " + how +
+                (signalled ? " while measuring this candidate" : " without replying") +
+                (SignalFromOutside(how) ? ", a signal from outside it (the out-of-memory killer or "
+                                          "another process): measured once more before it is "
+                                          "given up"
+                                        : "") +
+                note);
+    record.killed_from_outside = SignalFromOutside(how);
+    return record;
   };
   Subprocess::Wait wait = worker_->Write(FrameHeader(payload.size()) + payload, deadline);
   if (wait != Subprocess::Wait::kDone) return fate(wait);

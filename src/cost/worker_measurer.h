@@ -42,6 +42,10 @@ class WorkerMeasurer;
 // FindMeasureWorker(`configured`) finds one that accepts, an InProcessMeasurer for
 // "in-process" or, with a warning in `warnings` saying why, when none is found or the one
 // found is refused. kCancelled when interrupted while the worker starts.
+// The longest a measurement may be allowed: a day (a larger limit, 1e10 s, would overflow
+// the deadline's clock).
+inline constexpr double kMaxMeasureTimeoutSeconds = 86400;
+
 StatusOr<std::unique_ptr<Measurer>> ChooseMeasurer(const std::string& configured,
                                                    double timeout_seconds,
                                                    const BackendRegistry& registry,
@@ -60,6 +64,8 @@ class WorkerMeasurer : public Measurer {
                                  double tolerance, const MeasureSettings& settings) override;
   StatusOr<CostRecord> Conversion(const TensorType& type, const Layout& from, const Layout& to,
                                   int threads, const MeasureSettings& settings) override;
+  bool MeasuresInThisProcess() const override { return false; }
+  double time_limit_seconds() const override { return options_.timeout_seconds; }
 
   // Workers started so far (1 + one per crash or time-out that was followed by a request).
   int workers_started() const { return workers_started_; }

@@ -75,7 +75,7 @@ void Exercise(const std::string& path, const std::string& input) {
   if (!count.ok()) fuzz::CheckNotInternal("Count", count.status());
 
   const CostKey fresh{"fuzz-device", "onednn", "2.6", "fuzz-only-key", 2};
-  Status marked = database.MarkMeasuring(fresh);
+  Status marked = database.MarkMeasuring(fresh, /*in_this_process=*/false);
   if (!marked.ok()) fuzz::CheckNotInternal("MarkMeasuring", marked);
   CostRecord record;
   record.valid = true;

@@ -253,7 +253,8 @@ void CostDatabaseSeeds(const fs::path& dir) {
     CostRecord relu;
     relu.reason = "disagreed with the reference kernels";
     Check(db->Put(fuzz::SeedCostKey("relu"), relu), "Put");
-    Check(db->MarkMeasuring(fuzz::SeedCostKey("measuring")), "MarkMeasuring");
+    Check(db->MarkMeasuring(fuzz::SeedCostKey("measuring"), /*in_this_process=*/true),
+          "MarkMeasuring");
   }  // closing the last connection checkpoints the WAL into the file and removes it
   if (fs::exists(file.string() + "-wal")) Die("the WAL was left behind");
   const std::string valid = Read(file);

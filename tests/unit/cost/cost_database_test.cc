@@ -1,7 +1,7 @@
 // The cost database as its users rely on it: records come back as written, keys separate
 // what must be separate, a file that is not a usable database is moved aside (never lost)
-// and replaced, a measurement whose process died is remembered as invalid, and several
-// processes writing at once corrupt nothing.
+// and replaced, a claim lapses with its process (a crash inside this process is remembered as
+// invalid), and several processes writing at once corrupt nothing.
 #include "cost/cost_database.h"
 #include "../util/file_size_limit.h"
 
@@ -203,34 +203,103 @@ TEST_F(CostDatabaseTest, ANewerSchemaIsRefusedAndLeftAlone) {
   EXPECT_TRUE(MovedAside().empty());
 }
 
-TEST_F(CostDatabaseTest, AMeasurementWhoseProcessDiedIsInvalid) {
-  {
-    auto db = CostDatabase::Open(path_, nullptr);
-    ASSERT_TRUE(db.ok());
-    ASSERT_TRUE((*db)->MarkMeasuring(Key("mine")).ok());
-    // This process is alive and measuring: not an answer yet.
-    EXPECT_FALSE((*(*db)->Find(Key("mine"))).has_value());
-  }
+// A child process that opens the database, claims `signature` and dies without finishing.
+void ClaimAndDie(const std::string& path, const CostKey& key, bool in_this_process) {
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    auto db = CostDatabase::Open(path_, nullptr);
-    // Dies without finishing, as a crash inside a library would.
-    ::_exit(db.ok() && (*db)->MarkMeasuring(Key("crashes")).ok() ? 0 : 1);
+    auto db = CostDatabase::Open(path, nullptr);
+    ::_exit(db.ok() && (*db)->MarkMeasuring(key, in_this_process).ok() ? 0 : 1);
   }
   int status = 0;
   ::waitpid(child, &status, 0);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+TEST_F(CostDatabaseTest, AClaimLapsesWithItsProcessUnlessItMeasuredInItself) {
+  {
+    auto db = CostDatabase::Open(path_, nullptr);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->MarkMeasuring(Key("mine"), false).ok());
+    // This process is alive and measuring: not an answer yet.
+    EXPECT_FALSE((*(*db)->Find(Key("mine"))).has_value());
+  }
+  // Killed while its worker measured (SIGKILL, a closed terminal): the candidate did
+  // nothing wrong, and the next optimize measures it.
+  ClaimAndDie(path_, Key("killed optimizer"), /*in_this_process=*/false);
+  // Died measuring in its own process, as a crash inside a library would end it.
+  ClaimAndDie(path_, Key("crashes"), /*in_this_process=*/true);
   auto db = CostDatabase::Open(path_, nullptr);
   ASSERT_TRUE(db.ok());
+  auto lapsed = (*db)->Find(Key("killed optimizer"));
+  ASSERT_TRUE(lapsed.ok());
+  EXPECT_FALSE(lapsed->has_value()) << "a lapsed claim condemned its candidate";
   auto found = (*db)->Find(Key("crashes"));
   ASSERT_TRUE(found.ok() && found->has_value());
   EXPECT_FALSE((*found)->valid);
   EXPECT_NE((*found)->reason.find("died"), std::string::npos) << (*found)->reason;
   // A finished record is never replaced by a later mark.
   ASSERT_TRUE((*db)->Put(Key("done"), Valid(3.0)).ok());
-  ASSERT_TRUE((*db)->MarkMeasuring(Key("done")).ok());
+  ASSERT_TRUE((*db)->MarkMeasuring(Key("done"), false).ok());
   EXPECT_TRUE((*(*db)->Find(Key("done")))->valid);
+}
+
+TEST_F(CostDatabaseTest, AClaimOfAProcessWhoseIdWasReusedLapses) {
+  ASSERT_TRUE(CostDatabase::Open(path_, nullptr).ok());  // the schema
+  // An in-process claim naming a live process (this one's parent) with a start time that
+  // is not that process's: the id was reused, the claimant is gone.
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
+  const CostKey key = Key("reused");
+  const std::string sql = fmt::format(
+      "INSERT INTO costs(device, backend, backend_version, signature, threads, method, state, "
+      "pid, owner, in_process) VALUES('{}', '{}', '{}', '{}', {}, '{}', 'measuring', {}, "
+      "'{}:1', 1)",
+      key.device, key.backend, key.backend_version, key.signature, key.threads, key.method,
+      ::getppid(), ::getppid());
+  ASSERT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sql;
+  sqlite3_close(raw);
+  auto db = CostDatabase::Open(path_, nullptr);
+  ASSERT_TRUE(db.ok());
+  auto found = (*db)->Find(Key("reused"));
+  ASSERT_TRUE(found.ok() && found->has_value()) << "a reused pid was taken for the owner";
+  EXPECT_FALSE((*found)->valid);
+}
+
+TEST_F(CostDatabaseTest, ATimeOutHoldsOnlyForLimitsNoLongerThanItsOwn) {
+  auto db = CostDatabase::Open(path_, nullptr);
+  ASSERT_TRUE(db.ok());
+  CostRecord timed_out;
+  timed_out.reason = "timed out after 0.4 s";
+  timed_out.timed_out_after_s = 0.4;
+  ASSERT_TRUE((*db)->Put(Key("slow"), timed_out).ok());
+  auto same = (*db)->Find(Key("slow"), 0.4);
+  ASSERT_TRUE(same.ok() && same->has_value());
+  EXPECT_FALSE((*same)->valid);
+  EXPECT_DOUBLE_EQ((*same)->timed_out_after_s, 0.4);
+  auto longer = (*db)->Find(Key("slow"), 60);
+  ASSERT_TRUE(longer.ok());
+  EXPECT_FALSE(longer->has_value()) << "a 60 s limit took the 0.4 s time-out as its verdict";
+}
+
+TEST_F(CostDatabaseTest, AKillFromOutsideIsRetriedOnceThenBelieved) {
+  auto db = CostDatabase::Open(path_, nullptr);
+  ASSERT_TRUE(db.ok());
+  CostRecord killed;
+  killed.reason = "the measurement worker died of SIGKILL while measuring this candidate";
+  killed.killed_from_outside = true;
+  ASSERT_TRUE((*db)->Put(Key("oom"), killed).ok());
+  auto first = (*db)->Find(Key("oom"));
+  ASSERT_TRUE(first.ok());
+  EXPECT_FALSE(first->has_value()) << "one kill from outside condemned the candidate";
+  ASSERT_TRUE((*db)->Put(Key("oom"), killed).ok());
+  auto second = (*db)->Find(Key("oom"));
+  ASSERT_TRUE(second.ok() && second->has_value());
+  EXPECT_FALSE((*second)->valid);
+  // A valid measurement clears the count.
+  ASSERT_TRUE((*db)->Put(Key("oom"), Valid(1.0)).ok());
+  ASSERT_TRUE((*db)->Put(Key("oom"), killed).ok());
+  EXPECT_FALSE((*(*db)->Find(Key("oom"))).has_value());
 }
 
 TEST_F(CostDatabaseTest, ProcessesWritingAtOnceCorruptNothing) {
@@ -247,7 +316,7 @@ TEST_F(CostDatabaseTest, ProcessesWritingAtOnceCorruptNothing) {
       for (int i = 0; i < kOwn + kShared; ++i) {
         const std::string sig =
             i < kOwn ? fmt::format("p{}-{}", p, i) : fmt::format("shared-{}", i);
-        if (!(*db)->MarkMeasuring(Key(sig)).ok() || !(*db)->Put(Key(sig), Valid(i)).ok())
+        if (!(*db)->MarkMeasuring(Key(sig), false).ok() || !(*db)->Put(Key(sig), Valid(i)).ok())
           ::_exit(3);
         auto back = (*db)->Find(Key(sig));
         if (!back.ok() || !back->has_value()) ::_exit(4);
@@ -315,10 +384,49 @@ TEST_F(CostDatabaseTest, ASchemaOneDatabaseIsUpgradedItsCostsKeptAsMeasuredWarm)
   ASSERT_TRUE((*db)->Put(Key("old|sig"), Valid(3.0)).ok());
   EXPECT_EQ(*(*db)->Count(), 2);
   db->reset();
-  // Reopened: already schema 2, nothing to upgrade.
+  // Reopened: already the current schema, nothing to upgrade.
   auto again = CostDatabase::Open(path_, &warnings);
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_EQ(*(*again)->Count(), 2);
+}
+
+TEST_F(CostDatabaseTest, ASchemaTwoDatabaseIsUpgradedItsClaimsLapsing) {
+  // The table as collage wrote it before claims had owners; a worker-measured claim of a
+  // process long gone (pid 999999999) and a cost.
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_exec(
+          raw,
+          "CREATE TABLE costs(device TEXT NOT NULL, backend TEXT NOT NULL, backend_version TEXT "
+          "NOT NULL, signature TEXT NOT NULL, threads INTEGER NOT NULL, method TEXT NOT NULL, "
+          "state TEXT NOT NULL CHECK(state IN ('valid', 'invalid', 'measuring')), median_ms REAL "
+          "NOT NULL DEFAULT 0, p90_ms REAL NOT NULL DEFAULT 0, samples INTEGER NOT NULL DEFAULT 0, "
+          "layouts TEXT NOT NULL DEFAULT '{}', reason TEXT NOT NULL DEFAULT '', pid INTEGER NOT "
+          "NULL DEFAULT 0, measured_at INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(device, backend, "
+          "backend_version, signature, threads, method));"
+          "INSERT INTO costs(device, backend, backend_version, signature, threads, method, state, "
+          "median_ms, p90_ms, samples, layouts) VALUES('test-device', 'onednn', 'oneDNN 2.6.3 "
+          "avx2', 'kept', 1, 'scrub:64MiB', 'valid', 2.5, 2.75, 9, "
+          "'{\"inputs\":[\"plain\"],\"outputs\":[\"plain\"]}');"
+          "INSERT INTO costs(device, backend, backend_version, signature, threads, method, state, "
+          "pid) VALUES('test-device', 'onednn', 'oneDNN 2.6.3 avx2', 'claimed', 1, 'scrub:64MiB', "
+          "'measuring', 999999999);"
+          "PRAGMA user_version=2;",
+          nullptr, nullptr, nullptr),
+      SQLITE_OK);
+  sqlite3_close(raw);
+  std::vector<std::string> warnings;
+  auto db = CostDatabase::Open(path_, &warnings);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  EXPECT_TRUE(warnings.empty());
+  EXPECT_TRUE(MovedAside().empty());
+  auto kept = (*db)->Find(Key("kept"));
+  ASSERT_TRUE(kept.ok() && kept->has_value());
+  EXPECT_DOUBLE_EQ((*kept)->median_ms, 2.5);
+  auto claimed = (*db)->Find(Key("claimed"));
+  ASSERT_TRUE(claimed.ok());
+  EXPECT_FALSE(claimed->has_value()) << "an old claim of a dead process condemned its candidate";
 }
 
 TEST_F(CostDatabaseTest, AForeignTableUnderOurSchemaVersionIsMovedAside) {
@@ -348,7 +456,7 @@ TEST_F(CostDatabaseTest, ADamagedCostIsMeasuredAgainNeverReadAsFree) {
     auto db = CostDatabase::Open(path_, nullptr);
     ASSERT_TRUE(db.ok());
     for (const auto& [sig, unused] : damage) ASSERT_TRUE((*db)->Put(Key(sig), Valid(2.0)).ok());
-    ASSERT_TRUE((*db)->MarkMeasuring(Key("no-such-pid")).ok());
+    ASSERT_TRUE((*db)->MarkMeasuring(Key("no-such-pid"), true).ok());
   }
   sqlite3* raw = nullptr;
   ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);

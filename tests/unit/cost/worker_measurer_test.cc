@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "../search/optimize_test_util.h"
 #include "../util/sanitizer_build.h"
 #include "broken_backends.h"
@@ -85,6 +87,24 @@ TEST(WorkerMeasurerTest, AWorkerLackingABackendOrWithAnotherVersionIsRefused) {
   ASSERT_TRUE(chosen.ok());
   EXPECT_NE(dynamic_cast<InProcessMeasurer*>(chosen->get()), nullptr);
   EXPECT_TRUE(warnings.empty()) << "asked for: no warning";
+}
+
+TEST(WorkerMeasurerTest, ATimeLimitBeyondADayOrNotAboveZeroIsRefused) {
+  BackendRegistry registry;
+  ASSERT_TRUE(RegisterNativeBackend(registry).ok());
+  std::vector<std::string> warnings;
+  // 1e10 s would overflow the deadline's clock (and then measure in this process).
+  for (double limit : {1e10, 86401.0, 0.0, -1.0, std::nan("")}) {
+    SCOPED_TRACE(limit);
+    auto chosen = ChooseMeasurer(COLLAGE_MEASURE_WORKER_PATH, limit, registry, {}, &warnings);
+    ASSERT_FALSE(chosen.ok());
+    EXPECT_NE(chosen.status().message().find("at most 86400 s"), std::string::npos)
+        << chosen.status().message();
+  }
+  EXPECT_TRUE(warnings.empty());
+  auto day = ChooseMeasurer(COLLAGE_MEASURE_WORKER_PATH, 86400, registry, {}, &warnings);
+  ASSERT_TRUE(day.ok()) << day.status().ToString();
+  EXPECT_EQ(dynamic_cast<InProcessMeasurer*>(day->get()), nullptr) << "measured in a worker";
 }
 
 TEST(WorkerMeasurerTest, ACrashCostsOneCandidateAndANewWorkerMeasuresTheNext) {
