@@ -86,6 +86,49 @@ Status CheckAttributeTypes(const onnx::NodeProto& node, const std::string& where
   return Status::Ok();
 }
 
+namespace {
+
+Status RefuseSparseIn(const onnx::GraphProto& graph, int depth);
+
+Status RefuseSparseIn(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes,
+                      int depth) {
+  for (const onnx::NodeProto& node : nodes) {
+    for (const onnx::AttributeProto& attribute : node.attribute()) {
+      if (attribute.has_sparse_tensor() || attribute.sparse_tensors_size() > 0) {
+        return Unsupported("{} node '{}': attribute '{}' holds a sparse tensor; sparse data is "
+                           "not supported",
+                           node.op_type(), node.name(), attribute.name());
+      }
+      if (attribute.has_g()) COLLAGE_RETURN_IF_ERROR(RefuseSparseIn(attribute.g(), depth + 1));
+      for (const onnx::GraphProto& body : attribute.graphs()) {
+        COLLAGE_RETURN_IF_ERROR(RefuseSparseIn(body, depth + 1));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status RefuseSparseIn(const onnx::GraphProto& graph, int depth) {
+  // Subgraphs nest as deep as a file makes them; protobuf's own parser stops at 100 levels.
+  constexpr int kMaxDepth = 128;
+  if (depth > kMaxDepth) return InvalidModel("subgraphs nest more than {} levels deep", kMaxDepth);
+  if (graph.sparse_initializer_size() > 0) {
+    return Unsupported("sparse initializers are not supported ('{}')",
+                       graph.sparse_initializer(0).values().name());
+  }
+  return RefuseSparseIn(graph.node(), depth);
+}
+
+}  // namespace
+
+Status RefuseSparseTensors(const onnx::ModelProto& model) {
+  COLLAGE_RETURN_IF_ERROR(RefuseSparseIn(model.graph(), 0));
+  for (const onnx::FunctionProto& function : model.functions()) {
+    COLLAGE_RETURN_IF_ERROR(RefuseSparseIn(function.node(), 0));
+  }
+  return Status::Ok();
+}
+
 Status RunOnnxChecker(const onnx::ModelProto& model, const std::string& base_dir) {
   if (UsesAiOnnxAlias(model)) {  // rare: worth a copy rather than a false rejection
     onnx::ModelProto copy = model;

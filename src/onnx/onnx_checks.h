@@ -22,6 +22,11 @@ namespace collage {
 // Whether libonnx can judge a model of this default-domain opset.
 bool OnnxCheckerKnows(int64_t opset);
 
+// Refuses a model holding sparse tensor data anywhere (sparse initializers, attributes of any
+// node, in subgraphs and functions too): collage does not run sparse data, and libonnx's
+// checker reads a sparse tensor's values past their end when its dims claim more than it has.
+Status RefuseSparseTensors(const onnx::ModelProto& model);
+
 // onnx::checker on the whole model; external data is looked up under `base_dir`.
 // kInvalidModel with the checker's message on failure.
 Status RunOnnxChecker(const onnx::ModelProto& model, const std::string& base_dir);

@@ -6,6 +6,7 @@
 #include <climits>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -69,6 +70,7 @@ class Importer {
   StatusOr<Graph> Run() {
     COLLAGE_RETURN_IF_ERROR(CheckModelStructure());
     if (!graph_proto_.name().empty()) graph_.set_name(graph_proto_.name());
+    COLLAGE_RETURN_IF_ERROR(RefuseSparseTensors(model_));
     if (OnnxCheckerKnows(model_opset_)) {
       COLLAGE_RETURN_IF_ERROR(RunOnnxChecker(model_, base_dir_));
     }
@@ -97,29 +99,34 @@ class Importer {
     if (model_.ir_version() <= 0) {
       return InvalidModel("not a valid ONNX model (it has no ir_version)");
     }
-    int64_t opset = -1;
+    // Unset until an import names the default domain: any number a file holds (-1
+    // included) is that file's opset, never taken for "none".
+    std::optional<int64_t> imported;
     for (const auto& import : model_.opset_import()) {
       const std::string domain = NormalizeDomain(import.domain());
       if (domain.empty()) {
-        if (opset != -1 && opset != import.version()) {
+        if (imported.has_value() && *imported != import.version()) {
           return InvalidModel("the model imports the default ONNX domain twice (opsets {} and {})",
-                              opset, import.version());
+                              *imported, import.version());
         }
-        opset = import.version();
+        imported = import.version();
       }
       imported_domains_.insert(domain);
     }
-    if (opset == -1 && model_.opset_import_size() == 0 && model_.ir_version() < 3) {
-      opset = 1;  // IR version 1 and 2 models have no opset_import and mean opset 1
+    if (!imported.has_value() && model_.opset_import_size() == 0 && model_.ir_version() < 3) {
+      imported = 1;  // IR version 1 and 2 models have no opset_import and mean opset 1
       imported_domains_.insert("");
     }
-    if (opset == -1) {
+    int64_t opset = kMaxOpset;
+    if (!imported.has_value()) {
       // Only other domains: fine as long as no node needs the default one (CheckDomains).
       // The graph still needs an opset for export; the newest is as good as any.
       opset = kMaxOpset;
-    } else if (opset < 1 || opset > kMaxOpset) {
-      return Unsupported("opset {} is not supported (collage supports opsets {} to {})", opset,
+    } else if (*imported < 1 || *imported > kMaxOpset) {
+      return Unsupported("opset {} is not supported (collage supports opsets {} to {})", *imported,
                          kMinOpset, kMaxOpset);
+    } else {
+      opset = *imported;
     }
     model_opset_ = opset;
     opset_ = opset;

@@ -95,6 +95,11 @@ void PlanSeeds(const fs::path& dir) {
                 {"native", "", {3}, {}, 0}};
   });
   edited("empty_group", [](Plan& p) { p.groups.push_back(PlanGroup{"native", "", {}, {}, 0}); });
+  // A long list of ids (one repeated at its end): read in linear time, refused.
+  edited("many_node_ids", [](Plan& p) {
+    for (NodeId id = 5; id < 5000; ++id) p.groups[0].nodes.push_back(id);
+    p.groups[0].nodes.push_back(7);
+  });
   const std::string text = PlanToJson(native);
   Write(dir / "truncated", text.substr(0, text.size() / 2));
   std::string wrong_type = text;

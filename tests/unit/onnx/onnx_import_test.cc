@@ -365,6 +365,55 @@ TEST(OnnxImport, UnsupportedInputKinds) {
                "input 'seq' is a sequence");
 }
 
+// Sparse data whose dims claim more values than it holds: refused by name before libonnx's
+// checker, which would read past the values (a crash), wherever the tensor sits.
+TEST(OnnxImport, SparseTensorsAreRefusedBeforeTheChecker) {
+  auto short_sparse = [](onnx::SparseTensorProto* sparse) {
+    sparse->add_dims(100000);
+    sparse->add_dims(100000);
+    onnx::TensorProto* values = sparse->mutable_values();
+    values->set_name("w");
+    values->set_data_type(kFloat);
+    values->add_dims(1000);
+    values->set_raw_data(std::string(8, '\0'));  // 2 floats for 1000 claimed
+    onnx::TensorProto* indices = sparse->mutable_indices();
+    indices->set_data_type(onnx::TensorProto::INT64);
+    indices->add_dims(1000);
+    indices->set_raw_data(std::string(8, '\0'));
+  };
+  ModelBuilder initializer(13);
+  initializer.Input("x", kFloat, {2}).Output("y", kFloat, {2});
+  initializer.Node("Relu", {"x"}, {"y"}, "relu");
+  short_sparse(initializer.graph()->add_sparse_initializer());
+  EXPECT_ERROR(ImportOnnxBytes(initializer.Bytes()), StatusCode::kUnsupported,
+               "sparse initializers are not supported");
+
+  ModelBuilder constant(13);
+  constant.Input("x", kFloat, {2}).Output("y", kFloat, {2});
+  auto& node = constant.Node("Constant", {}, {"c"}, "const");
+  onnx::AttributeProto* value = node.add_attribute();
+  value->set_name("sparse_value");
+  value->set_type(onnx::AttributeProto::SPARSE_TENSOR);
+  short_sparse(value->mutable_sparse_tensor());
+  constant.Node("Relu", {"x"}, {"y"}, "relu");
+  EXPECT_ERROR(ImportOnnxBytes(constant.Bytes()), StatusCode::kUnsupported, "sparse");
+}
+
+// Opset -1 is a number the file holds, not "no opset": refused like any out of range.
+TEST(OnnxImport, ANegativeOpsetIsRefused) {
+  ModelBuilder b(13);
+  b.Input("x", kFloat, {2}).Output("y", kFloat, {2});
+  b.Node("Relu", {"x"}, {"y"}, "relu");
+  for (int64_t opset : {-1, 0, -5}) {
+    SCOPED_TRACE(opset);
+    onnx::ModelProto model;
+    ASSERT_TRUE(model.ParseFromString(b.Bytes()));
+    model.mutable_opset_import(0)->set_version(opset);
+    EXPECT_ERROR(ImportOnnxBytes(model.SerializeAsString()), StatusCode::kUnsupported,
+                 "opset " + std::to_string(opset) + " is not supported");
+  }
+}
+
 // x[2x3x4] → Shape → Gather(0) → Unsqueeze → Concat(with [-1]) → Reshape(x, ·) → y[2x12]:
 // the shape arithmetic exporters emit.
 ModelBuilder ShapeChainModel(int64_t opset = 13) {
