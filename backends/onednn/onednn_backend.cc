@@ -35,6 +35,21 @@ Pattern WithActivation(const Pattern& inner) {
   return Alt(std::move(alternatives));
 }
 
+// oneDNN's primitives divide by dims as they plan their work: an empty tensor (a Gemm with
+// M = 0, a MatMul with K = 0) killed the process with SIGFPE. Such groups run elsewhere (the
+// reference kernels return the empty output).
+bool NoEmptyTensor(const Match& match) {
+  for (NodeId id : match.op_nodes) {
+    const Node& node = match.graph->node(id);
+    for (const std::vector<ValueId>* values : {&node.inputs, &node.outputs}) {
+      for (ValueId v : *values) {
+        if (v != kNoValue && match.graph->value(v).type.num_elements() == 0) return false;
+      }
+    }
+  }
+  return true;
+}
+
 Pattern WithAdd(const Pattern& inner) {
   return Alt({Op("Add")(inner, Any()), Op("Add")(Any(), inner)});
 }
@@ -108,6 +123,7 @@ class OnednnBackend : public Backend {
     std::stable_partition(entries.begin(), entries.end(),
                           [](const RuleEntry& e) { return e.blocked; });
     for (RuleEntry& e : entries) {
+      e.rule.Where(NoEmptyTensor);
       if (MeetsNonFiniteContract(e.rule.name())) e.rule.PropagatesNonFinite();
       rules_.Add(std::move(e.rule));
     }

@@ -1,6 +1,11 @@
 // MatMul/Gemm, pooling, eltwise, binary and normalization on the oneDNN backend: every
 // candidate against the reference kernels.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "backend_test_util.h"
+#include "collage/session.h"
+#include "session/session_access.h"
 
 namespace collage::testing {
 namespace {
@@ -213,6 +218,39 @@ TEST(OnednnNorm, SoftmaxLayerNormBatchNorm) {
     auto offered = CheckAllCandidates(BuildOrFail(std::move(b)), "onednn");
     EXPECT_TRUE(Offers(offered, "batch_norm"));
     EXPECT_TRUE(Offers(offered, "batch_norm_blocked"));
+  }
+}
+
+}  // namespace
+}  // namespace collage::testing
+
+namespace collage::testing {
+namespace {
+
+// Products with an empty dimension (M, N or K = 0): oneDNN's primitives divide by dims when
+// they plan their work, so oneDNN offers no candidate for them and a session on oneDNN runs
+// them elsewhere, giving the empty output (or, K = 0, zeros) the reference kernels give.
+TEST(OnednnOpsTest, ProductsWithAnEmptyDimensionAreLeftToOtherBackends) {
+  struct Case {
+    Shape a, b;
+  };
+  for (const Case& c : {Case{{0, 4}, {4, 3}}, Case{{2, 4}, {4, 0}}, Case{{2, 0}, {0, 3}}}) {
+    SCOPED_TRACE(fmt::format("{} x {}", fmt::join(c.a, "x"), fmt::join(c.b, "x")));
+    GraphBuilder b("empty_product");
+    ValueId a = b.Input("a", DType::kFloat32, c.a);
+    ValueId w = b.RandomNormal("w", c.b, 1.0f);
+    b.Output(b.Node("MatMul", {a, w}), "y");
+    const Graph graph = BuildOrFail(std::move(b));
+    EXPECT_TRUE(EnumerateCandidates(graph, BackendNamed("onednn").rules()).empty());
+    SessionOptions options;
+    options.backend = "onednn";
+    auto session = SessionAccess::FromGraph(graph, options);
+    ASSERT_TRUE(session.ok()) << session.status().ToString();
+    auto out = (*session)->Run({{"a", Tensor(DType::kFloat32, c.a)}});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    const Tensor& y = out->at("y");
+    EXPECT_EQ(y.shape(), (Shape{c.a[0], c.b[1]}));
+    for (float value : y.ToVector<float>()) EXPECT_EQ(value, 0.0f);
   }
 }
 
