@@ -205,12 +205,21 @@ Status ConfinedFile::ReadRange(int64_t offset, int64_t length, void* out) const 
 
 namespace {
 
-// Where a write to `path` lands: `path` itself, or the file a symlink at `path` points to.
+// Where a write to `path` lands: `path` itself, or the file a symlink of this user's at
+// `path` points to.
 // Fills `existing` when there is a file to replace.
 StatusOr<std::string> WriteTarget(const std::string& path, struct stat* existing, bool* exists) {
   std::string target = path;
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    // A link of one's own is followed; one someone else planted (in a shared folder, where
+    // anyone may create names) would make this write replace a file of theirs choosing.
+    if (st.st_uid != ::geteuid()) {
+      return IoError(
+          "cannot write '{}': it is a symlink that belongs to another user (uid {}), not "
+          "followed; remove it or write elsewhere",
+          path, st.st_uid);
+    }
     char resolved[PATH_MAX];
     if (::realpath(path.c_str(), resolved) == nullptr) {
       return IoError("cannot write '{}': it is a symlink to a file that cannot be reached ({})",

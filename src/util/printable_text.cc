@@ -18,4 +18,10 @@ std::string PrintableText(std::string_view text, std::string_view keep) {
   return printable;
 }
 
+std::string PrintableExcerpt(std::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return PrintableText(text);
+  return PrintableText(text.substr(0, max_bytes)) +
+         fmt::format("... ({} more bytes)", text.size() - max_bytes);
+}
+
 }  // namespace collage

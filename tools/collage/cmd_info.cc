@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <map>
 
+#include "collage/printable_text.h"
 #include "commands.h"
 
 namespace collage::cli {
@@ -20,17 +21,21 @@ int RunInfo(const InfoFlags& flags) {
   if (!session.ok()) return ReportError(session.status());
   const ModelSummary summary = (*session)->summary();
 
-  std::printf("model: %s (opset %lld)\n", flags.model.c_str(), static_cast<long long>(summary.opset));
+  std::printf("model: %s (opset %lld)\n", PrintableText(flags.model).c_str(),
+              static_cast<long long>(summary.opset));
   std::printf("inputs:\n");
   for (const TensorInfo& t : (*session)->inputs()) {
-    std::printf("  %-24s %-8s %s\n", t.name.c_str(), DTypeName(t.dtype), ShapeToString(t.shape).c_str());
+    std::printf("  %-24s %-8s %s\n", PrintableText(t.name).c_str(), DTypeName(t.dtype),
+                ShapeToString(t.shape).c_str());
   }
   std::printf("outputs:\n");
   for (const TensorInfo& t : (*session)->outputs()) {
-    std::printf("  %-24s %-8s %s\n", t.name.c_str(), DTypeName(t.dtype), ShapeToString(t.shape).c_str());
+    std::printf("  %-24s %-8s %s\n", PrintableText(t.name).c_str(), DTypeName(t.dtype),
+                ShapeToString(t.shape).c_str());
   }
   std::printf("nodes: %d (after constant folding)\n", summary.num_nodes);
-  for (const auto& [op, count] : summary.op_counts) std::printf("  %-24s %d\n", op.c_str(), count);
+  for (const auto& [op, count] : summary.op_counts)
+    std::printf("  %-24s %d\n", PrintableText(op).c_str(), count);
   std::printf("parameters: %lld (%.1f M)\n", static_cast<long long>(summary.num_parameters),
               static_cast<double>(summary.num_parameters) / 1e6);
   std::printf("compute: %.3f GFLOP per run (a multiply-add counts 2)\n", summary.flops / 1e9);

@@ -1,12 +1,14 @@
 // `collage run MODEL --input NAME=FILE ...`: one inference, a one-line summary of each output;
 // with --output-dir DIR the outputs are also saved as .npy and .pb.
+#include <fmt/format.h>
+
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
-
-#include <fmt/format.h>
+#include <set>
 
 #include "collage/normalized_error.h"
+#include "collage/printable_text.h"
 #include "collage/tensor_file.h"
 #include "commands.h"
 
@@ -40,7 +42,8 @@ std::string FileStem(const std::string& name) {
 }
 
 void PrintSummary(const std::string& name, const Tensor& t) {
-  std::printf("  %-24s %-8s %-16s", name.c_str(), DTypeName(t.dtype()), ShapeToString(t.shape()).c_str());
+  std::printf("  %-24s %-8s %-16s", PrintableText(name).c_str(), DTypeName(t.dtype()),
+              ShapeToString(t.shape()).c_str());
   std::vector<double> v = t.ToVector<double>();
   if (!v.empty()) {
     double lo = v[0], hi = v[0], sum = 0;
@@ -149,12 +152,24 @@ int RunRun(const RunFlags& flags) {
   }
   std::printf("threads: %d\n%s\n", (*session)->num_threads(), PlacementSummary(**session).c_str());
   std::printf("outputs:\n");
+  // Names that differ only in characters a file name cannot hold ("a/b", "a?b", "a_b") would
+  // share a file: a later one gets a numbered stem, and the run says so.
+  std::set<std::string> stems_used;
+  std::vector<std::string> renamed;
   for (const auto& [name, tensor] : *outputs) {
     PrintSummary(name, tensor);
     if (flags.output_dir.empty()) continue;
-    std::string stem = (std::filesystem::path(flags.output_dir) / FileStem(name)).string();
-    if (Status s = WriteTensorFiles(tensor, name, stem); !s.ok()) return ReportError(s);
+    const std::string wanted = FileStem(name);
+    std::string stem = wanted;
+    for (int n = 2; !stems_used.insert(stem).second; ++n) stem = wanted + "_" + std::to_string(n);
+    if (stem != wanted) {
+      renamed.push_back(fmt::format("output '{}' is saved as {}.npy ({}.npy is another output's)",
+                                    PrintableText(name), stem, wanted));
+    }
+    const std::string path = (std::filesystem::path(flags.output_dir) / stem).string();
+    if (Status s = WriteTensorFiles(tensor, name, path); !s.ok()) return ReportError(s);
   }
+  for (const std::string& note : renamed) std::printf("note: %s\n", note.c_str());
   if (flags.output_dir.empty()) {
     std::printf("not saved (--output-dir DIR saves every output as .npy and .pb)\n");
   } else {

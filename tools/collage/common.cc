@@ -98,7 +98,7 @@ std::string PlacementSummary(const Session& session) {
 
 void PrintWarnings(const Session& session) {
   for (const std::string& warning : session.warnings())
-    std::fprintf(stderr, "warning: %s\n", warning.c_str());
+    std::fprintf(stderr, "warning: %s\n", PrintableText(warning).c_str());
 }
 
 StatusOr<RunProfile> ProfileInRun(Session& session, OptimizeReport& report) {

@@ -4,6 +4,7 @@
 #include <map>
 #include <tuple>
 
+#include "collage/printable_text.h"
 #include "collage/report.h"
 #include "commands.h"
 #include "progress_bar.h"
@@ -21,6 +22,9 @@ Status OptimizeWithProgress(Session& session, OptimizeOptions options, OptimizeR
 }
 
 namespace {
+
+// A reason is shown up to this many bytes: one read from a cost database may be megabytes.
+constexpr size_t kShownReasonBytes = 400;
 
 // One line per plan the search ran to calibrate its costs: its estimate before it ran
 // against its time in the run.
@@ -55,7 +59,7 @@ void PrintOptimizeReport(const OptimizeReport& report, const RunProfile& in_run)
       report.candidates, report.distinct_candidates, report.measured, report.cache_hits,
       report.invalid, report.conversions);
   for (const std::string& line : report.invalid_examples)
-    std::printf("  invalid: %s\n", line.c_str());
+    std::printf("  invalid: %s\n", PrintableExcerpt(line, kShownReasonBytes).c_str());
   const std::string exactness =
       report.search_states_cut > 0
           ? ", beam dropped " + std::to_string(report.search_states_cut) + " (not proven optimal)"
@@ -112,7 +116,7 @@ void PrintTwoLevelSearch(const OptimizeReport& report) {
       report.generations, report.evaluations, report.genome_cache_hits, report.invalid_genomes,
       report.evolve_seconds);
   for (const std::string& reason : report.invalid_genome_reasons)
-    std::printf("  invalid: %s\n", reason.c_str());
+    std::printf("  invalid: %s\n", PrintableExcerpt(reason, kShownReasonBytes).c_str());
 }
 
 void PrintFinalists(const OptimizeReport& report) {

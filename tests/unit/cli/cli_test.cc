@@ -247,6 +247,39 @@ TEST_F(CliTest, RunSaysWhereItsOutputsWent) {
   EXPECT_TRUE(fs::exists(dir_ / "out" / "y.npy"));
 }
 
+// Outputs whose names map to one file name each get their own file, and names holding
+// terminal controls are shown escaped (no fake "error:" line, no title change).
+TEST_F(CliTest, RunSavesOutputsWithCollidingNamesApartAndShowsNamesEscaped) {
+  Graph g;
+  TensorType t{DType::kFloat32, {1, 4}};
+  ValueId x = g.AddValue("x", t);
+  g.AddInput(x);
+  const std::vector<std::string> names = {"a/b", "a?b", "a_b", "bad\nerror: fake",
+                                          "\x1b]0;owned\x07title"};
+  for (size_t i = 0; i < names.size(); ++i) {
+    ValueId y = g.AddValue(names[i], t);
+    Node relu;
+    relu.name = "relu" + std::to_string(i);
+    relu.op_type = "Relu";
+    relu.inputs = {x};
+    relu.outputs = {y};
+    ASSERT_TRUE(g.AddNode(relu).ok());
+    g.AddOutput(y);
+  }
+  const std::string model = (dir_ / "names.onnx").string();
+  ASSERT_TRUE(ExportOnnxFile(g, model).ok());
+  const fs::path out = dir_ / "out";
+  CommandResult r = RunCli("run " + model + " --random-inputs --output-dir " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* file : {"a_b.npy", "a_b_2.npy", "a_b_3.npy", "bad_error__fake.npy"}) {
+    EXPECT_TRUE(fs::exists(out / file)) << file << "\n" << r.output;
+  }
+  EXPECT_NE(r.output.find("is saved as a_b_2.npy"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("\nerror: fake"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find('\x1b'), std::string::npos) << "a terminal control reached the output";
+  EXPECT_NE(r.output.find("bad\\x0aerror: fake"), std::string::npos) << r.output;
+}
+
 TEST_F(CliTest, CheckRefusesToCompareTheReferenceWithItself) {
   const std::string model = WriteTinyModel();
   CommandResult r = RunCli("run " + model + " --random-inputs --check");

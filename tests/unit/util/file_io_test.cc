@@ -147,6 +147,21 @@ TEST_F(FileIoTest, AtomicWritesReplaceOnlyRegularFiles) {
   EXPECT_TRUE(fs::is_symlink(dir_ / "link.txt"));
   EXPECT_EQ(Contents(Path("elsewhere/target.txt")), "through");
 
+  // A link someone else planted (as in a shared, sticky folder) is not followed: the file it
+  // points to keeps its bytes.
+  if (::geteuid() == 0) {
+    Write("elsewhere/victim.txt", "precious");
+    fs::create_symlink(dir_ / "elsewhere" / "victim.txt", dir_ / "planted.npy");
+    ASSERT_EQ(::lchown(Path("planted.npy").c_str(), 65534, 65534), 0);
+    auto planted = WriteFileAtomically(Path("planted.npy"), "npy bytes");
+    ASSERT_FALSE(planted.ok());
+    EXPECT_NE(planted.message().find("belongs to another user"), std::string::npos)
+        << planted.message();
+    EXPECT_EQ(Contents(Path("elsewhere/victim.txt")), "precious");
+    EXPECT_TRUE(fs::is_symlink(dir_ / "planted.npy"));
+    fs::remove(dir_ / "planted.npy");
+  }
+
   fs::create_symlink(dir_ / "nowhere" / "x", dir_ / "dangling.txt");
   auto dangling = WriteFileAtomically(Path("dangling.txt"), "x");
   EXPECT_FALSE(dangling.ok());
