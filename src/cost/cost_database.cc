@@ -387,6 +387,28 @@ StatusOr<std::unique_ptr<CostDatabase>> CostDatabase::Open(const std::string& pa
         S_ISDIR(st.st_mode) ? "a folder" : "a device, FIFO or socket");
   }
 
+  // A file that is not SQLite at all (a model, a document: --cost-db pointed at the wrong
+  // file) is not collage's to move aside; a damaged or foreign SQLite file is (below).
+  if (::stat(path.c_str(), &st) == 0 && st.st_size > 0) {
+    static constexpr char kSqliteHeader[] = "SQLite format 3";  // and its terminating zero
+    char header[sizeof(kSqliteHeader)] = {};
+    std::ifstream file(path, std::ios::binary);
+    file.read(header, sizeof(header));
+    if (file.gcount() != static_cast<std::streamsize>(sizeof(header)) ||
+        std::memcmp(header, kSqliteHeader, sizeof(header)) != 0) {
+      return InvalidArgument(
+          "cost database {} is not a SQLite database; it was left as it is: name another file "
+          "(--cost-db), or remove this one",
+          path);
+    }
+  }
+  // SQLite in WAL mode writes beside the file (-wal, -shm): without write access to the
+  // file or its folder, the database can only be read.
+  const std::string folder = parent.empty() ? "." : parent.string();
+  if (::access(path.c_str(), F_OK) == 0 &&
+      (::access(path.c_str(), W_OK) != 0 || ::access(folder.c_str(), W_OK) != 0)) {
+    return OpenReadOnly(path, warnings);
+  }
   auto wait = std::make_unique<LockWait>();
   wait->path = path;
   wait->timeout_ms = lock_timeout_ms;
@@ -460,6 +482,38 @@ StatusOr<std::unique_ptr<CostDatabase>> CostDatabase::Open(const std::string& pa
   return database;
 }
 
+StatusOr<std::unique_ptr<CostDatabase>> CostDatabase::OpenReadOnly(
+    const std::string& path, std::vector<std::string>* warnings) {
+  // immutable: nothing else writes it while it is read (no lock, no -shm file to create).
+  const std::string uri = "file:" + path + "?immutable=1";
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(
+      uri.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    const std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close(db);
+    return IoError("cannot read cost database {}: {}", path, message);
+  }
+  int version = 0;
+  const FileState state = Inspect(db, &version);
+  if (state != FileState::kUsable || version != kSchemaVersion) {
+    sqlite3_close(db);
+    return InvalidArgument(
+        "cost database {} is read-only for this user and {}: name another file (--cost-db)", path,
+        state == FileState::kUsable ? "of an older schema, which only a writable open upgrades"
+                                    : "not a usable collage cost database");
+  }
+  if (warnings != nullptr) {
+    warnings->push_back(fmt::format(
+        "cost database {} is read-only for this user: its costs are used, new measurements are "
+        "not kept",
+        path));
+  }
+  std::unique_ptr<CostDatabase> database(new CostDatabase(path, db, nullptr));
+  database->read_only_ = true;
+  return database;
+}
+
 CostDatabase::CostDatabase(std::string path, sqlite3* db, std::unique_ptr<LockWait> lock_wait)
     : path_(std::move(path)), db_(db), lock_wait_(std::move(lock_wait)) {}
 
@@ -468,7 +522,7 @@ CostDatabase::~CostDatabase() {
   // end because the work stopped (an interrupt, an error elsewhere), not because the
   // candidate crashed: removed, so that no later run takes it for a crash and blacklists it.
   // A process that dies never gets here, and its marks stay.
-  {
+  if (!read_only_) {
     Statement clear(db_, "DELETE FROM costs WHERE state='measuring' AND pid=?1");
     if (clear.ok()) {
       clear.Bind(1, static_cast<int64_t>(::getpid()));
@@ -553,6 +607,7 @@ StatusOr<std::optional<CostRecord>> CostDatabase::Find(const CostKey& key, doubl
 }
 
 Status CostDatabase::Put(const CostKey& key, const CostRecord& record) {
+  if (read_only_) return Status();
   // A kill from outside adds to the kills the invalid row already counts (see Find).
   Statement insert(
       db_,
@@ -580,6 +635,7 @@ Status CostDatabase::Put(const CostKey& key, const CostRecord& record) {
 }
 
 Status CostDatabase::MarkMeasuring(const CostKey& key, bool in_this_process) {
+  if (read_only_) return Status();
   // Never replaces a finished record another process wrote in the meantime (an invalid row
   // being measured again stays as it is until Put replaces it).
   Statement insert(

@@ -72,7 +72,9 @@ class CostDatabase {
   // database of this schema (damaged, another program's) is moved aside to
   // "<path>.corrupt-<time>" and a fresh one is created; `warnings` then says so. A file locked
   // by another process past the timeout is an error and stays as it is; so does a newer
-  // schema. Anything but a regular file at `path` is refused.
+  // schema, and a file that is not SQLite at all. Anything but a regular file at `path` is
+  // refused. A database this process may not write is opened read-only (`warnings` says so):
+  // its costs are used, new measurements are not kept.
   static StatusOr<std::unique_ptr<CostDatabase>> Open(const std::string& path,
                                                       std::vector<std::string>* warnings,
                                                       int lock_timeout_ms = kDefaultLockTimeoutMs);
@@ -106,6 +108,12 @@ class CostDatabase {
   std::string path_;
   sqlite3* db_;
   std::unique_ptr<LockWait> lock_wait_;  // the busy handler's state, alive as long as db_
+  // Opened from a file this process may not write (a shared, read-only database): its costs
+  // are read, and Put and MarkMeasuring keep nothing.
+  bool read_only_ = false;
+
+  static StatusOr<std::unique_ptr<CostDatabase>> OpenReadOnly(const std::string& path,
+                                                              std::vector<std::string>* warnings);
 };
 
 // Layouts to and from the text stored in the database ("plain", "channels_last",

@@ -286,7 +286,7 @@ TEST_F(CliOptimizeTest, AComparisonContenderThatFailsIsSkippedAndThePlanSaved) {
 }
 
 TEST_F(CliOptimizeTest, ACorruptCostDatabaseIsMovedAsideWithAWarning) {
-  WriteBytes("costs.sqlite", std::string(4096, 'x'));
+  WriteBytes("costs.sqlite", std::string("SQLite format 3\0", 16) + std::string(4096, 'x'));
   CommandResult r = Optimize("--no-compare");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("warning: cost database"), std::string::npos) << r.output;
@@ -295,6 +295,20 @@ TEST_F(CliOptimizeTest, ACorruptCostDatabaseIsMovedAsideWithAWarning) {
     moved = moved || entry.path().filename().string().rfind("costs.sqlite.corrupt-", 0) == 0;
   }
   EXPECT_TRUE(moved);
+}
+
+// --cost-db naming a file that is not SQLite at all (here the model itself) is refused, and
+// the file stays where and what it was.
+TEST_F(CliOptimizeTest, ACostDatabaseThatIsNotSqliteIsRefusedAndKept) {
+  const std::string model = WriteTinyModel();
+  const auto before = fs::file_size(model);
+  CommandResult r = RunCli("optimize " + model + " --threads 1 --no-compare --cost-db " + model);
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("is not a SQLite database"), std::string::npos) << r.output;
+  EXPECT_EQ(fs::file_size(model), before);
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    EXPECT_EQ(entry.path().filename().string().find(".corrupt-"), std::string::npos);
+  }
 }
 
 }  // namespace

@@ -126,28 +126,31 @@ TEST_F(CostDatabaseTest, PersistsAcrossOpensWithTheSchemaVersion) {
   sqlite3_close(raw);
 }
 
-TEST_F(CostDatabaseTest, AGarbageFileIsMovedAsideAndReplaced) {
+TEST_F(CostDatabaseTest, AFileThatIsNotSqliteIsRefusedAndLeftAsItIs) {
   const std::string garbage = "this is not a database, but it is somebody's file\n";
   std::ofstream(path_) << garbage;
   std::vector<std::string> warnings;
   auto db = CostDatabase::Open(path_, &warnings);
-  ASSERT_TRUE(db.ok()) << db.status().ToString();
-  ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(warnings[0].find("moved it to"), std::string::npos) << warnings[0];
-  std::vector<fs::path> moved = MovedAside();
-  ASSERT_EQ(moved.size(), 1u);
-  std::ifstream in(moved[0]);
+  ASSERT_FALSE(db.ok());
+  EXPECT_NE(db.status().message().find("is not a SQLite database"), std::string::npos)
+      << db.status().message();
+  EXPECT_TRUE(MovedAside().empty());
+  std::ifstream in(path_);
   std::string kept((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(kept, garbage);
-  ASSERT_TRUE((*db)->Put(Key("sig"), Valid(1.0)).ok());
-  EXPECT_TRUE((*db)->Find(Key("sig"))->has_value());
 }
 
+// A SQLite file damaged past its header: what it still holds is kept aside, a fresh
+// database takes its place.
 TEST_F(CostDatabaseTest, TwoDamagedFilesInOneSecondAreBothKept) {
+  const std::string header("SQLite format 3\0", 16);
   for (const char* garbage : {"first damaged file", "second damaged file"}) {
-    std::ofstream(path_) << garbage;
-    auto db = CostDatabase::Open(path_, nullptr);
+    std::ofstream(path_) << header << garbage;
+    std::vector<std::string> warnings;
+    auto db = CostDatabase::Open(path_, &warnings);
     ASSERT_TRUE(db.ok()) << db.status().ToString();
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].find("moved it to"), std::string::npos) << warnings[0];
   }
   std::vector<std::string> kept;
   for (const fs::path& moved : MovedAside()) {
@@ -158,7 +161,43 @@ TEST_F(CostDatabaseTest, TwoDamagedFilesInOneSecondAreBothKept) {
     kept.emplace_back((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   }
   std::sort(kept.begin(), kept.end());
-  EXPECT_EQ(kept, (std::vector<std::string>{"first damaged file", "second damaged file"}));
+  EXPECT_EQ(kept, (std::vector<std::string>{header + "first damaged file",
+                                            header + "second damaged file"}));
+}
+
+// A database this user may not write (a team's shared file, mode 0444 or owned by another
+// user) is read: its costs are used and nothing is written, and no "full disk" is blamed.
+TEST_F(CostDatabaseTest, ADatabaseThisUserCannotWriteIsUsedReadOnly) {
+  {
+    auto db = CostDatabase::Open(path_, nullptr);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->Put(Key("shared"), Valid(4.0)).ok());
+  }
+  ASSERT_EQ(::chmod(path_.c_str(), 0444), 0);
+  ASSERT_EQ(::chmod(dir_.c_str(), 0555), 0);
+  // Root may write anything: the reader is then another user.
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) ::_exit(2);
+    std::vector<std::string> warnings;
+    auto db = CostDatabase::Open(path_, &warnings);
+    if (!db.ok()) {
+      std::fprintf(stderr, "%s\n", db.status().ToString().c_str());
+      ::_exit(3);
+    }
+    if (warnings.size() != 1 || warnings[0].find("read-only") == std::string::npos) ::_exit(4);
+    auto found = (*db)->Find(Key("shared"));
+    if (!found.ok() || !found->has_value() || (*found)->median_ms != 4.0) ::_exit(5);
+    if (!(*db)->MarkMeasuring(Key("new"), false).ok() || !(*db)->Put(Key("new"), Valid(1.0)).ok())
+      ::_exit(6);
+    auto kept = (*db)->Find(Key("new"));
+    ::_exit(kept.ok() && !kept->has_value() ? 0 : 7);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ::chmod(dir_.c_str(), 0755);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
 }
 
 TEST_F(CostDatabaseTest, ATruncatedDatabaseIsMovedAside) {
