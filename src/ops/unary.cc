@@ -49,7 +49,8 @@ template <typename T>
 struct Celu {
   explicit Celu(const Attributes& a) : alpha(static_cast<T>(a.GetFloat("alpha", 1.0f))) {}
   T operator()(T x) const {
-    return std::max(T(0), x) + std::min(T(0), alpha * (std::exp(x / alpha) - T(1)));
+    // NanMax / NanMin: NaN in, NaN out (std::max(0, NaN) would give 0).
+    return NanMax(T(0), x) + NanMin(T(0), alpha * (std::exp(x / alpha) - T(1)));
   }
   T alpha;
 };
@@ -58,7 +59,8 @@ template <typename T>
 struct ThresholdedRelu {
   explicit ThresholdedRelu(const Attributes& a)
       : alpha(static_cast<T>(a.GetFloat("alpha", 1.0f))) {}
-  T operator()(T x) const { return x > alpha ? x : T(0); }
+  // NaN stays NaN, as the spec's clip-based definition gives.
+  T operator()(T x) const { return x > alpha || x != x ? x : T(0); }
   T alpha;
 };
 
@@ -78,14 +80,14 @@ struct HardSigmoid {
   explicit HardSigmoid(const Attributes& a)
       : alpha(static_cast<T>(a.GetFloat("alpha", 0.2f))),
         beta(static_cast<T>(a.GetFloat("beta", 0.5f))) {}
-  T operator()(T x) const { return std::max(T(0), std::min(T(1), alpha * x + beta)); }
+  T operator()(T x) const { return NanMax(T(0), NanMin(T(1), alpha * x + beta)); }
   T alpha, beta;
 };
 
 template <typename T>
 struct HardSwish : NoAttributes {
   using NoAttributes::NoAttributes;
-  T operator()(T x) const { return x * std::max(T(0), std::min(T(1), x / T(6) + T(0.5))); }
+  T operator()(T x) const { return x * NanMax(T(0), NanMin(T(1), x / T(6) + T(0.5))); }
 };
 
 // log(1 + exp(x)) without overflow for large x.

@@ -24,6 +24,27 @@ TEST(UnaryOpsTest, ReluHandWorked) {
   ExpectTensor<int32_t>(yi, {4}, {0, 0, 5, 0});
 }
 
+// NaN in, NaN out, for every float op whose spec formula propagates it (the contract the
+// README states; --check would otherwise blame a backend that is right). Shrink is the
+// exception by its definition: NaN is neither below -lambd nor above lambd, so it gives 0.
+TEST(UnaryOpsTest, EveryFloatOpPropagatesNaN) {
+  for (const char* op :
+       {"Relu", "LeakyRelu", "Elu", "Selu", "Celu", "ThresholdedRelu", "Sigmoid", "HardSigmoid",
+        "HardSwish", "Softplus", "Softsign", "Mish", "Tanh", "Erf", "Sqrt", "Exp", "Log",
+        "Reciprocal", "Floor", "Ceil", "Round", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan",
+        "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Neg", "Abs", "Sign"}) {
+    SCOPED_TRACE(op);
+    const Tensor y = RunOne(op, 18, {T1<float>({3}, {kNaN, -kNaN, kNaN})});
+    for (float v : y.ToVector<float>()) EXPECT_TRUE(std::isnan(v)) << v;
+  }
+  for (const char* op : {"Gelu"}) {
+    SCOPED_TRACE(op);
+    const Tensor y = RunOne(op, 20, {T1<float>({1}, {kNaN})});
+    EXPECT_TRUE(std::isnan(y.ToVector<float>()[0]));
+  }
+  ExpectTensor<float>(RunOne("Shrink", 18, {T1<float>({1}, {kNaN})}), {1}, {0});
+}
+
 // Each float op against its formula, evaluated in double here, on float32 and float64.
 // Attribute values are float32 in ONNX, so the formulas use the float-rounded constants.
 struct FormulaCase {
