@@ -16,10 +16,11 @@
 #include <set>
 #include <string>
 
+#include "collage/sdk/errors.h"
+#include "collage/sdk/index_bounds.h"
 #include "collage/sdk/op_params.h"
 #include "collage/sdk/region_engine_backend.h"
 #include "openvino_kernel.h"
-#include "collage/sdk/errors.h"
 
 namespace collage {
 
@@ -95,6 +96,23 @@ const char* WhyRefused(const Graph& graph, const Node& node) {
     const StatusOr<PoolParams> p = ReadPoolParams(graph, node);
     if (w.overhang && p.ok() && p->count_include_pad) {
       return "ceil_mode with count_include_pad: the divisor of the last window is wrong";
+    }
+  }
+  // An index out of range reads as zeros where the spec (and the reference kernels) refuse
+  // it: taken only with indices known good, constants checked here or graph inputs the
+  // session checks on every run.
+  size_t index_slot = 0;
+  const std::vector<IndexAxis> indexed = IndexedAxes(graph, node, &index_slot);
+  if (!indexed.empty()) {
+    const Value& indices = graph.value(node.inputs[index_slot]);
+    const std::vector<ValueId>& inputs = graph.inputs();
+    const bool graph_input =
+        std::find(inputs.begin(), inputs.end(), node.inputs[index_slot]) != inputs.end();
+    if (indices.is_constant()) {
+      if (!CheckIndexValues(*indices.constant, indexed, "indices").ok())
+        return "indices out of range";
+    } else if (!graph_input) {
+      return "indices computed in the graph: an out-of-range one reads as zeros, not an error";
     }
   }
   // Computed as log(1 + e^x) in f32: 0, even negative (Softplus(-29) = -1.9e-6) below

@@ -8,6 +8,7 @@
 
 #include "collage/sdk/errors.h"
 #include "collage/sdk/graph.h"
+#include "collage/sdk/index_bounds.h"
 #include "ir/quantization_step.h"
 #include "ir/simplify.h"
 #include "onnx/onnx_import.h"
@@ -38,6 +39,9 @@ struct Session::Impl {
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
   std::vector<std::string> warnings;
+  // Inputs that are indices of a gather or scatter: checked on every run, so that an
+  // out-of-range index is refused whichever backend runs the node (some engines read zeros).
+  std::vector<IndexInputBound> index_bounds;
 
   // The current placement, compiled, and its plan. Run takes a reference under the mutex, so
   // Optimize / LoadPlan can swap them while runs are in flight.
@@ -179,6 +183,7 @@ StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph, const Session
   COLLAGE_RETURN_IF_ERROR(SimplifyGraph(graph).status());
   impl->graph = std::move(graph);
   for (ValueId id : impl->graph.inputs()) impl->inputs.push_back(InfoOf(impl->graph.value(id)));
+  impl->index_bounds = IndexInputBounds(impl->graph);
   for (ValueId id : impl->graph.outputs()) {
     TensorInfo info = InfoOf(impl->graph.value(id));
     info.quantization_step = QuantizationStep(impl->graph, id);
@@ -342,6 +347,12 @@ StatusOr<std::map<std::string, Tensor>> Session::RunUnguarded(
       for (const TensorInfo& info : impl_->inputs) names += (names.empty() ? "" : ", ") + info.name;
       return InvalidArgument("the model has no input named '{}' (its inputs: {})", name, names);
     }
+  }
+  for (const IndexInputBound& bound : impl_->index_bounds) {
+    COLLAGE_RETURN_IF_ERROR(
+        CheckIndexValues(ordered[bound.input], bound.axes,
+                         fmt::format("input '{}' (the indices of {})",
+                                     impl_->inputs[bound.input].name, bound.node)));
   }
   // The OpenMP team size is a per-thread setting: apply it on the thread that runs. Only that:
   // nothing here may resize or destroy a pool that another session's run is using (XNNPACK's
