@@ -1,9 +1,12 @@
 #include "bench_runner.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #include "commands.h"
@@ -89,9 +92,22 @@ StatusOr<BenchRuns> RunBenchStreams(Session& session, const std::map<std::string
   } else {
     std::vector<std::thread> threads;
     for (StreamResult& result : results) {
-      threads.emplace_back([&session, &inputs, &control, &result] {
-        RunStream(session, inputs, control, result);
-      });
+      try {
+        threads.emplace_back([&session, &inputs, &control, &result] {
+          RunStream(session, inputs, control, result);
+        });
+      } catch (const std::system_error& e) {
+        // Out of threads or memory for their stacks: the streams started stop at their next
+        // run, and the benchmark says why instead of aborting.
+        std::lock_guard<std::mutex> lock(control.mutex);
+        if (!control.failed.exchange(true)) {
+          control.error = Status(StatusCode::kIoError,
+                                 fmt::format("cannot start stream {} of {}: {} (ask for fewer "
+                                             "--streams)",
+                                             threads.size() + 1, limits.streams, e.what()));
+        }
+        break;
+      }
     }
     for (std::thread& thread : threads) thread.join();
   }

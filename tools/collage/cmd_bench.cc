@@ -1,12 +1,13 @@
 // `collage bench MODEL`: load and compile times, the first inference, then latency percentiles
 // and throughput over repeated runs from one or several concurrent streams (after warm-up),
 // optionally the time per kernel and a Chrome trace; --json writes every figure.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
-
-#include <fmt/format.h>
+#include <thread>
 
 #include "bench_json.h"
 #include "bench_runner.h"
@@ -116,6 +117,13 @@ constexpr double kDefaultSeconds = 20;
 StatusOr<BenchLimits> LimitsOf(const BenchFlags& flags) {
   if (flags.warmup < 0) return InvalidArgument("--warmup must be >= 0");
   if (flags.streams < 1) return InvalidArgument("--streams must be >= 1");
+  // Each stream is a thread running the whole model: beyond a few per core they only queue.
+  const int most_streams = 16 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (flags.streams > most_streams) {
+    return InvalidArgument(fmt::format(
+        "--streams {} is more than this machine can run at once (at most {}, 16 per core)",
+        flags.streams, most_streams));
+  }
   if (flags.iterations_given && flags.iterations < 1) return InvalidArgument("--iterations must be >= 1");
   BenchLimits limits;
   limits.streams = flags.streams;
@@ -197,7 +205,16 @@ Status RunBench(const BenchFlags& flags) {
   // The first run pays what later runs do not (first touches of the arena and the weights,
   // libraries' lazy set-up): reported on its own, then the warm-up.
   COLLAGE_ASSIGN_OR_RETURN(summary.first_inference_ms, TimeOneRun(*session, inputs));
-  for (int i = 0; i < flags.warmup; ++i) COLLAGE_RETURN_IF_ERROR(TimeOneRun(*session, inputs).status());
+  // The warm-up keeps within --duration as well: a duration bounds the whole measurement.
+  const auto warmup_start = std::chrono::steady_clock::now();
+  int warmup_runs = 0;
+  for (; warmup_runs < flags.warmup; ++warmup_runs) {
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - warmup_start).count();
+    if (!flags.duration.empty() && elapsed >= limits.max_seconds) break;
+    COLLAGE_RETURN_IF_ERROR(TimeOneRun(*session, inputs).status());
+  }
+  summary.warmup_runs = warmup_runs;
   COLLAGE_ASSIGN_OR_RETURN(BenchRuns runs, RunBenchStreams(*session, inputs, limits));
   summary.wall_seconds = runs.wall_seconds;
   summary.latency = ComputeLatencyStats(runs.latencies_ms);

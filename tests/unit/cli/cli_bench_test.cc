@@ -3,6 +3,7 @@
 // is not the slowest run, and every figure in a JSON file.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 
 #include "cli_test_util.h"
@@ -94,6 +95,17 @@ TEST_F(CliTest, BenchMakesOneRunHoweverShortTheDuration) {
   EXPECT_NE(r.output.find("time per backend and kernel"), std::string::npos) << r.output;
 }
 
+// A duration bounds the warm-up too: a hundred million warm-up runs stop with it.
+TEST_F(CliTest, BenchWarmUpKeepsWithinTheDuration) {
+  const std::string model = WriteTinyModel();
+  const auto start = std::chrono::steady_clock::now();
+  CommandResult r = RunCli("bench " + model + " --threads 1 --warmup 100000000 --duration 500ms");
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_LT(seconds, 30.0) << r.output;
+}
+
 TEST_F(CliTest, BenchRefusesWhatItCannotMeasure) {
   const std::string model = WriteTinyModel();
   struct Case {
@@ -107,6 +119,9 @@ TEST_F(CliTest, BenchRefusesWhatItCannotMeasure) {
            {"--duration soon", "--duration 'soon': expected a positive time"},
            {"--duration 0s", "--duration '0s'"},
            {"--streams 2 --profile", "use --streams 1"},
+           // A thousand threads each running the model: refused, not an abort when one
+           // cannot start.
+           {"--streams 1000", "more than this machine can run at once"},
            {"--json " + dir_.string(), "directory"},
        }) {
     CommandResult r = RunCli("bench " + model + " " + c.args);

@@ -139,6 +139,9 @@ TEST_F(PlanTest, DamagedPlansAreClearErrors) {
           "groups[0]: missing field 'backend'");
   refused(edited([](auto& j) { j["groups"][0]["nodes"] = {999}; }), "names node 999");
   refused(edited([](auto& j) { j["groups"][0]["nodes"] = {-3}; }), "out of range");
+  // Shown as written, not wrapped around to -1.
+  refused(edited([](auto& j) { j["groups"][0]["nodes"] = {18446744073709551615ull}; }),
+          "node 18446744073709551615 is out of range");
   refused(edited([](auto& j) { j["groups"][0]["nodes"] = {"zero"}; }), "non-integer");
   refused(edited([](auto& j) { j["groups"][0]["nodes"].push_back(j["groups"][0]["nodes"][0]); }),
           "listed twice");
