@@ -236,6 +236,16 @@ StatusOr<ConvTransposeParams> ReadConvTransposeParams(const Node& node, const Sh
   p.strides = a.strides;
   p.dilations = a.dilations;
   COLLAGE_ASSIGN_OR_RETURN(p.output_padding, SpatialInts(node, "output_padding", nd, 0, 0));
+  // The spec: each output_padding is less than its axis's stride or dilation (a larger one
+  // adds output no input reaches).
+  for (size_t i = 0; i < nd; ++i) {
+    if (p.output_padding[i] >= std::max(p.strides[i], p.dilations[i])) {
+      return OpError(node, StatusCode::kInvalidModel,
+                     "output_padding {} on spatial axis {} is not less than its stride {} or "
+                     "dilation {}",
+                     p.output_padding[i], i, p.strides[i], p.dilations[i]);
+    }
+  }
   const std::vector<int64_t>& pads = a.pads;
   const AutoPad auto_pad = a.auto_pad;
 
@@ -370,6 +380,14 @@ StatusOr<PoolParams> ReadPoolParams(const Node& node, const Shape& x) {
     p.column_major_indices = storage_order == 1;
   }
   for (size_t d = 0; d < nd; ++d) {
+    // A pad as wide as the window leaves windows with no input element: a max of nothing, a
+    // mean over zero elements.
+    const int64_t window = (p.kernel[d] - 1) * p.dilations[d] + 1;
+    if (pads[d] >= window || pads[d + nd] >= window) {
+      return OpError(node, StatusCode::kInvalidModel,
+                     "pads {} and {} on spatial axis {} are not both smaller than the window {}",
+                     pads[d], pads[d + nd], d, window);
+    }
     COLLAGE_ASSIGN_OR_RETURN(
         const WindowAxis a,
         ResolveWindowAxis(node, d, "window", auto_pad, p.in_spatial[d], p.kernel[d], p.strides[d],

@@ -170,6 +170,11 @@ StatusOr<SplitPlan> ComputeSplit(const Node& node, int64_t opset, const Shape& i
     plan.sizes.back() = last;
     return plan;
   }
+  // Opset 18 made the sizes explicit: one of the two must be given.
+  if (opset >= 18) {
+    return OpError(node, StatusCode::kInvalidModel,
+                   "from opset 18, Split needs the 'split' input or the 'num_outputs' attribute");
+  }
   if (dim % outputs != 0) {
     return OpError(node, StatusCode::kInvalidModel,
                    "axis {} of size {} cannot be split into {} equal parts", plan.axis, dim,

@@ -72,3 +72,39 @@ TEST(MalformedNodesTest, MissingRequiredInputIsRefused) {
 
 }  // namespace
 }  // namespace collage
+
+namespace collage {
+namespace {
+
+// Attributes the spec rules out, refused rather than computed.
+TEST(MalformedNodesTest, SpecInvalidAttributesAreRefused) {
+  Attributes transpose_attributes;
+  transpose_attributes.Set("strides", std::vector<int64_t>{2, 2});
+  transpose_attributes.Set("output_padding", std::vector<int64_t>{2, 0});
+  auto transpose = RunReferenceNode(
+      MakeNode("ConvTranspose", 1, transpose_attributes), 13,
+      {Tensor(DType::kFloat32, {1, 1, 3, 3}), Tensor(DType::kFloat32, {1, 1, 2, 2})});
+  EXPECT_EQ(transpose.status().code(), StatusCode::kInvalidModel) << transpose.status().ToString();
+  EXPECT_NE(transpose.status().message().find("output_padding 2"), std::string::npos)
+      << transpose.status().message();
+
+  Attributes pool_attributes;
+  pool_attributes.Set("kernel_shape", std::vector<int64_t>{2, 2});
+  pool_attributes.Set("pads", std::vector<int64_t>{3, 0, 0, 0});
+  for (const char* op : {"MaxPool", "AveragePool"}) {
+    auto pool = RunReferenceNode(MakeNode(op, 1, pool_attributes), 13,
+                                 {Tensor(DType::kFloat32, {1, 1, 4, 4})});
+    EXPECT_EQ(pool.status().code(), StatusCode::kInvalidModel) << op << pool.status().ToString();
+    EXPECT_NE(pool.status().message().find("smaller than the window"), std::string::npos)
+        << pool.status().message();
+  }
+
+  // Opset 18 Split needs its sizes or num_outputs; before, equal parts were implied.
+  auto split = RunReferenceNode(MakeNode("Split", 2), 18, {Tensor(DType::kFloat32, {4})});
+  EXPECT_EQ(split.status().code(), StatusCode::kInvalidModel) << split.status().ToString();
+  EXPECT_NE(split.status().message().find("num_outputs"), std::string::npos);
+  EXPECT_TRUE(RunReferenceNode(MakeNode("Split", 2), 13, {Tensor(DType::kFloat32, {4})}).ok());
+}
+
+}  // namespace
+}  // namespace collage
