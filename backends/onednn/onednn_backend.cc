@@ -40,6 +40,7 @@ Pattern WithActivation(const Pattern& inner) {
 // reference kernels return the empty output).
 bool NoEmptyTensor(const Match& match) {
   for (NodeId id : match.op_nodes) {
+    if (id < 0) continue;  // an optional Op of the pattern that was absent
     const Node& node = match.graph->node(id);
     for (const std::vector<ValueId>* values : {&node.inputs, &node.outputs}) {
       for (ValueId v : *values) {
