@@ -15,6 +15,7 @@
 #include "collage/duration_text.h"
 #include "collage/file_io.h"
 #include "collage/latency_stats.h"
+#include "collage/printable_text.h"
 #include "collage/report.h"
 #include "commands.h"
 
@@ -62,7 +63,7 @@ void PrintProfile(const std::vector<RunProfile>& runs) {
   const double n = static_cast<double>(runs.size());
   std::printf("time per backend and kernel (mean per run):\n");
   for (const auto& [op, stat] : rows) {
-    std::printf("  %-34s %4d steps  %10s  %5.1f%%\n", op.c_str(), stat.second,
+    std::printf("  %-34s %4d steps  %10s  %5.1f%%\n", PrintableText(op).c_str(), stat.second,
                 FormatMillis(stat.first / n).c_str(), total > 0 ? 100.0 * stat.first / total : 0.0);
   }
 }
@@ -80,15 +81,16 @@ void PrintStepsAgainstEstimate(const RunProfile& mean, const PlacementEstimate& 
     const NodeTiming& step = mean.nodes[s];
     if (IsConversion(step)) {
       std::printf("  %4zu  %-14s %-24s %-28s %10s %10s %7s\n", s, step.backend.c_str(),
-                  step.rule.c_str(), ("conversion of " + step.node_name).substr(0, 28).c_str(), "-",
+                  step.rule.c_str(),
+                  PrintableText("conversion of " + step.node_name).substr(0, 28).c_str(), "-",
                   FormatMillis(step.milliseconds).c_str(), "-");
       continue;
     }
     // 0: not estimated (a single backend, a region measured only within whole plans).
     const double estimated = group < estimate.group_ms.size() ? estimate.group_ms[group] : 0;
     ++group;
-    const std::string ops =
-        step.op_type.size() > 28 ? step.op_type.substr(0, 25) + "..." : step.op_type;
+    const std::string op_types = PrintableText(step.op_type);  // a model's domain may hold anything
+    const std::string ops = op_types.size() > 28 ? op_types.substr(0, 25) + "..." : op_types;
     const std::string ratio =
         estimated > 0 ? fmt::format("{:.2f}x", step.milliseconds / estimated) : "-";
     std::printf("  %4zu  %-14s %-24s %-28s %10s %10s %7s\n", s, step.backend.c_str(),
