@@ -60,9 +60,7 @@ bool IsFunctionSymbol(void* address) {
   Dl_info info{};
   void* entry = nullptr;
   if (dladdr1(address, &info, &entry, RTLD_DL_SYMENT) == 0 || entry == nullptr) return false;
-  const auto* symbol = static_cast<const ElfW(Sym)*>(entry);
-  const unsigned type = ELF64_ST_TYPE(symbol->st_info);
-  return type == STT_FUNC || type == STT_GNU_IFUNC;
+  return IsElfFunction(static_cast<const ElfW(Sym)*>(entry)->st_info);
 }
 
 }  // namespace

@@ -43,11 +43,6 @@ Status ReadAt(int fd, uint64_t size, uint64_t offset, uint64_t bytes, void* into
   return Status();
 }
 
-bool IsFunction(unsigned char info) {
-  const unsigned type = ELF64_ST_TYPE(info);
-  return type == STT_FUNC || type == STT_GNU_IFUNC;
-}
-
 // The symbol type of each of `names` in the file's dynamic symbol table (defined symbols
 // only); names not defined are absent from the result.
 StatusOr<std::map<std::string, unsigned char>> DefinedDynamicSymbols(
@@ -133,7 +128,7 @@ Status CheckPluginFile(const std::string& path, const std::vector<std::string>& 
           "and collage_plugin_register (define them with COLLAGE_PLUGIN)",
           path);
     }
-    if (!IsFunction(it->second)) {
+    if (!IsElfFunction(it->second)) {
       return InvalidArgument(
           "'{}' is not a collage backend plug-in: it exports {} as data, not as a function "
           "(define the entry points with COLLAGE_PLUGIN)",
@@ -141,6 +136,11 @@ Status CheckPluginFile(const std::string& path, const std::vector<std::string>& 
     }
   }
   return Status();
+}
+
+bool IsElfFunction(unsigned char st_info) {
+  const unsigned type = ELF64_ST_TYPE(st_info);
+  return type == STT_FUNC || type == STT_GNU_IFUNC;
 }
 
 Status CheckPluginFolder(const std::string& dir) {

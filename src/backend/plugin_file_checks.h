@@ -15,6 +15,10 @@ namespace collage {
 // defines every name in `entry_points` as a function (not data).
 Status CheckPluginFile(const std::string& path, const std::vector<std::string>& entry_points);
 
+// Whether an ELF symbol of type info `st_info` is a function (plain or indirect): what a
+// plug-in's entry points must be, in the file and as the loader bound them.
+bool IsElfFunction(unsigned char st_info);
+
 // A folder collage lists plug-ins from: not writable by everyone (anyone could plant a
 // lib*.so there, sticky bit or not).
 Status CheckPluginFolder(const std::string& dir);

@@ -381,7 +381,8 @@ StatusOr<std::unique_ptr<CostDatabase>> CostDatabase::Open(const std::string& pa
   // SQLite would block on a FIFO and write into a device: only a regular file (or none) is
   // ours to open.
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+  const bool exists = ::stat(path.c_str(), &st) == 0;
+  if (exists && !S_ISREG(st.st_mode)) {
     return InvalidArgument(
         "cost database {} is {}, not a regular file: use another file (--cost-db)", path,
         S_ISDIR(st.st_mode) ? "a folder" : "a device, FIFO or socket");
@@ -389,7 +390,7 @@ StatusOr<std::unique_ptr<CostDatabase>> CostDatabase::Open(const std::string& pa
 
   // A file that is not SQLite at all (a model, a document: --cost-db pointed at the wrong
   // file) is not collage's to move aside; a damaged or foreign SQLite file is (below).
-  if (::stat(path.c_str(), &st) == 0 && st.st_size > 0) {
+  if (exists && st.st_size > 0) {
     static constexpr char kSqliteHeader[] = "SQLite format 3";  // and its terminating zero
     char header[sizeof(kSqliteHeader)] = {};
     std::ifstream file(path, std::ios::binary);
@@ -405,8 +406,7 @@ StatusOr<std::unique_ptr<CostDatabase>> CostDatabase::Open(const std::string& pa
   // SQLite in WAL mode writes beside the file (-wal, -shm): without write access to the
   // file or its folder, the database can only be read.
   const std::string folder = parent.empty() ? "." : parent.string();
-  if (::access(path.c_str(), F_OK) == 0 &&
-      (::access(path.c_str(), W_OK) != 0 || ::access(folder.c_str(), W_OK) != 0)) {
+  if (exists && (::access(path.c_str(), W_OK) != 0 || ::access(folder.c_str(), W_OK) != 0)) {
     return OpenReadOnly(path, warnings);
   }
   auto wait = std::make_unique<LockWait>();
@@ -520,8 +520,8 @@ CostDatabase::CostDatabase(std::string path, sqlite3* db, std::unique_ptr<LockWa
 CostDatabase::~CostDatabase() {
   // A mark of this process still there now belongs to a measurement that never ran to its
   // end because the work stopped (an interrupt, an error elsewhere), not because the
-  // candidate crashed: removed, so that no later run takes it for a crash and blacklists it.
-  // A process that dies never gets here, and its marks stay.
+  // candidate crashed: removed, so that no later run has to judge it. A process that dies
+  // never gets here; its marks lapse with it (Find), except those of in-process measurements.
   if (!read_only_) {
     Statement clear(db_, "DELETE FROM costs WHERE state='measuring' AND pid=?1");
     if (clear.ok()) {

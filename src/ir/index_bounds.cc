@@ -41,8 +41,7 @@ std::vector<IndexAxis> IndexedAxes(const Graph& graph, const Node& node, size_t*
   return axes;
 }
 
-Status CheckIndexValues(const Tensor& indices, const std::vector<IndexAxis>& axes,
-                        const std::string& what) {
+Status CheckIndexValues(const Tensor& indices, const std::vector<IndexAxis>& axes) {
   if (axes.empty()) return Status();
   if (indices.dtype() != DType::kInt64 && indices.dtype() != DType::kInt32) return Status();
   const std::vector<int64_t> values = indices.ToVector<int64_t>();
@@ -51,8 +50,8 @@ Status CheckIndexValues(const Tensor& indices, const std::vector<IndexAxis>& axe
     const IndexAxis& axis = axes[axes.front().component < 0 ? 0 : i % depth];
     if (values[i] < -axis.extent || values[i] >= axis.extent) {
       return InvalidArgument(
-          "{} holds index {} (at position {}), outside [-{}, {}) of the axis it addresses", what,
-          values[i], i, axis.extent, axis.extent);
+          "index {} (at position {}) is outside [-{}, {}) of the axis it addresses", values[i], i,
+          axis.extent, axis.extent);
     }
   }
   return Status();

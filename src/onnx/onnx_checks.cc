@@ -88,10 +88,10 @@ Status CheckAttributeTypes(const onnx::NodeProto& node, const std::string& where
 
 namespace {
 
-Status RefuseSparseIn(const onnx::GraphProto& graph, int depth);
+Status RefuseSparseIn(const onnx::GraphProto& graph);
 
-Status RefuseSparseIn(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes,
-                      int depth) {
+// Subgraphs nest as deep as the file does, which protobuf's parser bounds (100 levels).
+Status RefuseSparseIn(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes) {
   for (const onnx::NodeProto& node : nodes) {
     for (const onnx::AttributeProto& attribute : node.attribute()) {
       if (attribute.has_sparse_tensor() || attribute.sparse_tensors_size() > 0) {
@@ -99,32 +99,29 @@ Status RefuseSparseIn(const google::protobuf::RepeatedPtrField<onnx::NodeProto>&
                            "not supported",
                            node.op_type(), node.name(), attribute.name());
       }
-      if (attribute.has_g()) COLLAGE_RETURN_IF_ERROR(RefuseSparseIn(attribute.g(), depth + 1));
+      if (attribute.has_g()) COLLAGE_RETURN_IF_ERROR(RefuseSparseIn(attribute.g()));
       for (const onnx::GraphProto& body : attribute.graphs()) {
-        COLLAGE_RETURN_IF_ERROR(RefuseSparseIn(body, depth + 1));
+        COLLAGE_RETURN_IF_ERROR(RefuseSparseIn(body));
       }
     }
   }
   return Status::Ok();
 }
 
-Status RefuseSparseIn(const onnx::GraphProto& graph, int depth) {
-  // Subgraphs nest as deep as a file makes them; protobuf's own parser stops at 100 levels.
-  constexpr int kMaxDepth = 128;
-  if (depth > kMaxDepth) return InvalidModel("subgraphs nest more than {} levels deep", kMaxDepth);
+Status RefuseSparseIn(const onnx::GraphProto& graph) {
   if (graph.sparse_initializer_size() > 0) {
     return Unsupported("sparse initializers are not supported ('{}')",
                        graph.sparse_initializer(0).values().name());
   }
-  return RefuseSparseIn(graph.node(), depth);
+  return RefuseSparseIn(graph.node());
 }
 
 }  // namespace
 
 Status RefuseSparseTensors(const onnx::ModelProto& model) {
-  COLLAGE_RETURN_IF_ERROR(RefuseSparseIn(model.graph(), 0));
+  COLLAGE_RETURN_IF_ERROR(RefuseSparseIn(model.graph()));
   for (const onnx::FunctionProto& function : model.functions()) {
-    COLLAGE_RETURN_IF_ERROR(RefuseSparseIn(function.node(), 0));
+    COLLAGE_RETURN_IF_ERROR(RefuseSparseIn(function.node()));
   }
   return Status::Ok();
 }

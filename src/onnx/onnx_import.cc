@@ -117,16 +117,12 @@ class Importer {
       imported = 1;  // IR version 1 and 2 models have no opset_import and mean opset 1
       imported_domains_.insert("");
     }
-    int64_t opset = kMaxOpset;
-    if (!imported.has_value()) {
-      // Only other domains: fine as long as no node needs the default one (CheckDomains).
-      // The graph still needs an opset for export; the newest is as good as any.
-      opset = kMaxOpset;
-    } else if (*imported < 1 || *imported > kMaxOpset) {
-      return Unsupported("opset {} is not supported (collage supports opsets {} to {})", *imported,
+    // Only other domains: fine as long as no node needs the default one (CheckDomains). The
+    // graph still needs an opset for export; the newest is as good as any.
+    const int64_t opset = imported.value_or(kMaxOpset);
+    if (opset < 1 || opset > kMaxOpset) {
+      return Unsupported("opset {} is not supported (collage supports opsets {} to {})", opset,
                          kMinOpset, kMaxOpset);
-    } else {
-      opset = *imported;
     }
     model_opset_ = opset;
     opset_ = opset;
@@ -335,11 +331,7 @@ class Importer {
     return text;
   }
 
-  Status AddInitializers() {
-    if (graph_proto_.sparse_initializer_size() > 0) {
-      return Unsupported("sparse initializers are not supported ('{}')",
-                         graph_proto_.sparse_initializer(0).values().name());
-    }
+  Status AddInitializers() {  // sparse ones were refused before the checker ran
     for (const auto& init : graph_proto_.initializer()) {
       if (init.name().empty()) return InvalidModel("an initializer has no name");
       if (ids_.count(init.name())) {

@@ -4,7 +4,6 @@
 #include <functional>
 #include <mutex>
 #include <new>
-#include <thread>
 
 #include "collage/sdk/errors.h"
 #include "collage/sdk/graph.h"
@@ -103,8 +102,6 @@ void RecordDecision(const OptimizeReport& report, Plan& plan) {
 }
 
 constexpr int kMaxThreads = 1024;
-
-int MachineThreads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 
 // No exception may cross the public API: library code below (protobuf, the standard
 // library's allocations) can throw, most likely std::bad_alloc for a huge model or input.
@@ -247,7 +244,7 @@ Status Session::LoadPlan(const std::string& path) {
       }
       // A plan made on a larger machine (or a hostile one asking for a thousand threads)
       // runs with this machine's cores; PlacementFromPlan says so.
-      threads = std::min(plan.threads, MachineThreads());
+      threads = std::min(plan.threads, ResolveThreadCount(0));
     }
     std::vector<std::string> warnings;
     auto placement =
@@ -349,10 +346,11 @@ StatusOr<std::map<std::string, Tensor>> Session::RunUnguarded(
     }
   }
   for (const IndexInputBound& bound : impl_->index_bounds) {
-    COLLAGE_RETURN_IF_ERROR(
-        CheckIndexValues(ordered[bound.input], bound.axes,
-                         fmt::format("input '{}' (the indices of {})",
-                                     impl_->inputs[bound.input].name, bound.node)));
+    // The message is made only for an input that fails.
+    if (Status in_range = CheckIndexValues(ordered[bound.input], bound.axes); !in_range.ok()) {
+      return in_range.WithContext(fmt::format("input '{}' (the indices of {})",
+                                              impl_->inputs[bound.input].name, bound.node));
+    }
   }
   // The OpenMP team size is a per-thread setting: apply it on the thread that runs. Only that:
   // nothing here may resize or destroy a pool that another session's run is using (XNNPACK's

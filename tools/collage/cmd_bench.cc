@@ -207,13 +207,13 @@ Status RunBench(const BenchFlags& flags) {
   // The first run pays what later runs do not (first touches of the arena and the weights,
   // libraries' lazy set-up): reported on its own, then the warm-up.
   COLLAGE_ASSIGN_OR_RETURN(summary.first_inference_ms, TimeOneRun(*session, inputs));
-  // The warm-up keeps within --duration as well: a duration bounds the whole measurement.
+  // The warm-up keeps within the time limit as well (--duration, or the default's).
   const auto warmup_start = std::chrono::steady_clock::now();
   int warmup_runs = 0;
   for (; warmup_runs < flags.warmup; ++warmup_runs) {
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - warmup_start).count();
-    if (!flags.duration.empty() && elapsed >= limits.max_seconds) break;
+    if (limits.max_seconds > 0 && elapsed >= limits.max_seconds) break;
     COLLAGE_RETURN_IF_ERROR(TimeOneRun(*session, inputs).status());
   }
   summary.warmup_runs = warmup_runs;

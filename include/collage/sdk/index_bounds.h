@@ -26,9 +26,8 @@ struct IndexAxis {
 std::vector<IndexAxis> IndexedAxes(const Graph& graph, const Node& node, size_t* index_input);
 
 // OK when every value of the integer tensor `indices` lies in its axis's range; otherwise a
-// message naming `what`, the value and the range.
-Status CheckIndexValues(const Tensor& indices, const std::vector<IndexAxis>& axes,
-                        const std::string& what);
+// message naming the value, its position and the range (the caller adds whose indices).
+Status CheckIndexValues(const Tensor& indices, const std::vector<IndexAxis>& axes);
 
 // A graph input whose values are indices of a gather or scatter.
 struct IndexInputBound {

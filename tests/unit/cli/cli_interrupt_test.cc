@@ -158,6 +158,20 @@ pid_t StartHangingOptimize(const std::string& model, const std::string& db, cons
   return child;
 }
 
+// Optimizes once more under a 1 s limit and waits for it: the candidate is measured again
+// when its worker hangs in it once more (and writes its pid). `output`: that run's log.
+void OptimizeAgainUnderAShortLimit(const std::string& model, const std::string& db,
+                                   const std::string& log, const std::string& pid_file,
+                                   std::string* output) {
+  pid_t worker = -1;
+  const pid_t again = StartHangingOptimize(model, db, log, pid_file, "1", &worker);
+  ASSERT_GT(worker, 0) << "the candidate was not measured again\n" << ReadAll(log);
+  int status = 0;
+  ASSERT_EQ(::waitpid(again, &status, 0), again);
+  *output = ReadAll(log);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << *output;
+}
+
 class CliDeathTest : public CliTest, public ::testing::WithParamInterface<int> {};
 
 // The optimizer dies while its worker measures: the claim it left lapses, and the next
@@ -180,12 +194,8 @@ TEST_P(CliDeathTest, AClaimLapsesWhenTheOptimizeDiesAndTheNextOneMeasuresAgain) 
   ::kill(worker, SIGKILL);  // it follows its parent; made sure of here
   EXPECT_EQ(CountRows(db, "backend='hanging' AND state='measuring'"), 1) << "the claim is left";
 
-  pid_t again_worker = -1;
-  const pid_t again = StartHangingOptimize(model, db, log, pid_file, "1", &again_worker);
-  ASSERT_GT(again_worker, 0) << "the candidate was not measured again\n" << ReadAll(log);
-  ASSERT_EQ(::waitpid(again, &status, 0), again);
-  const std::string output = ReadAll(log);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << output;
+  std::string output;
+  ASSERT_NO_FATAL_FAILURE(OptimizeAgainUnderAShortLimit(model, db, log, pid_file, &output));
   EXPECT_EQ(CountRows(db, "reason LIKE '%died%'"), 0) << output;
   EXPECT_EQ(CountRows(db,
                       "backend='hanging' AND reason LIKE 'timed out after 1 s%' AND "
@@ -220,12 +230,7 @@ TEST_F(CliTest, AWorkerKilledFromOutsideIsMeasuredOnceMore) {
             1)
       << output;
 
-  pid_t again_worker = -1;
-  const pid_t again = StartHangingOptimize(model, db, log, pid_file, "1", &again_worker);
-  ASSERT_GT(again_worker, 0) << "not measured once more\n" << ReadAll(log);
-  ASSERT_EQ(::waitpid(again, &status, 0), again);
-  output = ReadAll(log);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << output;
+  ASSERT_NO_FATAL_FAILURE(OptimizeAgainUnderAShortLimit(model, db, log, pid_file, &output));
   EXPECT_EQ(CountRows(db, "backend='hanging' AND reason LIKE 'timed out%'"), 1) << output;
 }
 

@@ -55,6 +55,22 @@ class CostDatabaseTest : public ::testing::Test {
     }
     return moved;
   }
+  // Runs `sql` on the file directly, as another program (or an older collage) would.
+  void ExecRaw(const std::string& sql) const {
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
+    EXPECT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sql;
+    sqlite3_close(raw);
+  }
+  // Opens the file the way collage does, expecting it kept in place and no warning.
+  std::unique_ptr<CostDatabase> OpenInPlace() const {
+    std::vector<std::string> warnings;
+    auto db = CostDatabase::Open(path_, &warnings);
+    EXPECT_TRUE(db.ok()) << db.status().ToString();
+    EXPECT_TRUE(warnings.empty());
+    EXPECT_TRUE(MovedAside().empty());
+    return db.ok() ? std::move(*db) : nullptr;
+  }
 
   fs::path dir_;
   std::string path_;
@@ -287,20 +303,16 @@ TEST_F(CostDatabaseTest, AClaimOfAProcessWhoseIdWasReusedLapses) {
   ASSERT_TRUE(CostDatabase::Open(path_, nullptr).ok());  // the schema
   // An in-process claim naming a live process (this one's parent) with a start time that
   // is not that process's: the id was reused, the claimant is gone.
-  sqlite3* raw = nullptr;
-  ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
   const CostKey key = Key("reused");
-  const std::string sql = fmt::format(
+  ExecRaw(fmt::format(
       "INSERT INTO costs(device, backend, backend_version, signature, threads, method, state, "
       "pid, owner, in_process) VALUES('{}', '{}', '{}', '{}', {}, '{}', 'measuring', {}, "
       "'{}:1', 1)",
       key.device, key.backend, key.backend_version, key.signature, key.threads, key.method,
-      ::getppid(), ::getppid());
-  ASSERT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sql;
-  sqlite3_close(raw);
-  auto db = CostDatabase::Open(path_, nullptr);
-  ASSERT_TRUE(db.ok());
-  auto found = (*db)->Find(Key("reused"));
+      ::getppid(), ::getppid()));
+  auto db = OpenInPlace();
+  ASSERT_NE(db, nullptr);
+  auto found = db->Find(Key("reused"));
   ASSERT_TRUE(found.ok() && found->has_value()) << "a reused pid was taken for the owner";
   EXPECT_FALSE((*found)->valid);
 }
@@ -432,38 +444,28 @@ TEST_F(CostDatabaseTest, ASchemaOneDatabaseIsUpgradedItsCostsKeptAsMeasuredWarm)
 TEST_F(CostDatabaseTest, ASchemaTwoDatabaseIsUpgradedItsClaimsLapsing) {
   // The table as collage wrote it before claims had owners; a worker-measured claim of a
   // process long gone (pid 999999999) and a cost.
-  sqlite3* raw = nullptr;
-  ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
-  ASSERT_EQ(
-      sqlite3_exec(
-          raw,
-          "CREATE TABLE costs(device TEXT NOT NULL, backend TEXT NOT NULL, backend_version TEXT "
-          "NOT NULL, signature TEXT NOT NULL, threads INTEGER NOT NULL, method TEXT NOT NULL, "
-          "state TEXT NOT NULL CHECK(state IN ('valid', 'invalid', 'measuring')), median_ms REAL "
-          "NOT NULL DEFAULT 0, p90_ms REAL NOT NULL DEFAULT 0, samples INTEGER NOT NULL DEFAULT 0, "
-          "layouts TEXT NOT NULL DEFAULT '{}', reason TEXT NOT NULL DEFAULT '', pid INTEGER NOT "
-          "NULL DEFAULT 0, measured_at INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(device, backend, "
-          "backend_version, signature, threads, method));"
-          "INSERT INTO costs(device, backend, backend_version, signature, threads, method, state, "
-          "median_ms, p90_ms, samples, layouts) VALUES('test-device', 'onednn', 'oneDNN 2.6.3 "
-          "avx2', 'kept', 1, 'scrub:64MiB', 'valid', 2.5, 2.75, 9, "
-          "'{\"inputs\":[\"plain\"],\"outputs\":[\"plain\"]}');"
-          "INSERT INTO costs(device, backend, backend_version, signature, threads, method, state, "
-          "pid) VALUES('test-device', 'onednn', 'oneDNN 2.6.3 avx2', 'claimed', 1, 'scrub:64MiB', "
-          "'measuring', 999999999);"
-          "PRAGMA user_version=2;",
-          nullptr, nullptr, nullptr),
-      SQLITE_OK);
-  sqlite3_close(raw);
-  std::vector<std::string> warnings;
-  auto db = CostDatabase::Open(path_, &warnings);
-  ASSERT_TRUE(db.ok()) << db.status().ToString();
-  EXPECT_TRUE(warnings.empty());
-  EXPECT_TRUE(MovedAside().empty());
-  auto kept = (*db)->Find(Key("kept"));
+  ExecRaw(
+      "CREATE TABLE costs(device TEXT NOT NULL, backend TEXT NOT NULL, backend_version TEXT "
+      "NOT NULL, signature TEXT NOT NULL, threads INTEGER NOT NULL, method TEXT NOT NULL, "
+      "state TEXT NOT NULL CHECK(state IN ('valid', 'invalid', 'measuring')), median_ms REAL "
+      "NOT NULL DEFAULT 0, p90_ms REAL NOT NULL DEFAULT 0, samples INTEGER NOT NULL DEFAULT 0, "
+      "layouts TEXT NOT NULL DEFAULT '{}', reason TEXT NOT NULL DEFAULT '', pid INTEGER NOT "
+      "NULL DEFAULT 0, measured_at INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(device, backend, "
+      "backend_version, signature, threads, method));"
+      "INSERT INTO costs(device, backend, backend_version, signature, threads, method, state, "
+      "median_ms, p90_ms, samples, layouts) VALUES('test-device', 'onednn', 'oneDNN 2.6.3 "
+      "avx2', 'kept', 1, 'scrub:64MiB', 'valid', 2.5, 2.75, 9, "
+      "'{\"inputs\":[\"plain\"],\"outputs\":[\"plain\"]}');"
+      "INSERT INTO costs(device, backend, backend_version, signature, threads, method, state, "
+      "pid) VALUES('test-device', 'onednn', 'oneDNN 2.6.3 avx2', 'claimed', 1, 'scrub:64MiB', "
+      "'measuring', 999999999);"
+      "PRAGMA user_version=2;");
+  auto db = OpenInPlace();
+  ASSERT_NE(db, nullptr);
+  auto kept = db->Find(Key("kept"));
   ASSERT_TRUE(kept.ok() && kept->has_value());
   EXPECT_DOUBLE_EQ((*kept)->median_ms, 2.5);
-  auto claimed = (*db)->Find(Key("claimed"));
+  auto claimed = db->Find(Key("claimed"));
   ASSERT_TRUE(claimed.ok());
   EXPECT_FALSE(claimed->has_value()) << "an old claim of a dead process condemned its candidate";
 }
