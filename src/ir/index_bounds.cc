@@ -17,7 +17,8 @@ int64_t NormalizedAxis(int64_t axis, size_t rank) {
 std::vector<IndexAxis> IndexedAxes(const Graph& graph, const Node& node, size_t* index_input) {
   const std::string& op = node.op_type;
   if (!node.domain.empty() && node.domain != "ai.onnx") return {};
-  const bool by_axis = op == "Gather" || op == "GatherElements" || op == "ScatterElements";
+  const bool by_axis =
+      op == "Gather" || op == "GatherElements" || op == "ScatterElements" || op == "Scatter";
   const bool by_tuple = op == "GatherND" || op == "ScatterND";
   if ((!by_axis && !by_tuple) || node.inputs.size() < 2 || node.inputs[1] == kNoValue) return {};
   *index_input = 1;

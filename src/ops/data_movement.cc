@@ -70,6 +70,15 @@ void StridedCopy(size_t elem_size, const Shape& out_shape, const void* in, int64
   }
 }
 
+StatusOr<int64_t> NormalizeIndex(const Node& node, int64_t i, int64_t dim, int64_t axis) {
+  const int64_t j = i < 0 ? i + dim : i;
+  if (j < 0 || j >= dim) {
+    return OpError(node, StatusCode::kInvalidArgument,
+                   "index {} is out of range for axis {} of size {}", i, axis, dim);
+  }
+  return j;
+}
+
 int64_t DimProduct(const Shape& shape, int64_t begin, int64_t end) {
   int64_t p = 1;
   for (int64_t i = begin; i < end; ++i) p *= shape[static_cast<size_t>(i)];

@@ -34,6 +34,10 @@ Status DispatchBySize(const Node& node, DType dtype, F&& f) {
 void StridedCopy(size_t elem_size, const Shape& out_shape, const void* in, int64_t offset,
                  const std::vector<int64_t>& strides, void* out);
 
+// Maps index `i` of a gather or scatter (negative counts from the end) into [0, dim);
+// InvalidArgument otherwise: indices are data, so a bad one is a bad input, not a bad model.
+StatusOr<int64_t> NormalizeIndex(const Node& node, int64_t i, int64_t dim, int64_t axis);
+
 // Product of dims [begin, end) of shape (1 when empty).
 int64_t DimProduct(const Shape& shape, int64_t begin, int64_t end);
 

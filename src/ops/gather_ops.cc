@@ -11,17 +11,6 @@ Status RequireIndexDType(const InferContext& ctx, size_t input) {
   return RequireDType(ctx, input, {DType::kInt64, DType::kInt32});
 }
 
-// Maps index `i` (negative counts from the end) into [0, dim); InvalidArgument otherwise:
-// indices are data, so a bad one is a bad input rather than a bad model.
-StatusOr<int64_t> NormalizeIndex(const Node& node, int64_t i, int64_t dim, int64_t axis) {
-  const int64_t j = i < 0 ? i + dim : i;
-  if (j < 0 || j >= dim) {
-    return OpError(node, StatusCode::kInvalidArgument,
-                   "index {} is out of range for axis {} of size {}", i, axis, dim);
-  }
-  return j;
-}
-
 // ---- Gather ----
 
 // What Gather and GatherElements both require of (data, indices); returns the data axis.

@@ -34,6 +34,12 @@ OpRegistry BuildGlobalRegistry() {
   RegisterIntegerMatMulOps(registry);
   RegisterIntegerConvOps(registry);
   RegisterQLinearContribOps(registry);
+  RegisterScatterOps(registry);
+  RegisterCumSumOps(registry);
+  RegisterTopKOps(registry);
+  RegisterEinsumOps(registry);
+  RegisterSamplingOps(registry);
+  RegisterRearrangeOps(registry);
   return registry;
 }
 

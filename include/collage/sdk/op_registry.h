@@ -119,5 +119,13 @@ void RegisterIntegerMatMulOps(
 void RegisterIntegerConvOps(OpRegistry& registry);  // integer_conv.cc: ConvInteger, QLinearConv
 void RegisterQLinearContribOps(
     OpRegistry& registry);  // qlinear_contrib.cc: com.microsoft QLinear* ops, QGemm
+void RegisterScatterOps(
+    OpRegistry& registry);  // scatter_ops.cc: ScatterElements, Scatter, ScatterND, GatherND
+void RegisterCumSumOps(OpRegistry& registry);     // cumsum.cc: CumSum
+void RegisterTopKOps(OpRegistry& registry);       // topk.cc: TopK
+void RegisterEinsumOps(OpRegistry& registry);     // einsum.cc: Einsum
+void RegisterSamplingOps(OpRegistry& registry);   // sampling_ops.cc: GridSample, RoiAlign
+void RegisterRearrangeOps(OpRegistry& registry);  // rearrange_ops.cc: DepthToSpace, SpaceToDepth,
+                                                  // ReverseSequence, EyeLike
 
 }  // namespace collage
