@@ -61,6 +61,9 @@ build: deps
 # one process it hung for good (on a 2-vCPU AVX2 EPYC, whatever OMP_NUM_THREADS said). The
 # sanitizer build therefore leaves the openblas backend out; the release build tests it on
 # its own runtime.
+# As tests/conformance/CMakeLists.txt says: node cases whose data contradicts their model.
+NODE_CASES_WITH_BAD_DATA := $(foreach c,BFLOAT16_to_FLOAT BFLOAT16_to_FLOAT_expanded FLOAT_to_BFLOAT16 \
+  FLOAT_to_BFLOAT16_expanded,--exclude test_castlike_$(c))
 SANITIZER_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 sanitize: test-deps
 	CXX=clang++ cmake -S . -B $(ASAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(LAUNCHER) \
@@ -70,7 +73,7 @@ sanitize: test-deps
 	$(SANITIZER_ENV) ./$(ASAN_DIR)/tests/collage_unit_tests --gtest_brief=1 --gtest_filter=-$(ASAN_SKIP)
 	./scripts/gen_conformance_cases.sh $(ASAN_DIR)/conformance_cases/onnx
 	$(SANITIZER_ENV) ./$(ASAN_DIR)/tests/collage_conformance $(ASAN_DIR)/conformance_cases/onnx/node \
-	  > $(ASAN_DIR)/conformance.log || { tail -40 $(ASAN_DIR)/conformance.log; exit 1; }
+	  $(NODE_CASES_WITH_BAD_DATA) > $(ASAN_DIR)/conformance.log || { tail -40 $(ASAN_DIR)/conformance.log; exit 1; }
 	tail -1 $(ASAN_DIR)/conformance.log
 	$(SANITIZER_ENV) ./$(ASAN_DIR)/tests/backend_ops/collage_backend_ops > $(ASAN_DIR)/backend_ops.log \
 	  || { tail -40 $(ASAN_DIR)/backend_ops.log; exit 1; }

@@ -2,8 +2,10 @@
 // (which is the identity at inference). Part of the unary family (RegisterUnaryOps).
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "ops/elementwise.h"
+#include "ops/half_float.h"
 #include "ops/op_helpers.h"
 
 namespace collage {
@@ -21,6 +23,8 @@ bool IsCastable(DType dtype) {
     case DType::kUInt16:
     case DType::kUInt32:
     case DType::kUInt64:
+    case DType::kFloat16:
+    case DType::kBFloat16:
     case DType::kBool: return true;
     default: return false;
   }
@@ -29,9 +33,42 @@ bool IsCastable(DType dtype) {
 Status RequireCastable(const Node& node, DType dtype, const char* what) {
   if (IsCastable(dtype)) return Status::Ok();
   return OpError(node, StatusCode::kUnsupported,
-                 "{} dtype {} is not supported (numeric types and bool are; float16, bfloat16 "
-                 "and string are not)",
+                 "{} dtype {} is not supported (numeric types, float16, bfloat16 and bool are; "
+                 "strings, float8 and complex are not)",
                  what, DTypeName(dtype));
+}
+
+bool IsHalf(DType dtype) { return dtype == DType::kFloat16 || dtype == DType::kBFloat16; }
+
+// Casts from or to float16 / bfloat16 go through float, which holds every 16-bit value exactly;
+// rounding into 16 bits is half to even. (A double is rounded to float first: the two
+// roundings can differ from one only for values within 2^-29 of a tie.)
+Status ConvertThroughFloat(const Node& node, const Tensor& in, Tensor& out) {
+  const int64_t n = in.num_elements();
+  std::vector<float> values(static_cast<size_t>(n));
+  if (IsHalf(in.dtype())) {
+    const auto* bits = in.data_as<uint16_t>();
+    const bool half = in.dtype() == DType::kFloat16;
+    for (int64_t i = 0; i < n; ++i)
+      values[i] = half ? HalfToFloat(bits[i]) : BFloat16ToFloat(bits[i]);
+  } else {
+    COLLAGE_RETURN_IF_ERROR(DispatchAny(node, in.dtype(), [&](auto tag) {
+      using From = decltype(tag);
+      MapUnary(in.data_as<From>(), values.data(), n, 1,
+               [](From v) { return static_cast<float>(v); });
+    }));
+  }
+  if (IsHalf(out.dtype())) {
+    auto* bits = out.data_as<uint16_t>();
+    const bool half = out.dtype() == DType::kFloat16;
+    for (int64_t i = 0; i < n; ++i)
+      bits[i] = half ? FloatToHalf(values[i]) : FloatToBFloat16(values[i]);
+    return Status::Ok();
+  }
+  return DispatchAny(node, out.dtype(), [&](auto tag) {
+    using To = decltype(tag);
+    MapUnary(values.data(), out.data_as<To>(), n, 1, [](float v) { return SaturatingCast<To>(v); });
+  });
 }
 
 Status ConvertTensor(const Node& node, const Tensor& in, Tensor& out) {
@@ -39,6 +76,7 @@ Status ConvertTensor(const Node& node, const Tensor& in, Tensor& out) {
     if (in.data() != out.data() && in.nbytes() > 0) std::memcpy(out.data(), in.data(), in.nbytes());
     return Status::Ok();
   }
+  if (IsHalf(in.dtype()) || IsHalf(out.dtype())) return ConvertThroughFloat(node, in, out);
   Status inner_status;
   Status status = DispatchAny(node, in.dtype(), [&](auto from_tag) {
     using From = decltype(from_tag);
