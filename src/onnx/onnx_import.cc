@@ -11,14 +11,15 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "collage/sdk/errors.h"
+#include "collage/sdk/op_registry.h"
 #include "onnx/constant_folding.h"
+#include "onnx/function_expansion.h"
 #include "onnx/onnx_attributes.h"
 #include "onnx/onnx_checks.h"
 #include "onnx/onnx_pb.h"
 #include "onnx/onnx_types.h"
 #include "onnx/tensor_proto.h"
-#include "collage/sdk/op_registry.h"
-#include "collage/sdk/errors.h"
 #include "util/file_io.h"
 
 namespace collage {
@@ -28,6 +29,9 @@ namespace {
 // Opsets whose ops collage implements (the target is 11..21; older ones work op by op).
 constexpr int64_t kMinOpset = 7;
 constexpr int64_t kMaxOpset = 21;
+// Function bodies and If branches may hold more of them; deeper than this is a function
+// calling itself (or a file built to exhaust the stack).
+constexpr int kMaxNestingDepth = 32;
 
 std::string NormalizeDomain(const std::string& domain) {
   return domain == "ai.onnx" ? std::string() : domain;
@@ -78,10 +82,14 @@ class Importer {
     COLLAGE_RETURN_IF_ERROR(CheckDomains());
     COLLAGE_RETURN_IF_ERROR(ResolveLegacyOpset());
     graph_.set_opset(opset_);
+    functions_.emplace(model_, opset_);
     COLLAGE_RETURN_IF_ERROR(CheckSupportedOps());
     COLLAGE_RETURN_IF_ERROR(AddInputs());
     COLLAGE_RETURN_IF_ERROR(AddInitializers());
-    for (int i = 0; i < graph_proto_.node_size(); ++i) COLLAGE_RETURN_IF_ERROR(AddNode(i));
+    for (int i = 0; i < graph_proto_.node_size(); ++i) {
+      COLLAGE_RETURN_IF_ERROR(
+          AddNode(graph_proto_.node(i), node_names_[static_cast<size_t>(i)], 0));
+    }
     COLLAGE_RETURN_IF_ERROR(AddOutputs());
     // Only now: libonnx 1.12's inference functions crash on some malformed attributes (a
     // zero stride divides by zero) that collage's own inference has refused by this point.
@@ -200,8 +208,10 @@ class Importer {
     for (int i = 0; i < graph_proto_.node_size(); ++i) {
       const auto& node = graph_proto_.node(i);
       const std::string domain = NormalizeDomain(node.domain());
-      if (domain.empty() && node.op_type() == "Constant") continue;  // the frontend's own
+      // The frontend's own: Constant, and If whose condition is known at load (AddIf).
+      if (domain.empty() && (node.op_type() == "Constant" || node.op_type() == "If")) continue;
       if (OpRegistry::Global().Find(domain, node.op_type()) != nullptr) continue;
+      if (functions_->HasBody(node)) continue;  // its body's ops are checked as it expands
       unsupported.emplace(OpDisplayName(domain, node.op_type()),
                           node_names_[static_cast<size_t>(i)]);
     }
@@ -393,16 +403,26 @@ class Importer {
     return Define(proto, name, proto.output(0), id);
   }
 
-  Status AddNode(int index) {
-    const onnx::NodeProto& proto = graph_proto_.node(index);
-    const std::string& name = node_names_[static_cast<size_t>(index)];
+  // Adds the node, or the nodes of its function body where collage has no kernel for its op.
+  // `depth`: how many function bodies and If branches hold the node.
+  Status AddNode(const onnx::NodeProto& proto, const std::string& name, int depth) {
+    if (depth > kMaxNestingDepth) {
+      return Unsupported(
+          "{} node '{}': function bodies and If branches nest deeper than {} (a function that "
+          "calls itself?)",
+          proto.op_type(), name, kMaxNestingDepth);
+    }
     Node node;
     node.name = name;
     node.op_type = proto.op_type();
     node.domain = NormalizeDomain(proto.domain());
     if (node.domain.empty() && node.op_type == "Constant") return AddConstantNode(proto, name);
+    if (node.domain.empty() && node.op_type == "If") return AddIf(proto, name, depth);
     const OpDef* def = OpRegistry::Global().Find(node.domain, node.op_type);
-    if (def == nullptr) {  // CheckSupportedOps reported it already; kept as a guard
+    if (def == nullptr && functions_->HasBody(proto)) {
+      return AddFunctionBody(proto, name, depth);
+    }
+    if (def == nullptr) {  // top-level ones were reported by CheckSupportedOps already
       return Unsupported("{} node '{}': op is not supported", node.op_type, name);
     }
     const std::string where = fmt::format("{} node '{}'", node.op_type, name);
@@ -489,6 +509,94 @@ class Importer {
     return graph_.AddNode(std::move(node)).status();
   }
 
+  // An If whose condition is known when the model loads (a constant, or folded from constants:
+  // exporters write such checks of static shapes) is replaced by the nodes of the branch it
+  // takes. Its branch reads outer values by name, which are in scope here; ONNX names every
+  // value of a model once (no shadowing), so the branch's names are taken over as they are.
+  Status AddIf(const onnx::NodeProto& proto, const std::string& name, int depth) {
+    const std::string where = fmt::format("If node '{}'", name);
+    if (proto.input_size() != 1 || proto.input(0).empty()) {
+      return InvalidModel("{}: has {} inputs, expected the condition only", where,
+                          proto.input_size());
+    }
+    auto cond = ids_.find(proto.input(0));
+    if (cond == ids_.end()) {
+      return InvalidModel(
+          "{}: input '{}' is not produced by any earlier node, initializer or "
+          "graph input",
+          where, proto.input(0));
+    }
+    const Value& cond_value = graph_.value(cond->second);
+    if (!cond_value.is_constant()) {
+      return Unsupported(
+          "{}: its condition '{}' is computed at run time; collage runs an If only when its "
+          "condition is known when the model loads (a constant, or computed from constants and "
+          "static shapes)",
+          where, proto.input(0));
+    }
+    const Tensor& flag = *cond_value.constant;
+    if (flag.dtype() != DType::kBool || flag.num_elements() != 1) {
+      return InvalidModel("{}: the condition must be one bool, is {}", where,
+                          cond_value.type.ToString());
+    }
+    const bool taken = flag.data_as<bool>()[0];
+    const char* branch_name = taken ? "then_branch" : "else_branch";
+    const onnx::GraphProto* branch = nullptr;
+    for (const auto& attr : proto.attribute()) {
+      if (attr.name() == branch_name && attr.has_g()) branch = &attr.g();
+    }
+    if (branch == nullptr)
+      return InvalidModel("{}: has no graph attribute '{}'", where, branch_name);
+    if (branch->input_size() != 0) {
+      return InvalidModel("{}: {} has {} inputs; If branches take none", where, branch_name,
+                          branch->input_size());
+    }
+    if (branch->output_size() != proto.output_size()) {
+      return InvalidModel("{}: {} has {} outputs for the node's {}", where, branch_name,
+                          branch->output_size(), proto.output_size());
+    }
+    for (const auto& init : branch->initializer()) {
+      if (init.name().empty())
+        return InvalidModel("{}: an initializer of {} has no name", where, branch_name);
+      COLLAGE_ASSIGN_OR_RETURN(Tensor tensor, TensorFromProto(init, base_dir_));
+      COLLAGE_RETURN_IF_ERROR(
+          Define(proto, name, init.name(), graph_.AddConstant(init.name(), std::move(tensor))));
+    }
+    for (int i = 0; i < branch->node_size(); ++i) {
+      const onnx::NodeProto& inner = branch->node(i);
+      const std::string inner_name =
+          name + "/" +
+          (inner.name().empty() ? inner.op_type() + "_" + std::to_string(i) : inner.name());
+      COLLAGE_RETURN_IF_ERROR(AddNode(inner, inner_name, depth + 1));
+    }
+    // The node's outputs are the branch's, renamed.
+    for (int i = 0; i < proto.output_size(); ++i) {
+      if (proto.output(i).empty()) continue;
+      onnx::NodeProto identity;
+      identity.set_op_type("Identity");
+      identity.add_input(branch->output(i).name());
+      identity.add_output(proto.output(i));
+      COLLAGE_RETURN_IF_ERROR(AddNode(identity, name + "/output_" + std::to_string(i), depth + 1));
+    }
+    return Status::Ok();
+  }
+
+  Status AddFunctionBody(const onnx::NodeProto& proto, const std::string& name, int depth) {
+    std::vector<TensorType> input_types;
+    for (const std::string& input : proto.input()) {
+      auto it = ids_.find(input);
+      input_types.push_back(it == ids_.end() ? TensorType{} : graph_.value(it->second).type);
+    }
+    COLLAGE_ASSIGN_OR_RETURN(
+        std::vector<onnx::NodeProto> body,
+        functions_->Expand(proto, name, input_types,
+                           [&](const std::string& value) { return ids_.count(value) != 0; }));
+    for (const onnx::NodeProto& inner : body) {
+      COLLAGE_RETURN_IF_ERROR(AddNode(inner, inner.name(), depth + 1));
+    }
+    return Status::Ok();
+  }
+
   // Two independent inferences disagreeing means one of them is wrong; running a kernel on
   // a wrong shape would corrupt memory, so this is an error, not a warning.
   Status CrossCheckWithOnnxInference() {
@@ -563,6 +671,7 @@ class Importer {
   int64_t opset_ = 0;        // the opset whose semantics the graph has (see ResolveLegacyOpset)
   std::set<std::string> imported_domains_;
   std::vector<std::string> node_names_;
+  std::optional<FunctionExpander> functions_;     // set once the opset is known
   std::unordered_map<std::string, ValueId> ids_;  // ONNX value name → IR value
   std::map<std::string, std::string> producers_;  // node output → "<op> node '<name>'"
   // Outputs whose libonnx type cannot be trusted: libonnx 1.12 counts Range's elements as
