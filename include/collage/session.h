@@ -16,6 +16,7 @@
 namespace collage {
 
 class Graph;
+struct ParsedModel;  // the library's parsed ONNX model (src/onnx/onnx_import.h)
 
 struct SessionOptions {
   // Fixes the dynamic dims of graph inputs (every dynamic dim must be fixed): name → the
@@ -40,6 +41,15 @@ struct SessionOptions {
   // searches only among those, and a plan using another rule is refused. Slower: fewer fused
   // kernels.
   bool strict_non_finite = false;
+  // A model whose input dims are dynamic (and not fixed by input_shapes), or whose shapes
+  // depend on the values of small inputs (a Reshape's target shape, a TopK's k given as an
+  // input), is loaded for any input shapes: each Run at a new input signature (the input
+  // shapes, and the values of those small inputs) imports and compiles the model for it once;
+  // the last shape_cache_size compiled models are kept. Such a session cannot be optimized
+  // or given a plan (both measure one graph: fix the shapes with input_shapes). When false,
+  // such a model is refused at load, naming what to fix.
+  bool shapes_per_run = true;
+  int shape_cache_size = 8;
 };
 
 // What the search that made the current placement estimated it would cost: each group's
@@ -118,8 +128,16 @@ class Session {
   // (a corrupt cost database moved aside).
   const std::vector<std::string>& warnings() const;
 
-  // Every input must be given with exactly its declared dtype and shape. Returns every graph
-  // output by name (owned tensors).
+  // Whether the session compiles per input signature (SessionOptions::shapes_per_run applied):
+  // inputs() and outputs() then show dynamic dims as -1, and summary(), DescribePlacement()
+  // and the placement describe the model as compiled for the latest run.
+  bool compiles_per_run() const;
+  // How many input signatures have a compiled model kept (0 for a session of fixed shapes).
+  int num_compiled_shapes() const;
+
+  // Every input must be given with its declared dtype, and its declared shape (any size for a
+  // dynamic dim of a session that compiles per run). Returns every graph output by name
+  // (owned tensors).
   // With `profile`, also records the time of every node (adds a clock read per node).
   StatusOr<std::map<std::string, Tensor>> Run(const std::map<std::string, Tensor>& inputs,
                                               RunProfile* profile = nullptr);
@@ -132,6 +150,11 @@ class Session {
   // Takes an already imported graph: the library's own way in (SessionAccess::FromGraph);
   // applications use LoadFile, LoadBytes or LoadZooModel (collage/zoo.h).
   static StatusOr<std::unique_ptr<Session>> FromGraph(Graph graph, const SessionOptions& options);
+  // A session that compiles per input signature (SessionOptions::shapes_per_run).
+  static StatusOr<std::unique_ptr<Session>> PerRun(ParsedModel parsed,
+                                                   const SessionOptions& options,
+                                                   const std::vector<std::string>& value_inputs,
+                                                   double import_ms);
   std::unique_ptr<Impl> impl_;
   friend struct SessionAccess;  // the library's own view of the model (src/session)
 };

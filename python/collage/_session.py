@@ -21,7 +21,9 @@ class NodeArg:
 
     def __init__(self, name, dtype, shape):
         self.name = name
-        self.shape = list(shape)
+        # A dynamic dim (the session compiles per input shape) is None, as ONNX Runtime shows
+        # a dim it does not know.
+        self.shape = [d if d >= 0 else None for d in shape]
         self.type = _ORT_TYPES.get(dtype, f"tensor({dtype})")
         self.dtype = dtype  # collage's name: "float32", "int64", ...
 
@@ -38,7 +40,8 @@ class InferenceSession:
                `collage optimize --save-plan` instead of one backend
     backend    run every node on this backend where one of its rules matches, "native"
                elsewhere (collage.backends() lists them)
-    shapes     fix dynamic input dims: {"input": [1, 3, 224, 224]}
+    shapes     fix dynamic input dims: {"input": [1, 3, 224, 224]}; without it a model of
+               dynamic dims runs at any input shape, compiled once per new shape
     strict_nan use only kernels that propagate NaN and infinities as the ONNX spec does
 
     Errors are raised as collage.CollageError subclasses carrying collage's message.
@@ -105,3 +108,8 @@ class InferenceSession:
     def warnings(self):
         """Warnings from loading a plan (another device, other library versions)."""
         return self._session.warnings()
+
+    def num_compiled_shapes(self):
+        """For a model of dynamic dims: how many input shapes have a compiled model kept (each
+        run at a new shape compiles one; the last 8 are kept). 0 for fixed shapes."""
+        return self._session.num_compiled_shapes()

@@ -59,6 +59,7 @@ class PySession {
   }
 
   std::vector<TensorInfoTuple> inputs() const { return Describe(session_->inputs()); }
+  int num_compiled_shapes() const { return session_->num_compiled_shapes(); }
   std::vector<TensorInfoTuple> outputs() const { return Describe(session_->outputs()); }
 
   // Runs on `feeds` (name → C-contiguous array, borrowed for the run) and returns the outputs
@@ -127,7 +128,8 @@ void BindSession(nb::module_& m) {
       .def("run", &PySession::Run, nb::arg("output_names").none(), nb::arg("feeds"))
       .def("placement", &PySession::placement)
       .def("placement_source", &PySession::placement_source)
-      .def("warnings", &PySession::warnings);
+      .def("warnings", &PySession::warnings)
+      .def("num_compiled_shapes", &PySession::num_compiled_shapes);
 }
 
 }  // namespace collage::python

@@ -66,6 +66,16 @@ class TinyModel:
 
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory):
+    return _build_tiny_model(tmp_path_factory, [1, 4, 16, 16])
+
+
+@pytest.fixture(scope="session")
+def dynamic_tiny_model(tmp_path_factory):
+    """The tiny model with its batch, height and width dynamic."""
+    return _build_tiny_model(tmp_path_factory, ["batch", 4, "height", "width"])
+
+
+def _build_tiny_model(tmp_path_factory, input_dims):
     onnx = pytest.importorskip("onnx", reason="the onnx package (python3-onnx) builds the small model")
     from onnx import TensorProto, helper, numpy_helper
 
@@ -82,9 +92,10 @@ def tiny_model(tmp_path_factory):
         helper.make_node("Softmax", ["logits"], ["probs"], name="softmax", axis=1),
     ]
     graph = helper.make_graph(
-        nodes, "tiny", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 16, 16])],
-        [helper.make_tensor_value_info("probs", TensorProto.FLOAT, [1, 5]),
-         helper.make_tensor_value_info("features", TensorProto.FLOAT, [1, 8, 16, 16])],
+        nodes, "tiny", [helper.make_tensor_value_info("x", TensorProto.FLOAT, input_dims)],
+        [helper.make_tensor_value_info("probs", TensorProto.FLOAT, [input_dims[0], 5]),
+         helper.make_tensor_value_info("features", TensorProto.FLOAT,
+                                       [input_dims[0], 8, input_dims[2], input_dims[3]])],
         [numpy_helper.from_array(value, name) for name, value in weights.items()])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     onnx.checker.check_model(model)

@@ -101,3 +101,18 @@ def test_a_plain_list_is_converted_to_the_inputs_dtype(tiny_model, tiny_input):
     session = collage.InferenceSession(tiny_model.path)
     from_list = session.run(["probs"], {"x": tiny_input.tolist()})[0]
     np.testing.assert_array_equal(from_list, session.run(["probs"], {"x": tiny_input})[0])
+
+
+def test_a_model_of_dynamic_dims_runs_at_any_input_shape(dynamic_tiny_model):
+    session = collage.InferenceSession(dynamic_tiny_model.path, threads=1)
+    assert session.get_inputs()[0].shape == [None, 4, None, None]
+    rng = np.random.default_rng(3)
+    for shape in [(1, 4, 16, 16), (2, 4, 9, 23), (3, 4, 5, 5), (1, 4, 16, 16)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        probs, features = session.run(["probs", "features"], {"x": x})
+        expected = dynamic_tiny_model.reference(x)
+        assert_close(probs, expected["probs"].astype(np.float32))
+        assert_close(features, expected["features"].astype(np.float32))
+    assert session.num_compiled_shapes() == 3  # the last shape was compiled already
+    with pytest.raises(collage.InvalidArgumentError, match=r"expects \?x4x\?x\?"):
+        session.run(None, {"x": np.zeros((1, 3, 8, 8), np.float32)})

@@ -242,6 +242,11 @@ class Importer {
                              input_names.empty() ? std::string("none")
                                                  : fmt::format("{}", fmt::join(input_names, ", ")));
     }
+    for (const auto& [name, value] : options_.input_values) {
+      if (std::find(input_names.begin(), input_names.end(), name) == input_names.end()) {
+        return InvalidArgument("a value is bound to '{}', which is not a graph input", name);
+      }
+    }
     std::vector<std::string> dynamic;  // every input still dynamic, reported together
     for (const onnx::ValueInfoProto* input : inputs) {
       const std::string& name = input->name();
@@ -282,14 +287,31 @@ class Importer {
               "fixes them) or fix them with --shape {}={}",
               name, OnnxShapeToString(declared), name, name, DimsTemplate(declared)));
         }
+        if (options_.needs != nullptr) options_.needs->dynamic_inputs.push_back(name);
         continue;
       }
-      if (!CheckedNumElements(shape)) {
+      const std::optional<int64_t> elements = CheckedNumElements(shape);
+      if (!elements) {
         return InvalidModel("input '{}' has invalid dims {}", name, ShapeToString(shape));
+      }
+      if (auto bound = options_.input_values.find(name); bound != options_.input_values.end()) {
+        if (bound->second.dtype() != *dtype || bound->second.shape() != shape) {
+          return InvalidArgument("the value bound to input '{}' is {} {}, the input is {} {}", name,
+                                 DTypeName(bound->second.dtype()),
+                                 ShapeToString(bound->second.shape()), DTypeName(*dtype),
+                                 ShapeToString(shape));
+        }
+        ids_[name] = graph_.AddConstant(name, bound->second);
+        continue;
       }
       ValueId id = graph_.AddValue(name, TensorType{*dtype, shape});
       graph_.AddInput(id);
       ids_[name] = id;
+      // Few enough elements to bind per run, should a shape depend on the values.
+      if (*elements <= kMaxBindableElements && bindable_inputs_.size() < 64) {
+        value_sources_[id] = uint64_t{1} << bindable_inputs_.size();
+        bindable_inputs_.push_back(name);
+      }
     }
     if (!dynamic.empty()) return InvalidArgument("{}", fmt::join(dynamic, "; "));
     return Status::Ok();
@@ -480,9 +502,19 @@ class Importer {
       ctx.input_types.push_back(&v.type);
       ctx.input_values.push_back(v.is_constant() ? &*v.constant : nullptr);
     }
-    COLLAGE_RETURN_IF_ERROR(InferNodeTypes(*def, ctx));
+    // Which small graph inputs' values reach this node: Shape and Size read only shapes.
+    uint64_t sources = 0;
+    for (ValueId in : node.inputs) {
+      if (auto it = value_sources_.find(in); it != value_sources_.end()) sources |= it->second;
+    }
+    if (Status inferred = InferNodeTypes(*def, ctx); !inferred.ok()) {
+      if (inferred.code() == StatusCode::kUnsupported) NoteValueInputs(sources);
+      return inferred;
+    }
+    if (node.domain.empty() && (node.op_type == "Shape" || node.op_type == "Size")) sources = 0;
     for (size_t i = 0; i < node.outputs.size(); ++i) {
       if (node.outputs[i] == kNoValue) continue;
+      if (sources != 0) value_sources_[node.outputs[i]] = sources;
       const std::string& output = graph_.value(node.outputs[i]).name;
       if (!CheckedNumBytes(ctx.output_types[i])) {
         return Unsupported("{}: output '{}' would be {}, which is too large", where, output,
@@ -581,6 +613,13 @@ class Importer {
     return Status::Ok();
   }
 
+  void NoteValueInputs(uint64_t sources) const {
+    if (options_.needs == nullptr) return;
+    for (size_t i = 0; i < bindable_inputs_.size(); ++i) {
+      if (sources & (uint64_t{1} << i)) options_.needs->value_inputs.push_back(bindable_inputs_[i]);
+    }
+  }
+
   Status AddFunctionBody(const onnx::NodeProto& proto, const std::string& name, int depth) {
     std::vector<TensorType> input_types;
     for (const std::string& input : proto.input()) {
@@ -672,6 +711,10 @@ class Importer {
   std::set<std::string> imported_domains_;
   std::vector<std::string> node_names_;
   std::optional<FunctionExpander> functions_;     // set once the opset is known
+  // Graph inputs small enough to bind (ImportNeeds::value_inputs), and for each value the
+  // bit set of those whose values flow into it (absent: none).
+  std::vector<std::string> bindable_inputs_;
+  std::unordered_map<ValueId, uint64_t> value_sources_;
   std::unordered_map<std::string, ValueId> ids_;  // ONNX value name → IR value
   std::map<std::string, std::string> producers_;  // node output → "<op> node '<name>'"
   // Outputs whose libonnx type cannot be trusted: libonnx 1.12 counts Range's elements as
@@ -686,8 +729,32 @@ class Importer {
   }
 };
 
-StatusOr<Graph> ImportBytes(const std::string& bytes, const ImportOptions& options,
-                            const std::string& source_name, const std::string& base_dir) {
+}  // namespace
+
+StatusOr<Graph> ImportOnnxFile(const std::string& path, const ImportOptions& options) {
+  // protobuf parses at most 2 GiB; a larger file is refused before it is read.
+  COLLAGE_ASSIGN_OR_RETURN(ParsedModel parsed, ParseOnnxFile(path));
+  return ImportParsed(parsed, options);
+}
+
+StatusOr<Graph> ImportOnnxBytes(const std::string& bytes, const ImportOptions& options,
+                                const std::string& source_name) {
+  COLLAGE_ASSIGN_OR_RETURN(ParsedModel parsed, ParseOnnxBytes(bytes, source_name));
+  return ImportParsed(parsed, options);
+}
+
+StatusOr<ParsedModel> ParseOnnxFile(const std::string& path) {
+  auto bytes = ReadRegularFile(path, INT_MAX,
+                               "protobuf cannot parse an ONNX file over 2 GiB; store the weights "
+                               "as external data");
+  if (!bytes.ok()) return bytes.status();
+  std::string base_dir = std::filesystem::path(path).parent_path().string();
+  COLLAGE_ASSIGN_OR_RETURN(ParsedModel parsed, ParseOnnxBytes(*bytes, path));
+  parsed.base_dir = base_dir.empty() ? "." : base_dir;
+  return parsed;
+}
+
+StatusOr<ParsedModel> ParseOnnxBytes(const std::string& bytes, const std::string& source_name) {
   if (bytes.empty()) {
     return InvalidModel("{} is not a valid ONNX model (it is empty)", source_name);
   }
@@ -697,28 +764,46 @@ StatusOr<Graph> ImportBytes(const std::string& bytes, const ImportOptions& optio
         "as external data",
         source_name);
   }
-  onnx::ModelProto model;
-  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+  auto model = std::make_shared<onnx::ModelProto>();
+  if (!model->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return InvalidModel("{} is not a valid ONNX model (protobuf parse failed)", source_name);
   }
-  return ImportOnnxModel(model, options, source_name, base_dir);
+  return ParsedModel{std::move(model), source_name, ""};
+}
+
+StatusOr<Graph> ImportParsed(const ParsedModel& model, const ImportOptions& options) {
+  return ImportOnnxModel(*model.proto, options, model.source_name, model.base_dir);
+}
+
+namespace {
+
+DeclaredTensor Declared(const onnx::ValueInfoProto& value) {
+  DeclaredTensor declared{value.name(), DType::kUndefined, {}};
+  if (!value.type().has_tensor_type()) return declared;
+  const auto& tensor = value.type().tensor_type();
+  if (auto dtype = DTypeFromOnnx(tensor.elem_type()); dtype.ok()) declared.dtype = *dtype;
+  for (const auto& dim : tensor.shape().dim()) {
+    declared.shape.push_back(dim.has_dim_value() && dim.dim_value() >= 0 ? dim.dim_value() : -1);
+  }
+  return declared;
 }
 
 }  // namespace
 
-StatusOr<Graph> ImportOnnxFile(const std::string& path, const ImportOptions& options) {
-  // protobuf parses at most 2 GiB; a larger file is refused before it is read.
-  auto bytes = ReadRegularFile(path, INT_MAX,
-                               "protobuf cannot parse an ONNX file over 2 GiB; store the weights "
-                               "as external data");
-  if (!bytes.ok()) return bytes.status();
-  std::string base_dir = std::filesystem::path(path).parent_path().string();
-  return ImportBytes(*bytes, options, path, base_dir.empty() ? "." : base_dir);
+std::vector<DeclaredTensor> DeclaredInputs(const onnx::ModelProto& model) {
+  std::unordered_set<std::string> initializers;
+  for (const auto& init : model.graph().initializer()) initializers.insert(init.name());
+  std::vector<DeclaredTensor> inputs;
+  for (const auto& input : model.graph().input()) {
+    if (!initializers.count(input.name())) inputs.push_back(Declared(input));
+  }
+  return inputs;
 }
 
-StatusOr<Graph> ImportOnnxBytes(const std::string& bytes, const ImportOptions& options,
-                                const std::string& source_name) {
-  return ImportBytes(bytes, options, source_name, "");
+std::vector<DeclaredTensor> DeclaredOutputs(const onnx::ModelProto& model) {
+  std::vector<DeclaredTensor> outputs;
+  for (const auto& output : model.graph().output()) outputs.push_back(Declared(output));
+  return outputs;
 }
 
 StatusOr<Graph> ImportOnnxModel(const onnx::ModelProto& model, const ImportOptions& options,

@@ -5,10 +5,13 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
-#include "collage/status.h"
 #include "collage/sdk/graph.h"
+#include "collage/status.h"
+#include "collage/tensor.h"
 
 namespace onnx {
 class ModelProto;
@@ -25,7 +28,44 @@ struct ImportOptions {
   std::map<std::string, std::string> input_shape_origins;
   // Evaluate nodes whose inputs are all constant at import time.
   bool fold_constants = true;
+  // Graph inputs bound to these values for this import: they become constants and leave the
+  // graph's inputs, so that shapes computed from them are known (a session whose shapes
+  // depend on input values imports once per set of values).
+  std::map<std::string, Tensor> input_values;
+  // Where set, a failed import says here what it would have needed (see ImportNeeds).
+  struct ImportNeeds* needs = nullptr;
 };
+
+// What a failed import lacked that a run could give it.
+struct ImportNeeds {
+  // Graph inputs left with dynamic dims (no input_shapes entry fixes them).
+  std::vector<std::string> dynamic_inputs;
+  // Graph inputs of at most kMaxBindableElements elements whose values flow into the node
+  // whose type inference failed (through any nodes but Shape and Size): binding them may let
+  // it know its output shape.
+  std::vector<std::string> value_inputs;
+};
+inline constexpr int64_t kMaxBindableElements = 64;
+
+// A model parsed once and imported as often as needed (at other input shapes or values).
+struct ParsedModel {
+  std::shared_ptr<const onnx::ModelProto> proto;
+  std::string source_name;  // for messages
+  std::string base_dir;     // resolves external tensor data
+};
+StatusOr<ParsedModel> ParseOnnxFile(const std::string& path);
+StatusOr<ParsedModel> ParseOnnxBytes(const std::string& bytes, const std::string& source_name);
+StatusOr<Graph> ImportParsed(const ParsedModel& model, const ImportOptions& options);
+
+// A graph input or output as the model declares it: dims < 0 are dynamic; kUndefined where
+// the model declares no element type. Initializers listed as inputs are left out.
+struct DeclaredTensor {
+  std::string name;
+  DType dtype = DType::kUndefined;
+  Shape shape;
+};
+std::vector<DeclaredTensor> DeclaredInputs(const onnx::ModelProto& model);
+std::vector<DeclaredTensor> DeclaredOutputs(const onnx::ModelProto& model);
 
 // Reads and imports a model file. Errors name the file.
 StatusOr<Graph> ImportOnnxFile(const std::string& path, const ImportOptions& options = {});

@@ -18,15 +18,20 @@
 #include "search/optimizer.h"
 #include "search/plan.h"
 #include "session/session_access.h"
+#include "session/shape_specializer.h"
 
 namespace collage {
 
 struct Session::Impl {
-  // A session on what `import` makes of the model (a file's or a buffer's), the import timed:
-  // LoadFile and LoadBytes.
-  static StatusOr<std::unique_ptr<Session>> LoadImported(
-      const std::function<StatusOr<Graph>(const ImportOptions&)>& import,
-      const SessionOptions& options);
+  // A session on a parsed model (a file's or a buffer's), the import timed: LoadFile and
+  // LoadBytes. One that compiles per run where the model's shapes are not all known at load.
+  static StatusOr<std::unique_ptr<Session>> LoadParsed(
+      const std::function<StatusOr<ParsedModel>()>& parse, const SessionOptions& options);
+
+  // Set when the session compiles per input signature; the fields below then stay empty and
+  // the methods ask it (or the session it compiled last).
+  std::unique_ptr<ShapeSpecializer> per_run;
+  std::shared_ptr<Session> latest() const { return per_run ? per_run->latest() : nullptr; }
 
   // SessionOptions::num_threads resolved (0 → one per core). A placement runs with it, but
   // for a plan's when the count was left to the plan (threads_from_plan).
@@ -134,28 +139,65 @@ double MillisecondsSince(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Session>> Session::Impl::LoadImported(
-    const std::function<StatusOr<Graph>(const ImportOptions&)>& import,
-    const SessionOptions& options) {
+StatusOr<std::unique_ptr<Session>> Session::Impl::LoadParsed(
+    const std::function<StatusOr<ParsedModel>()>& parse, const SessionOptions& options) {
   return GuardExceptions([&]() -> StatusOr<std::unique_ptr<Session>> {
     const auto start = std::chrono::steady_clock::now();
-    COLLAGE_ASSIGN_OR_RETURN(Graph graph, import(ToImportOptions(options)));
+    COLLAGE_ASSIGN_OR_RETURN(ParsedModel parsed, parse());
+    ImportOptions import = ToImportOptions(options);
+    ImportNeeds needs;
+    import.needs = &needs;
+    StatusOr<Graph> graph = ImportParsed(parsed, import);
     const double import_ms = MillisecondsSince(start);
-    COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, FromGraph(std::move(graph), options));
+    if (!graph.ok()) {
+      // Dims left dynamic stop the import at the inputs (an InvalidArgument naming them); a
+      // shape computed from an input's values stops it at the node (Unsupported).
+      const bool dynamic =
+          !needs.dynamic_inputs.empty() && graph.status().code() == StatusCode::kInvalidArgument;
+      const bool by_value =
+          !needs.value_inputs.empty() && graph.status().code() == StatusCode::kUnsupported;
+      if (!options.shapes_per_run || !options.plan_path.empty() || !(dynamic || by_value)) {
+        return graph.status();
+      }
+      return PerRun(std::move(parsed), options, needs.value_inputs, import_ms);
+    }
+    COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
+                             FromGraph(std::move(graph).value(), options));
     session->impl_->load_times.import_ms = import_ms;
     return session;
   });
 }
 
+StatusOr<std::unique_ptr<Session>> Session::PerRun(ParsedModel parsed,
+                                                   const SessionOptions& options,
+                                                   const std::vector<std::string>& value_inputs,
+                                                   double import_ms) {
+  if (options.num_threads < 0 || options.num_threads > kMaxThreads) {
+    return InvalidArgument("thread count must be 1 to {} (or 0 for one per core), got {}",
+                           kMaxThreads, options.num_threads);
+  }
+  if (BackendRegistry::Global().Find(options.backend) == nullptr) {
+    return NotFound("no backend named '{}' (`collage backends` lists them)", options.backend);
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->requested_threads = ResolveThreadCount(options.num_threads);
+  impl->executable_threads = impl->requested_threads;
+  impl->strict_non_finite = options.strict_non_finite;
+  impl->load_times.import_ms = import_ms;
+  impl->per_run = std::make_unique<ShapeSpecializer>(std::move(parsed), options, value_inputs);
+  impl->inputs = impl->per_run->inputs();
+  impl->outputs = impl->per_run->outputs();
+  return std::unique_ptr<Session>(new Session(std::move(impl)));
+}
+
 StatusOr<std::unique_ptr<Session>> Session::LoadFile(const std::string& path,
                                                      const SessionOptions& options) {
-  return Impl::LoadImported([&](const ImportOptions& o) { return ImportOnnxFile(path, o); }, options);
+  return Impl::LoadParsed([&] { return ParseOnnxFile(path); }, options);
 }
 
 StatusOr<std::unique_ptr<Session>> Session::LoadBytes(const std::string& onnx_bytes,
                                                       const SessionOptions& options) {
-  return Impl::LoadImported([&](const ImportOptions& o) { return ImportOnnxBytes(onnx_bytes, o); },
-                      options);
+  return Impl::LoadParsed([&] { return ParseOnnxBytes(onnx_bytes, "<memory>"); }, options);
 }
 
 StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph, const SessionOptions& options) {
@@ -208,7 +250,20 @@ StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph, const Session
   return session;
 }
 
+namespace {
+
+Status RefusePerRun(const char* what) {
+  return InvalidArgument(
+      "{} needs the model's input shapes fixed; this session compiles per run (its inputs "
+      "have dynamic dims, or its shapes depend on input values): load it with input_shapes "
+      "(--shape NAME=DIMS)",
+      what);
+}
+
+}  // namespace
+
 Status Session::Optimize(const OptimizeOptions& options, OptimizeReport* report) {
+  if (impl_->per_run) return RefusePerRun("optimizing");
   return GuardExceptions([&]() -> Status {
     BackendRegistry& registry = BackendRegistry::Global();
     // A strict session stays strict: its placements only ever use declared rules.
@@ -233,6 +288,7 @@ Status Session::Optimize(const OptimizeOptions& options, OptimizeReport* report)
 }
 
 Status Session::LoadPlan(const std::string& path) {
+  if (impl_->per_run) return RefusePerRun("running a plan");
   return GuardExceptions([&]() -> Status {
     COLLAGE_ASSIGN_OR_RETURN(Plan plan, ReadPlanFile(path));
     // The plan runs as it was measured unless the session asked for a count.
@@ -268,6 +324,7 @@ Status Session::LoadPlan(const std::string& path) {
 }
 
 Status Session::SavePlan(const std::string& path) const {
+  if (impl_->per_run) return RefusePerRun("saving a plan");
   Plan plan;
   {
     std::lock_guard<std::mutex> lock(impl_->mutex);
@@ -282,11 +339,13 @@ void Session::RecordMeasuredLatency(double milliseconds) {
 }
 
 std::string Session::placement_source() const {
+  if (auto latest = impl_->latest()) return latest->placement_source();
   std::lock_guard<std::mutex> lock(impl_->mutex);
   return impl_->plan.search;
 }
 
 PlacementEstimate Session::placement_estimate() const {
+  if (auto latest = impl_->latest()) return latest->placement_estimate();
   std::lock_guard<std::mutex> lock(impl_->mutex);
   PlacementEstimate estimate;
   estimate.total_ms = impl_->plan.estimated_ms;
@@ -300,11 +359,23 @@ const std::vector<TensorInfo>& Session::inputs() const { return impl_->inputs; }
 int Session::num_threads() const { return impl_->current_with_threads().second; }
 const LoadTimes& Session::load_times() const { return impl_->load_times; }
 const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs; }
-ModelSummary Session::summary() const { return SummarizeGraph(impl_->graph); }
+ModelSummary Session::summary() const {
+  if (auto latest = impl_->latest()) return latest->summary();
+  return SummarizeGraph(impl_->graph);
+}
 std::string Session::DescribePlacement() const {
+  if (auto latest = impl_->latest()) return latest->DescribePlacement();
+  if (impl_->per_run) return "(placed at the first run, when the input shapes are known)\n";
   return collage::DescribePlacement(impl_->current()->placement());
 }
-int Session::num_layout_conversions() const { return impl_->current()->num_conversions(); }
+int Session::num_layout_conversions() const {
+  if (auto latest = impl_->latest()) return latest->num_layout_conversions();
+  return impl_->per_run ? 0 : impl_->current()->num_conversions();
+}
+bool Session::compiles_per_run() const { return impl_->per_run != nullptr; }
+int Session::num_compiled_shapes() const {
+  return impl_->per_run ? impl_->per_run->num_compiled() : 0;
+}
 
 StatusOr<std::map<std::string, Tensor>> Session::Run(const std::map<std::string, Tensor>& inputs,
                                                      RunProfile* profile) {
@@ -313,6 +384,7 @@ StatusOr<std::map<std::string, Tensor>> Session::Run(const std::map<std::string,
 
 StatusOr<std::map<std::string, Tensor>> Session::RunUnguarded(
     const std::map<std::string, Tensor>& inputs, RunProfile* profile) {
+  if (impl_->per_run) return impl_->per_run->Run(inputs, profile);
   std::vector<Tensor> ordered;
   std::string missing;
   for (const TensorInfo& info : impl_->inputs) {

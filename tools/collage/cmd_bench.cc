@@ -182,6 +182,7 @@ Status RunBench(const BenchFlags& flags) {
   COLLAGE_ASSIGN_OR_RETURN(BenchLimits limits, LimitsOf(flags));
   COLLAGE_RETURN_IF_ERROR(LoadPlugins(flags.plugin_dirs));
   SessionOptions options;
+  options.shapes_per_run = false;  // the command line fixes every shape (commands.h)
   options.num_threads = flags.threads;
   options.backend = flags.backend;
   options.plan_path = flags.plan;

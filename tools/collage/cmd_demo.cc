@@ -89,6 +89,7 @@ Status Demo(const DemoFlags& flags) {
               static_cast<double>(std::filesystem::file_size(path)) / 1e6);
 
   SessionOptions options;
+  options.shapes_per_run = false;  // the command line fixes every shape (commands.h)
   options.num_threads = flags.threads;
   options.strict_non_finite = flags.strict_nan;
   COLLAGE_ASSIGN_OR_RETURN(auto from_file, Session::LoadFile(path, options));

@@ -16,6 +16,7 @@ struct InfoFlags {
 
 int RunInfo(const InfoFlags& flags) {
   SessionOptions options;
+  options.shapes_per_run = false;  // the command line fixes every shape (commands.h)
   if (Status s = ParseShapeFlags(flags.shapes, options); !s.ok()) return ReportError(s);
   auto session = Session::LoadFile(flags.model, options);
   if (!session.ok()) return ReportError(session.status());

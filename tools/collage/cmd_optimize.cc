@@ -61,6 +61,7 @@ Status Optimize(const OptimizeFlags& flags) {
     return InvalidArgument("--calibrate must be >= 0 (0: groups priced alone only)");
   if (flags.beam < 0) return InvalidArgument("--beam must be >= 0 (0: unbounded)");
   SessionOptions options;
+  options.shapes_per_run = false;  // the command line fixes every shape (commands.h)
   options.num_threads = flags.threads;
   // The session is strict, so its Optimize is, every finalist of its end-to-end decision
   // with it; the saved plan records it.

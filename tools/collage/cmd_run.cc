@@ -126,6 +126,7 @@ int RunRun(const RunFlags& flags) {
   }
   if (Status s = LoadPlugins(flags.plugin_dirs); !s.ok()) return ReportError(s);
   SessionOptions options;
+  options.shapes_per_run = false;  // the command line fixes every shape (commands.h)
   options.num_threads = flags.threads;
   options.backend = flags.backend;
   options.plan_path = flags.plan;

@@ -47,6 +47,9 @@ inline Status InvalidArgument(std::string message) {
 int ReportError(const Status& status);
 
 // Turns repeated "--shape name=1x3x224x224" flags into SessionOptions::input_shapes.
+// Every command fixes a model's shapes at load, from --shape or the shapes of the --input
+// files (SessionOptions::shapes_per_run is off): a dynamic dim left open is refused with the
+// flag that fixes it, and the shapes its commands measure and report are the ones run.
 Status ParseShapeFlags(const std::vector<std::string>& flags, SessionOptions& options);
 
 // The tensors of "--input NAME=FILE" flags (.npy/.pb), read before the model is loaded so

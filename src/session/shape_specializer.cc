@@ -1,0 +1,167 @@
+#include "session/shape_specializer.h"
+
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "collage/sdk/errors.h"
+#include "session/session_access.h"
+
+namespace collage {
+namespace {
+
+// Binding a value may reveal that another shape depends on another input: each import can
+// add inputs to bind; more rounds than inputs cannot add anything new.
+constexpr int kMaxBindingRounds = 8;
+
+TensorInfo InfoOf(const DeclaredTensor& declared) {
+  return TensorInfo{declared.name, declared.dtype, declared.shape};
+}
+
+std::string NamesOf(const std::vector<TensorInfo>& infos) {
+  std::vector<std::string> names;
+  for (const TensorInfo& info : infos) names.push_back(info.name);
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+}  // namespace
+
+ShapeSpecializer::ShapeSpecializer(ParsedModel model, SessionOptions options,
+                                   const std::vector<std::string>& value_inputs)
+    : model_(std::move(model)),
+      options_(std::move(options)),
+      value_inputs_(value_inputs.begin(), value_inputs.end()) {
+  for (const DeclaredTensor& input : DeclaredInputs(*model_.proto)) {
+    TensorInfo info = InfoOf(input);
+    if (auto fixed = options_.input_shapes.find(info.name); fixed != options_.input_shapes.end()) {
+      info.shape = fixed->second;
+    }
+    inputs_.push_back(std::move(info));
+  }
+  for (const DeclaredTensor& output : DeclaredOutputs(*model_.proto)) {
+    outputs_.push_back(InfoOf(output));
+  }
+  options_.shape_cache_size = std::max(options_.shape_cache_size, 1);
+}
+
+Status ShapeSpecializer::CheckInputs(const std::map<std::string, Tensor>& inputs) const {
+  std::vector<std::string> missing;
+  for (const TensorInfo& info : inputs_) {
+    auto it = inputs.find(info.name);
+    if (it == inputs.end()) {
+      missing.push_back(info.name);
+      continue;
+    }
+    const Tensor& t = it->second;
+    if (info.dtype != DType::kUndefined && t.dtype() != info.dtype) {
+      return InvalidArgument("input '{}' has dtype {}, the model expects {}", info.name,
+                             DTypeName(t.dtype()), DTypeName(info.dtype));
+    }
+    bool fits = info.shape.empty() || t.shape().size() == info.shape.size();
+    for (size_t d = 0; fits && d < info.shape.size(); ++d) {
+      fits = info.shape[d] < 0 || info.shape[d] == t.shape()[d];
+    }
+    // A declaration without dims (no shape at all) accepts any rank.
+    if (!fits) {
+      return InvalidArgument("input '{}' has shape {}, the model expects {} (?: any size)",
+                             info.name, ShapeToString(t.shape()), ShapeToString(info.shape));
+    }
+    if (t.data() == nullptr && t.nbytes() > 0) {
+      return InvalidArgument("input '{}' has no data", info.name);
+    }
+  }
+  if (!missing.empty()) return InvalidArgument("missing input(s): {}", fmt::join(missing, ", "));
+  for (const auto& given : inputs) {
+    const bool known = std::any_of(inputs_.begin(), inputs_.end(), [&](const TensorInfo& info) {
+      return info.name == given.first;
+    });
+    if (!known) {
+      return InvalidArgument("the model has no input named '{}' (its inputs: {})", given.first,
+                             NamesOf(inputs_));
+    }
+  }
+  return Status::Ok();
+}
+
+std::string ShapeSpecializer::Signature(const std::map<std::string, Tensor>& inputs) const {
+  std::string key;
+  for (const TensorInfo& info : inputs_) {
+    const Tensor& t = inputs.at(info.name);
+    key += ShapeToString(t.shape());
+    key += ';';
+    if (value_inputs_.count(info.name) && t.nbytes() > 0) {
+      key.append(static_cast<const char*>(t.data()), t.nbytes());
+    }
+    key += '|';
+  }
+  return key;
+}
+
+StatusOr<std::shared_ptr<Session>> ShapeSpecializer::Compile(
+    const std::map<std::string, Tensor>& inputs) {
+  for (int round = 0;; ++round) {
+    ImportOptions import;
+    for (const TensorInfo& info : inputs_) {
+      const Tensor& t = inputs.at(info.name);
+      import.input_shapes[info.name] = t.shape();
+      import.input_shape_origins[info.name] =
+          fmt::format("input '{}' of this run (shape {})", info.name, ShapeToString(t.shape()));
+      if (value_inputs_.count(info.name)) import.input_values.emplace(info.name, t);
+    }
+    ImportNeeds needs;
+    import.needs = &needs;
+    StatusOr<Graph> graph = ImportParsed(model_, import);
+    if (!graph.ok()) {
+      bool learned = false;
+      for (const std::string& name : needs.value_inputs)
+        learned |= value_inputs_.insert(name).second;
+      if (learned && round < kMaxBindingRounds) continue;
+      return graph.status().WithContext(fmt::format("compiling for the input shapes of this run"));
+    }
+    SessionOptions fixed = options_;
+    fixed.input_shapes.clear();
+    fixed.input_shape_origins.clear();
+    COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
+                             SessionAccess::FromGraph(std::move(graph).value(), fixed));
+    return std::shared_ptr<Session>(std::move(session));
+  }
+}
+
+StatusOr<std::map<std::string, Tensor>> ShapeSpecializer::Run(
+    const std::map<std::string, Tensor>& inputs, RunProfile* profile) {
+  COLLAGE_RETURN_IF_ERROR(CheckInputs(inputs));
+  std::shared_ptr<Session> session;
+  {
+    // Compiling under the lock keeps two runs at one new signature from compiling it twice.
+    std::lock_guard<std::mutex> lock(mutex_);
+    const std::string key = Signature(inputs);
+    auto hit = std::find_if(cache_.begin(), cache_.end(),
+                            [&](const auto& entry) { return entry.first == key; });
+    if (hit != cache_.end()) {
+      cache_.splice(cache_.begin(), cache_, hit);
+    } else {
+      COLLAGE_ASSIGN_OR_RETURN(std::shared_ptr<Session> compiled, Compile(inputs));
+      // Compiling may have bound more inputs, which changes the key.
+      cache_.emplace_front(Signature(inputs), std::move(compiled));
+      while (cache_.size() > static_cast<size_t>(options_.shape_cache_size)) cache_.pop_back();
+    }
+    session = cache_.front().second;
+  }
+  // Bound inputs are constants of the compiled model, no longer its inputs.
+  std::map<std::string, Tensor> feeds;
+  for (const TensorInfo& input : session->inputs())
+    feeds.emplace(input.name, inputs.at(input.name));
+  return session->Run(feeds, profile);
+}
+
+int ShapeSpecializer::num_compiled() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return static_cast<int>(cache_.size());
+}
+
+std::shared_ptr<Session> ShapeSpecializer::latest() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return cache_.empty() ? nullptr : cache_.front().second;
+}
+
+}  // namespace collage

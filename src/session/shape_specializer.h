@@ -1,0 +1,56 @@
+// The part of a session that compiles per input signature (SessionOptions::shapes_per_run):
+// a model whose input dims are dynamic, or whose shapes depend on the values of small inputs,
+// is imported and compiled for the shapes (and those values) of each run, as a session of
+// fixed shapes; the compiled sessions are kept in a bounded cache, most recently used first.
+#pragma once
+
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "collage/session.h"
+#include "onnx/onnx_import.h"
+
+namespace collage {
+
+class ShapeSpecializer {
+ public:
+  // `value_inputs`: inputs whose values a first import already found shapes to depend on.
+  ShapeSpecializer(ParsedModel model, SessionOptions options,
+                   const std::vector<std::string>& value_inputs);
+
+  // The inputs and outputs as the model declares them (dynamic dims -1; input_shapes applied).
+  const std::vector<TensorInfo>& inputs() const { return inputs_; }
+  const std::vector<TensorInfo>& outputs() const { return outputs_; }
+
+  // Checks the inputs against the declarations, compiles the model for their signature
+  // unless a kept one fits, and runs it.
+  StatusOr<std::map<std::string, Tensor>> Run(const std::map<std::string, Tensor>& inputs,
+                                              RunProfile* profile);
+
+  int num_compiled() const;
+  // The session compiled for the latest run; nullptr before the first.
+  std::shared_ptr<Session> latest() const;
+
+ private:
+  Status CheckInputs(const std::map<std::string, Tensor>& inputs) const;
+  // The cache key of a run: every input's shape, and the bytes of the bound ones.
+  std::string Signature(const std::map<std::string, Tensor>& inputs) const;
+  StatusOr<std::shared_ptr<Session>> Compile(const std::map<std::string, Tensor>& inputs);
+
+  ParsedModel model_;
+  SessionOptions options_;
+  std::vector<TensorInfo> inputs_;
+  std::vector<TensorInfo> outputs_;
+
+  mutable std::mutex mutex_;
+  std::set<std::string> value_inputs_;  // bound to their values at each run; only ever grows
+  std::list<std::pair<std::string, std::shared_ptr<Session>>> cache_;  // most recent first
+};
+
+}  // namespace collage
