@@ -2,8 +2,10 @@
 // dtype dispatch.
 #pragma once
 
+#include <cmath>
 #include <initializer_list>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "collage/sdk/op_registry.h"
@@ -51,6 +53,18 @@ Status RequireSameDType(const InferContext& ctx, size_t a, size_t b);
 // Reads an int64 (or int32) constant input as a vector; nullopt when the input is absent
 // or not a constant.
 std::optional<std::vector<int64_t>> ConstantInts(const InferContext& ctx, size_t input);
+
+// The order TopK, Unique and the sorts of ops use: true when a ranks strictly below b —
+// numbers by <, NaN above every number and equal to every NaN (as numpy sorts), so -0.0
+// equals 0.0.
+template <typename T>
+bool RanksBelow(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(a)) return false;
+    if (std::isnan(b)) return true;
+  }
+  return a < b;
+}
 
 // Calls f(T{}) with T the C++ type of `dtype`, for the numeric dtypes kernels support.
 // Returns Unsupported for others.

@@ -3,8 +3,9 @@
 #include <algorithm>
 #include <optional>
 
-#include "util/checked_math.h"
 #include "collage/sdk/errors.h"
+#include "ops/op_families.h"
+#include "util/checked_math.h"
 
 namespace collage {
 
@@ -40,6 +41,7 @@ OpRegistry BuildGlobalRegistry() {
   RegisterEinsumOps(registry);
   RegisterSamplingOps(registry);
   RegisterRearrangeOps(registry);
+  RegisterSelectionOps(registry);
   return registry;
 }
 

@@ -82,16 +82,6 @@ Status InferTopK(InferContext& ctx) {
   return Status::Ok();
 }
 
-// True when a ranks strictly below b: numbers by <, NaN above every number and equal to NaN.
-template <typename T>
-bool RanksBelow(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) {
-    if (std::isnan(a)) return false;
-    if (std::isnan(b)) return true;
-  }
-  return a < b;
-}
-
 // x viewed as [outer, dim, inner] with the axis in the middle; outputs as [outer, k, inner].
 template <typename T>
 void TopKTyped(const T* x, T* values, int64_t* indices, int64_t outer, int64_t dim, int64_t inner,

@@ -1,7 +1,7 @@
 // Every op collage understands is one OpDef: its kind, its type inference and its reference
 // kernel (the native backend, the correctness oracle and the constant folder all run it).
-// Files under src/ops/ each define one family of ops and register them in one function,
-// listed in RegisterAllOps (op_registry.cc).
+// Files under src/ops/ each define one family of ops and register them in one function
+// (src/ops/op_families.h), all called when the registry is first used (op_registry.cc).
 #pragma once
 
 #include <functional>
@@ -96,36 +96,5 @@ Status InferNodeTypes(const OpDef& def, InferContext& ctx);
 // empty Tensors.
 StatusOr<std::vector<Tensor>> RunReferenceNode(const Node& node, int64_t opset,
                                                const std::vector<Tensor>& inputs);
-
-// Family registration functions, one per file under src/ops/.
-void RegisterConvOps(OpRegistry& registry);          // conv.cc: Conv
-void RegisterConvTransposeOps(OpRegistry& registry); // conv_transpose.cc: ConvTranspose
-void RegisterPoolOps(OpRegistry& registry);          // pool.cc: MaxPool, AveragePool, Global*Pool
-void RegisterGemmOps(OpRegistry& registry);          // gemm.cc: MatMul, Gemm
-void RegisterNormalizationOps(OpRegistry& registry); // normalization.cc: BatchNormalization, LayerNormalization
-void RegisterUnaryOps(OpRegistry& registry);         // unary.cc: Relu, Sigmoid, Cast, Not, ...
-void RegisterBinaryOps(OpRegistry& registry);        // binary.cc: Add, Mul, Pow, Equal, Where, PRelu, Min, Max, ...
-void RegisterReductionOps(OpRegistry& registry);     // reduction.cc: ReduceMean/Sum/Max, Softmax, LogSoftmax
-void RegisterShapeOps(OpRegistry& registry);         // shape_ops.cc: Reshape, Flatten, Squeeze, Unsqueeze, Shape, Size, Constant, ConstantOfShape, Range
-void RegisterSliceOps(OpRegistry& registry);         // slice_ops.cc: Slice, Split, Concat
-void RegisterGatherOps(OpRegistry& registry);        // gather_ops.cc: Gather, GatherElements, OneHot
-void RegisterLayoutOps(OpRegistry& registry);        // layout_ops.cc: Transpose, Expand, Tile, Pad, Trilu
-void RegisterResizeOps(OpRegistry& registry);        // resize.cc: Resize, Upsample
-void RegisterRecurrentOps(OpRegistry& registry);     // recurrent.cc: LSTM, GRU, RNN
-void RegisterQuantizeOps(
-    OpRegistry& registry);  // quantize.cc: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear
-void RegisterIntegerMatMulOps(
-    OpRegistry& registry);  // integer_matmul.cc: MatMulInteger, QLinearMatMul
-void RegisterIntegerConvOps(OpRegistry& registry);  // integer_conv.cc: ConvInteger, QLinearConv
-void RegisterQLinearContribOps(
-    OpRegistry& registry);  // qlinear_contrib.cc: com.microsoft QLinear* ops, QGemm
-void RegisterScatterOps(
-    OpRegistry& registry);  // scatter_ops.cc: ScatterElements, Scatter, ScatterND, GatherND
-void RegisterCumSumOps(OpRegistry& registry);     // cumsum.cc: CumSum
-void RegisterTopKOps(OpRegistry& registry);       // topk.cc: TopK
-void RegisterEinsumOps(OpRegistry& registry);     // einsum.cc: Einsum
-void RegisterSamplingOps(OpRegistry& registry);   // sampling_ops.cc: GridSample, RoiAlign
-void RegisterRearrangeOps(OpRegistry& registry);  // rearrange_ops.cc: DepthToSpace, SpaceToDepth,
-                                                  // ReverseSequence, EyeLike
 
 }  // namespace collage

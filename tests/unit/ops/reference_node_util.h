@@ -43,4 +43,19 @@ inline void ExpectError(const Status& s, StatusCode code, const std::string& tex
   EXPECT_NE(s.message().find(text), std::string::npos) << s.message();
 }
 
+// `t` has this shape, T's dtype and these values.
+template <typename T>
+void Expect(const Tensor& t, const Shape& shape, const std::vector<T>& values) {
+  EXPECT_EQ(t.shape(), shape);
+  EXPECT_EQ(t.dtype(), DTypeOf<T>());
+  EXPECT_EQ(t.ToVector<T>(), values);
+}
+
+inline Tensor Floats(Shape shape, const std::vector<float>& v) {
+  return Tensor::FromVector(shape, v);
+}
+inline Tensor Int64s(Shape shape, const std::vector<int64_t>& v) {
+  return Tensor::FromVector(shape, v);
+}
+
 }  // namespace collage::testing

@@ -13,7 +13,10 @@
 namespace collage {
 namespace {
 
+using testing::Expect;
 using testing::ExpectError;
+using testing::Floats;
+using testing::Int64s;
 using testing::MakeNode;
 using testing::RunAll;
 using testing::RunOne;
@@ -23,16 +26,6 @@ Node WithReduction(Node node, const std::string& reduction) {
   node.attributes.Set("reduction", reduction);
   return node;
 }
-
-template <typename T>
-void Expect(const Tensor& t, const Shape& shape, const std::vector<T>& values) {
-  EXPECT_EQ(t.shape(), shape);
-  EXPECT_EQ(t.dtype(), DTypeOf<T>());
-  EXPECT_EQ(t.ToVector<T>(), values);
-}
-
-Tensor Floats(Shape shape, const std::vector<float>& v) { return Tensor::FromVector(shape, v); }
-Tensor Int64s(Shape shape, const std::vector<int64_t>& v) { return Tensor::FromVector(shape, v); }
 
 // ---- ScatterElements, Scatter ----
 
