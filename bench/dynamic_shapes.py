@@ -8,8 +8,8 @@ shapes; for every shape it prints
 
   first   the first run at that shape (collage compiles the model for it there: an import at
           the new shape, placement and compilation; ONNX Runtime re-plans its allocations)
-  steady  the median of the following runs at that shape, timed in interleaved rounds (each
-          round runs every contender once, in an order that rotates)
+  steady  the median, over interleaved rounds, of each round's median run at that shape (a
+          round runs every contender for about 150 ms, in an order that rotates)
 
 and the paired ratios collage / ONNX Runtime, with the spread of the steady ratio over the
 rounds (min–max). Outputs are compared with ONNX Runtime's at every shape (max |a - b| /
@@ -33,6 +33,7 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROUND_MS = 150.0
 
 
 def export_models(folder):
@@ -104,12 +105,20 @@ def main():
                 for label, session in contenders.items():
                     first[label], out = timed(lambda: session.run(None, {input_name: x}))
                     outputs[label] = out[0]
+                # A round's figure is the median of enough runs to last about ROUND_MS, so
+                # that one slow run (the machine's noise) does not decide it.
+                repeats = {}
+                for label, session in contenders.items():
+                    warm = statistics.median(
+                        timed(lambda: session.run(None, {input_name: x}))[0] for _ in range(3))
+                    repeats[label] = max(1, min(200, int(ROUND_MS / max(warm, 1e-3))))
                 rounds = {label: [] for label in contenders}
                 labels = list(contenders)
                 for r in range(args.rounds):
                     for label in labels[r % len(labels):] + labels[:r % len(labels)]:
-                        ms, _ = timed(lambda: contenders[label].run(None, {input_name: x}))
-                        rounds[label].append(ms)
+                        runs = [timed(lambda: contenders[label].run(None, {input_name: x}))[0]
+                                for _ in range(repeats[label])]
+                        rounds[label].append(statistics.median(runs))
                 reference = outputs["onnxruntime"]
                 scale = max(float(np.max(np.abs(reference))), 1e-30)
                 again = " (again)" if shape in seen else ""
