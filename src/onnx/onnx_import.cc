@@ -560,10 +560,15 @@ class Importer {
     }
     const Value& cond_value = graph_.value(cond->second);
     if (!cond_value.is_constant()) {
+      // A condition computed from small graph inputs (a sample rate, a flag) is known at
+      // each run: a session that compiles per run binds them and takes the branch then.
+      if (auto it = value_sources_.find(cond->second); it != value_sources_.end()) {
+        NoteValueInputs(it->second);
+      }
       return Unsupported(
           "{}: its condition '{}' is computed at run time; collage runs an If only when its "
-          "condition is known when the model loads (a constant, or computed from constants and "
-          "static shapes)",
+          "condition is known when the model compiles (a constant, computed from constants and "
+          "static shapes, or from small inputs that a session binds at each run)",
           where, proto.input(0));
     }
     const Tensor& flag = *cond_value.constant;

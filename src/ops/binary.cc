@@ -103,6 +103,18 @@ COLLAGE_COMPARE_OP(OrOp, a || b)
 COLLAGE_COMPARE_OP(XorOp, a != b)
 #undef COLLAGE_COMPARE_OP
 
+// Opset 18's bitwise ops, on the two's complement bits of any integer type.
+#define COLLAGE_BITWISE_OP(Name, expr)                            \
+  template <typename T>                                           \
+  struct Name : NoAttributes {                                    \
+    using NoAttributes::NoAttributes;                             \
+    T operator()(T a, T b) const { return static_cast<T>(expr); } \
+  };
+COLLAGE_BITWISE_OP(BitwiseAndOp, a& b)
+COLLAGE_BITWISE_OP(BitwiseOrOp, a | b)
+COLLAGE_BITWISE_OP(BitwiseXorOp, a ^ b)
+#undef COLLAGE_BITWISE_OP
+
 // Refuses integer division by zero (undefined in C++, a crash on x86).
 template <typename T>
 Status RequireNonZeroDivisor(const Node& node, const Tensor& divisor) {
@@ -408,6 +420,9 @@ void RegisterBinaryOps(OpRegistry& registry) {
   RegisterBinary<AndOp, DTypeSet::kBool>(registry, "And", 1);
   RegisterBinary<OrOp, DTypeSet::kBool>(registry, "Or", 1);
   RegisterBinary<XorOp, DTypeSet::kBool>(registry, "Xor", 1);
+  RegisterBinary<BitwiseAndOp, DTypeSet::kInteger>(registry, "BitwiseAnd", 1);
+  RegisterBinary<BitwiseOrOp, DTypeSet::kInteger>(registry, "BitwiseOr", 1);
+  RegisterBinary<BitwiseXorOp, DTypeSet::kInteger>(registry, "BitwiseXor", 1);
   registry.Register(OpDef{"Pow", "", OpKind::kBroadcast, 2, 2, 1, 1, InferPow, RunPow});
   registry.Register(OpDef{"PRelu", "", OpKind::kBroadcast, 2, 2, 1, 1, InferPRelu, RunPRelu});
   registry.Register(OpDef{"Where", "", OpKind::kBroadcast, 3, 3, 1, 1, InferWhere, RunWhere});

@@ -255,6 +255,7 @@ enum class DTypeSet {
   kSignedOrFloat,  // int8..int64, float32, float64
   kNumeric,        // every integer type, float32, float64
   kUnsigned,       // uint8..uint64
+  kInteger,        // int8..int64, uint8..uint64
   kBool,
   kAny,  // kNumeric and bool
 };
@@ -267,6 +268,7 @@ constexpr bool InDTypeSet(DTypeSet set) {
       return std::is_floating_point_v<T> || (std::is_signed_v<T> && !std::is_same_v<T, bool>);
     case DTypeSet::kNumeric: return !std::is_same_v<T, bool>;
     case DTypeSet::kUnsigned: return std::is_unsigned_v<T> && !std::is_same_v<T, bool>;
+    case DTypeSet::kInteger: return std::is_integral_v<T> && !std::is_same_v<T, bool>;
     case DTypeSet::kBool: return std::is_same_v<T, bool>;
     case DTypeSet::kAny: return true;
   }
@@ -289,6 +291,10 @@ inline Status RequireDTypeSet(const InferContext& ctx, size_t input, DTypeSet se
     case DTypeSet::kUnsigned:
       return RequireDType(ctx, input,
                           {DType::kUInt8, DType::kUInt16, DType::kUInt32, DType::kUInt64});
+    case DTypeSet::kInteger:
+      return RequireDType(ctx, input,
+                          {DType::kInt8, DType::kInt16, DType::kInt32, DType::kInt64, DType::kUInt8,
+                           DType::kUInt16, DType::kUInt32, DType::kUInt64});
     case DTypeSet::kBool: return RequireDType(ctx, input, {DType::kBool});
     case DTypeSet::kAny:
       return RequireDType(ctx, input,

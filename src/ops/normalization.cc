@@ -1,11 +1,12 @@
-// Normalizations: BatchNormalization (inference), InstanceNormalization, LayerNormalization,
-// MeanVarianceNormalization, LRN. Statistics are accumulated in double with two passes (mean,
-// then squared deviations), so the reference is closer to exact than float32 sums and
+// Normalizations: BatchNormalization (inference), InstanceNormalization, GroupNormalization,
+// LayerNormalization, MeanVarianceNormalization, LRN. Statistics are accumulated in double with two
+// passes (mean, then squared deviations), so the reference is closer to exact than float32 sums and
 // variances are never negative.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
+#include "ops/data_movement.h"
 #include "ops/elementwise.h"
 #include "ops/op_helpers.h"
 #include "ops/reduce_plan.h"
@@ -141,6 +142,73 @@ Status RunInstanceNorm(KernelContext& ctx) {
         const T a = static_cast<T>(scale[c] / std::sqrt(var + epsilon));
         const T b = static_cast<T>(bias[c]);
         for (int64_t i = 0; i < s.inner; ++i) out[i] = (in[i] - m) * a + b;
+      }
+    });
+  });
+}
+
+// ---- GroupNormalization (opsets 18, 21) --------------------------------------------------
+// The C channels form num_groups groups of C / num_groups consecutive channels; each (n,
+// group) is normalised over its channels and spatial dims: Y = (X - mean) / sqrt(var +
+// epsilon) * scale + bias. Opset 18 gives scale and bias per group ([num_groups]), opset 21
+// per channel ([C]). Statistics in double (opset 21's stash_type asks for at least float).
+
+StatusOr<int64_t> GroupCount(const Node& node, int64_t channels) {
+  if (!node.attributes.Has("num_groups")) {
+    return OpError(node, StatusCode::kInvalidModel, "the num_groups attribute is missing");
+  }
+  const int64_t groups = node.attributes.GetInt("num_groups", 0);
+  if (groups < 1 || channels % groups != 0) {
+    return OpError(node, StatusCode::kInvalidModel,
+                   "num_groups {} must be positive and divide the {} channels", groups, channels);
+  }
+  return groups;
+}
+
+Status InferGroupNorm(InferContext& ctx) {
+  COLLAGE_RETURN_IF_ERROR(RequireDTypeSet(ctx, 0, DTypeSet::kFloat));
+  const Shape& x = ctx.input_type(0).shape;
+  if (x.size() < 2) {
+    return OpError(ctx.node, StatusCode::kInvalidModel, "X must have rank >= 2, got shape {}",
+                   ShapeToString(x));
+  }
+  COLLAGE_ASSIGN_OR_RETURN(const int64_t groups, GroupCount(ctx.node, x[1]));
+  COLLAGE_RETURN_IF_ERROR(RequireChannelParams(ctx, 1, 2, ctx.opset >= 21 ? x[1] : groups));
+  ctx.output_types[0] = ctx.input_type(0);
+  return Status::Ok();
+}
+
+Status RunGroupNorm(KernelContext& ctx) {
+  const Tensor& x = ctx.inputs[0];
+  const int64_t channels = x.dim(1);
+  COLLAGE_ASSIGN_OR_RETURN(const int64_t groups, GroupCount(ctx.node, channels));
+  const double epsilon = ctx.attributes().GetFloat("epsilon", 1e-5f);
+  const int64_t spatial = DimProduct(x.shape(), 2, x.rank());
+  const int64_t per_group = channels / groups;
+  const bool per_channel = ctx.opset >= 21;
+  const std::vector<double> scale = ctx.inputs[1].ToVector<double>();
+  const std::vector<double> bias = ctx.inputs[2].ToVector<double>();
+  return DispatchFloat(ctx.node, x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* px = x.data_as<T>();
+    T* py = ctx.outputs[0].data_as<T>();
+    const int64_t block = per_group * spatial;  // the elements of one (n, group)
+    ParallelFor(x.dim(0) * groups, 4 * block, [&](int64_t begin, int64_t end) {
+      for (int64_t ng = begin; ng < end; ++ng) {
+        const int64_t g = ng % groups;
+        const T* in = px + ng * block;
+        T* out = py + ng * block;
+        double mean, var;
+        MeanAndVariance(in, block, mean, var);
+        const double inv = 1.0 / std::sqrt(var + epsilon);
+        for (int64_t c = 0; c < per_group; ++c) {
+          const auto p = static_cast<size_t>(per_channel ? g * per_group + c : g);
+          const T a = static_cast<T>(scale[p] * inv);
+          const T b = static_cast<T>(bias[p] - mean * scale[p] * inv);
+          const T* ci = in + c * spatial;
+          T* co = out + c * spatial;
+          for (int64_t i = 0; i < spatial; ++i) co[i] = ci[i] * a + b;
+        }
       }
     });
   });
@@ -387,6 +455,8 @@ void RegisterNormalizationOps(OpRegistry& registry) {
                           InferInstanceNorm, RunInstanceNorm});
   registry.Register(OpDef{"LayerNormalization", "", OpKind::kReduction, 2, 3, 1, 3, InferLayerNorm,
                           RunLayerNorm});
+  registry.Register(OpDef{"GroupNormalization", "", OpKind::kReduction, 3, 3, 1, 1, InferGroupNorm,
+                          RunGroupNorm});
   registry.Register(
       OpDef{"MeanVarianceNormalization", "", OpKind::kReduction, 1, 1, 1, 1, InferMvn, RunMvn});
   registry.Register(OpDef{"LRN", "", OpKind::kOpaque, 1, 1, 1, 1, InferLrn, RunLrn});

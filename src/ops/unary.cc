@@ -229,6 +229,12 @@ struct Not : NoAttributes {
   bool operator()(T x) const { return !x; }
 };
 
+template <typename T>
+struct BitwiseNot : NoAttributes {  // opset 18, any integer type
+  using NoAttributes::NoAttributes;
+  T operator()(T x) const { return static_cast<T>(~x); }
+};
+
 // ---- Registration ------------------------------------------------------------------------
 
 // An op y = Op(x) elementwise, for the dtypes in kSet; the output dtype is what the functor
@@ -393,6 +399,7 @@ void RegisterUnaryOps(OpRegistry& registry) {
   RegisterUnary<IsNaN, kFloat>(registry, "IsNaN", 1);
   RegisterUnary<IsInf, kFloat>(registry, "IsInf", 1);
   RegisterUnary<Not, DTypeSet::kBool>(registry, "Not", 1);
+  RegisterUnary<BitwiseNot, DTypeSet::kInteger>(registry, "BitwiseNot", 1);
   // Cast, CastLike, Identity, Dropout.
   RegisterCastOps(registry);
 }

@@ -23,8 +23,10 @@ StatusOr<std::map<std::string, Tensor>> RunModel(const ModelBuilder& builder,
   return (*session)->Run(inputs);
 }
 
-Status LoadStatus(const ModelBuilder& builder) {
-  return Session::LoadBytes(builder.Bytes()).status();
+Status LoadStatus(const ModelBuilder& builder, bool shapes_per_run = true) {
+  SessionOptions options;
+  options.shapes_per_run = shapes_per_run;
+  return Session::LoadBytes(builder.Bytes(), options).status();
 }
 
 void AddGraphAttr(onnx::NodeProto& node, const std::string& name, const onnx::GraphProto& g) {
@@ -240,8 +242,23 @@ TEST(ConstantIfTest, NestedIfsInlineToo) {
   EXPECT_EQ(result->at("y").ToVector<float>(), (std::vector<float>{10, 11, 12, 13, 14, 15}));
 }
 
+TEST(ConstantIfTest, AConditionGivenAsAnInputTakesItsBranchAtEachRun) {
+  auto session = Session::LoadBytes(IfModel("input").Bytes());
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  const Tensor x = Tensor::FromVector<float>({2, 3}, {0, 1, 2, 3, 4, 5});
+  for (bool cond : {true, false, true}) {
+    auto out = (*session)->Run({{"x", x}, {"cond", Tensor::Scalar<bool>(cond)}});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    const std::vector<float> want =
+        cond ? std::vector<float>{0, 2, 4, 6, 8, 10} : std::vector<float>{10, 11, 12, 13, 14, 15};
+    EXPECT_EQ(out->at("y").ToVector<float>(), want);
+  }
+  EXPECT_EQ((*session)->num_compiled_shapes(), 2);  // one per condition
+}
+
 TEST(ConstantIfTest, AConditionComputedAtRunTimeIsRefusedByName) {
-  const Status status = LoadStatus(IfModel("input"));
+  // Without compiling per run, nothing binds the condition.
+  const Status status = LoadStatus(IfModel("input"), /*shapes_per_run=*/false);
   EXPECT_EQ(status.code(), StatusCode::kUnsupported) << status.ToString();
   EXPECT_NE(status.message().find("If node 'choose'"), std::string::npos) << status.ToString();
   EXPECT_NE(status.message().find("computed at run time"), std::string::npos) << status.ToString();
