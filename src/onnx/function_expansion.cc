@@ -84,6 +84,30 @@ bool FunctionExpander::HasBody(const onnx::NodeProto& node) const {
   return schema != nullptr && (schema->HasFunction() || schema->HasContextDependentFunction());
 }
 
+std::optional<int64_t> FunctionExpander::ExpandedSize(const onnx::NodeProto& node,
+                                                      int64_t limit) const {
+  const auto key = std::make_pair(NormalizeDomain(node.domain()), node.op_type());
+  auto local = local_.find(key);
+  if (local == local_.end()) return 1;
+  if (auto known = sizes_.find(key); known != sizes_.end()) {
+    if (known->second < 0 || known->second > limit) return std::nullopt;
+    return known->second;
+  }
+  sizes_[key] = -1;  // a call back to this function while it is summed is a cycle
+  int64_t total = 0;
+  for (const auto& inner : local->second->node()) {
+    const std::optional<int64_t> size = ExpandedSize(inner, limit - total);
+    if (!size) {
+      sizes_.erase(key);  // not a size: above this limit, or a cycle (found again next time)
+      return std::nullopt;
+    }
+    total += *size;
+  }
+  sizes_[key] = total;
+  if (total > limit) return std::nullopt;
+  return total;
+}
+
 StatusOr<FunctionExpander::Body> FunctionExpander::BodyOf(
     const onnx::NodeProto& node, const std::vector<TensorType>& input_types) const {
   const std::string domain = NormalizeDomain(node.domain());

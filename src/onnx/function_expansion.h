@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,6 +32,11 @@ class FunctionExpander {
   // Whether `node`'s op has a body: a function of the model, or an ONNX function at the opset.
   bool HasBody(const onnx::NodeProto& node) const;
 
+  // How many nodes `node` becomes once the model's functions it calls are expanded, all the
+  // way down (an ONNX function's body counts as one node: those are small and call no model
+  // function). nullopt above `limit`, or for a model function that calls itself.
+  std::optional<int64_t> ExpandedSize(const onnx::NodeProto& node, int64_t limit) const;
+
   // The body of `node` as nodes of the calling graph: the function's formal inputs and
   // outputs replaced by the node's, attribute references by the node's attributes (or the
   // function's defaults), and every value internal to the body renamed to a fresh name
@@ -51,6 +57,8 @@ class FunctionExpander {
   int64_t opset_;
   // (domain, name) → the model's own function.
   std::map<std::pair<std::string, std::string>, const onnx::FunctionProto*> local_;
+  // ExpandedSize of each model function computed so far (-1: being computed, a cycle).
+  mutable std::map<std::pair<std::string, std::string>, int64_t> sizes_;
 };
 
 }  // namespace collage

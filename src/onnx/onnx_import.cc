@@ -32,6 +32,9 @@ constexpr int64_t kMaxOpset = 21;
 // Function bodies and If branches may hold more of them; deeper than this is a function
 // calling itself (or a file built to exhaust the stack).
 constexpr int kMaxNestingDepth = 32;
+// Nodes that function bodies may add in all: a body calling another twice, 32 levels deep,
+// would otherwise ask for 2^32 nodes.
+constexpr int64_t kMaxExpandedNodes = int64_t{1} << 20;
 
 std::string NormalizeDomain(const std::string& domain) {
   return domain == "ai.onnx" ? std::string() : domain;
@@ -626,6 +629,19 @@ class Importer {
   }
 
   Status AddFunctionBody(const onnx::NodeProto& proto, const std::string& name, int depth) {
+    // Counted once for the whole call, before anything is expanded: the calls inside its
+    // body are part of that count.
+    if (!inside_function_) {
+      const std::optional<int64_t> size =
+          functions_->ExpandedSize(proto, kMaxExpandedNodes - expanded_nodes_);
+      if (!size) {
+        return Unsupported(
+            "{} node '{}': its function body calls itself, or expands (with the other function "
+            "calls of the model) to more than {} nodes",
+            proto.op_type(), name, kMaxExpandedNodes);
+      }
+      expanded_nodes_ += *size;
+    }
     std::vector<TensorType> input_types;
     for (const std::string& input : proto.input()) {
       auto it = ids_.find(input);
@@ -635,10 +651,15 @@ class Importer {
         std::vector<onnx::NodeProto> body,
         functions_->Expand(proto, name, input_types,
                            [&](const std::string& value) { return ids_.count(value) != 0; }));
+    const bool outermost = !inside_function_;
+    inside_function_ = true;
+    Status added;
     for (const onnx::NodeProto& inner : body) {
-      COLLAGE_RETURN_IF_ERROR(AddNode(inner, inner.name(), depth + 1));
+      added = AddNode(inner, inner.name(), depth + 1);
+      if (!added.ok()) break;
     }
-    return Status::Ok();
+    inside_function_ = !outermost;
+    return added;
   }
 
   // Two independent inferences disagreeing means one of them is wrong; running a kernel on
@@ -719,6 +740,8 @@ class Importer {
   // Graph inputs small enough to bind (ImportNeeds::value_inputs), and for each value the
   // bit set of those whose values flow into it (absent: none).
   std::vector<std::string> bindable_inputs_;
+  int64_t expanded_nodes_ = 0;    // nodes function calls expand to (kMaxExpandedNodes)
+  bool inside_function_ = false;  // adding the nodes of a function body
   std::unordered_map<ValueId, uint64_t> value_sources_;
   std::unordered_map<std::string, ValueId> ids_;  // ONNX value name → IR value
   std::map<std::string, std::string> producers_;  // node output → "<op> node '<name>'"

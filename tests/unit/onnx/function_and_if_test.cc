@@ -143,7 +143,43 @@ TEST(FunctionBodyTest, AFunctionThatCallsItselfIsRefused) {
   b.Output("y", onnx::TensorProto::FLOAT, {3});
   const Status status = LoadStatus(b);
   EXPECT_EQ(status.code(), StatusCode::kUnsupported) << status.ToString();
-  EXPECT_NE(status.message().find("nest deeper than"), std::string::npos) << status.ToString();
+  EXPECT_NE(status.message().find("calls itself"), std::string::npos) << status.ToString();
+}
+
+TEST(FunctionBodyTest, FunctionsThatDoubleAtEveryLevelAreRefusedBeforeExpanding) {
+  // F0 is a Relu; each F(k) calls F(k-1) twice: F40 would be 2^40 nodes.
+  ModelBuilder b(13);
+  b.Domain("custom", 1);
+  for (int k = 0; k <= 40; ++k) {
+    auto* f = b.model().add_functions();
+    f->set_name("F" + std::to_string(k));
+    f->set_domain("custom");
+    f->add_input("x");
+    f->add_output("y");
+    for (const char* domain : {"", "custom"}) {
+      auto* import = f->add_opset_import();
+      import->set_domain(domain);
+      import->set_version(*domain ? 1 : 13);
+    }
+    auto* first = f->add_node();
+    first->set_op_type(k == 0 ? "Relu" : "F" + std::to_string(k - 1));
+    if (k > 0) first->set_domain("custom");
+    first->add_input("x");
+    first->add_output(k == 0 ? "y" : "h");
+    if (k > 0) {
+      auto* second = f->add_node();
+      *second = *first;
+      second->set_input(0, "h");
+      second->set_output(0, "y");
+    }
+  }
+  b.Input("x", onnx::TensorProto::FLOAT, {3});
+  b.Node("F40", {"x"}, {"y"}, "huge", "custom");
+  b.Output("y", onnx::TensorProto::FLOAT, {3});
+  const Status status = LoadStatus(b);
+  EXPECT_EQ(status.code(), StatusCode::kUnsupported) << status.ToString();
+  EXPECT_NE(status.message().find("more than 1048576 nodes"), std::string::npos)
+      << status.ToString();
 }
 
 TEST(FunctionBodyTest, ABodyReadingAnUndefinedValueIsRefused) {
