@@ -198,8 +198,20 @@ StatusOr<std::vector<onnx::NodeProto>> FunctionExpander::Expand(
 
   std::vector<onnx::NodeProto> nodes;
   nodes.reserve(static_cast<size_t>(body.node_size()));
+  std::set<std::string> computed;  // the body's own names its nodes compute
   for (int n = 0; n < body.node_size(); ++n) {
     const onnx::NodeProto& inner = body.node(n);
+    // A subgraph inside the body (an If's branches) reads the body's names, which the
+    // renaming below does not reach: it could read a value of the calling graph that happens
+    // to have the same name.
+    for (const auto& attr : inner.attribute()) {
+      if (attr.has_g() || attr.graphs_size() > 0) {
+        return Unsupported(
+            "{}: its body's {} node holds a subgraph ('{}'), which collage does "
+            "not run inside function bodies",
+            where, inner.op_type(), attr.name());
+      }
+    }
     onnx::NodeProto out;
     out.set_op_type(inner.op_type());
     out.set_domain(inner.domain());
@@ -219,6 +231,7 @@ StatusOr<std::vector<onnx::NodeProto>> FunctionExpander::Expand(
     }
     for (const std::string& output : inner.output()) {
       out.add_output(output.empty() ? std::string() : names.Define(output));
+      computed.insert(output);
     }
     for (const auto& attr : inner.attribute()) {
       if (attr.ref_attr_name().empty()) {
@@ -245,12 +258,8 @@ StatusOr<std::vector<onnx::NodeProto>> FunctionExpander::Expand(
   // Every output the caller uses must come out of the body.
   for (int i = 0; i < node.output_size() && i < body.output_size(); ++i) {
     if (node.output(i).empty()) continue;
-    bool produced = false;
-    for (const auto& inner : nodes) {
-      for (const auto& o : inner.output()) produced |= o == node.output(i);
-    }
     // An output that is one of the node's inputs passed through is produced by an Identity.
-    if (!produced) {
+    if (!computed.count(body.output(i))) {
       const std::string* source = nullptr;
       for (int k = 0; k < body.input_size(); ++k) {
         if (body.input(k) == body.output(i)) source = names.Find(body.input(k));

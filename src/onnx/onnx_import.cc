@@ -432,10 +432,8 @@ class Importer {
   // `depth`: how many function bodies and If branches hold the node.
   Status AddNode(const onnx::NodeProto& proto, const std::string& name, int depth) {
     if (depth > kMaxNestingDepth) {
-      return Unsupported(
-          "{} node '{}': function bodies and If branches nest deeper than {} (a function that "
-          "calls itself?)",
-          proto.op_type(), name, kMaxNestingDepth);
+      return Unsupported("{} node '{}': function bodies and If branches nest deeper than {}",
+                         proto.op_type(), name, kMaxNestingDepth);
     }
     Node node;
     node.name = name;
@@ -760,7 +758,6 @@ class Importer {
 }  // namespace
 
 StatusOr<Graph> ImportOnnxFile(const std::string& path, const ImportOptions& options) {
-  // protobuf parses at most 2 GiB; a larger file is refused before it is read.
   COLLAGE_ASSIGN_OR_RETURN(ParsedModel parsed, ParseOnnxFile(path));
   return ImportParsed(parsed, options);
 }
@@ -772,6 +769,7 @@ StatusOr<Graph> ImportOnnxBytes(const std::string& bytes, const ImportOptions& o
 }
 
 StatusOr<ParsedModel> ParseOnnxFile(const std::string& path) {
+  // protobuf parses at most 2 GiB; a larger file is refused before it is read.
   auto bytes = ReadRegularFile(path, INT_MAX,
                                "protobuf cannot parse an ONNX file over 2 GiB; store the weights "
                                "as external data");

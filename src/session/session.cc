@@ -17,6 +17,7 @@
 #include "runtime/threading.h"
 #include "search/optimizer.h"
 #include "search/plan.h"
+#include "session/run_inputs.h"
 #include "session/session_access.h"
 #include "session/shape_specializer.h"
 
@@ -124,6 +125,21 @@ auto GuardExceptions(F&& f) -> decltype(f()) {
   }
 }
 
+// What every session checks of its options before anything is compiled.
+Status CheckSessionOptions(const SessionOptions& options) {
+  if (options.num_threads < 0 || options.num_threads > kMaxThreads) {
+    return InvalidArgument("thread count must be 1 to {} (or 0 for one per core), got {}",
+                           kMaxThreads, options.num_threads);
+  }
+  const BackendRegistry& registry = BackendRegistry::Global();
+  if (registry.Find(options.backend) == nullptr) {
+    std::string names;
+    for (const Backend* b : registry.backends()) names += (names.empty() ? "" : ", ") + b->name();
+    return NotFound("no backend named '{}' (registered: {})", options.backend, names);
+  }
+  return Status::Ok();
+}
+
 ImportOptions ToImportOptions(const SessionOptions& options) {
   ImportOptions import;
   import.input_shapes = options.input_shapes;
@@ -172,13 +188,7 @@ StatusOr<std::unique_ptr<Session>> Session::PerRun(ParsedModel parsed,
                                                    const SessionOptions& options,
                                                    const std::vector<std::string>& value_inputs,
                                                    double import_ms) {
-  if (options.num_threads < 0 || options.num_threads > kMaxThreads) {
-    return InvalidArgument("thread count must be 1 to {} (or 0 for one per core), got {}",
-                           kMaxThreads, options.num_threads);
-  }
-  if (BackendRegistry::Global().Find(options.backend) == nullptr) {
-    return NotFound("no backend named '{}' (`collage backends` lists them)", options.backend);
-  }
+  COLLAGE_RETURN_IF_ERROR(CheckSessionOptions(options));
   auto impl = std::make_unique<Impl>();
   impl->requested_threads = ResolveThreadCount(options.num_threads);
   impl->executable_threads = impl->requested_threads;
@@ -201,17 +211,9 @@ StatusOr<std::unique_ptr<Session>> Session::LoadBytes(const std::string& onnx_by
 }
 
 StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph, const SessionOptions& options) {
-  if (options.num_threads < 0 || options.num_threads > kMaxThreads) {
-    return InvalidArgument("thread count must be 1 to {} (or 0 for one per core), got {}",
-                           kMaxThreads, options.num_threads);
-  }
+  COLLAGE_RETURN_IF_ERROR(CheckSessionOptions(options));
   BackendRegistry& registry = BackendRegistry::Global();
   const Backend* backend = registry.Find(options.backend);
-  if (backend == nullptr) {
-    std::string names;
-    for (const Backend* b : registry.backends()) names += (names.empty() ? "" : ", ") + b->name();
-    return NotFound("no backend named '{}' (registered: {})", options.backend, names);
-  }
   const auto start = std::chrono::steady_clock::now();
   auto impl = std::make_unique<Impl>();
   impl->requested_threads = ResolveThreadCount(options.num_threads);
@@ -385,38 +387,9 @@ StatusOr<std::map<std::string, Tensor>> Session::Run(const std::map<std::string,
 StatusOr<std::map<std::string, Tensor>> Session::RunUnguarded(
     const std::map<std::string, Tensor>& inputs, RunProfile* profile) {
   if (impl_->per_run) return impl_->per_run->Run(inputs, profile);
+  COLLAGE_RETURN_IF_ERROR(CheckRunInputs(impl_->inputs, inputs));
   std::vector<Tensor> ordered;
-  std::string missing;
-  for (const TensorInfo& info : impl_->inputs) {
-    auto it = inputs.find(info.name);
-    if (it == inputs.end()) {
-      missing += (missing.empty() ? "" : ", ") + info.name;
-      continue;
-    }
-    const Tensor& t = it->second;
-    if (t.dtype() != info.dtype) {
-      return InvalidArgument("input '{}' has dtype {}, the model expects {}", info.name,
-                             DTypeName(t.dtype()), DTypeName(info.dtype));
-    }
-    if (t.shape() != info.shape) {
-      return InvalidArgument("input '{}' has shape {}, the model expects {}", info.name,
-                             ShapeToString(t.shape()), ShapeToString(info.shape));
-    }
-    if (t.data() == nullptr && t.nbytes() > 0) {
-      return InvalidArgument("input '{}' has no data", info.name);
-    }
-    ordered.push_back(t);
-  }
-  if (!missing.empty()) return InvalidArgument("missing input(s): {}", missing);
-  for (const auto& [name, tensor] : inputs) {
-    bool known = false;
-    for (const TensorInfo& info : impl_->inputs) known = known || info.name == name;
-    if (!known) {
-      std::string names;
-      for (const TensorInfo& info : impl_->inputs) names += (names.empty() ? "" : ", ") + info.name;
-      return InvalidArgument("the model has no input named '{}' (its inputs: {})", name, names);
-    }
-  }
+  for (const TensorInfo& info : impl_->inputs) ordered.push_back(inputs.at(info.name));
   for (const IndexInputBound& bound : impl_->index_bounds) {
     // The message is made only for an input that fails.
     if (Status in_range = CheckIndexValues(ordered[bound.input], bound.axes); !in_range.ok()) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "collage/sdk/errors.h"
+#include "session/run_inputs.h"
 #include "session/session_access.h"
 
 namespace collage {
@@ -16,12 +17,6 @@ constexpr int kMaxBindingRounds = 8;
 
 TensorInfo InfoOf(const DeclaredTensor& declared) {
   return TensorInfo{declared.name, declared.dtype, declared.shape};
-}
-
-std::string NamesOf(const std::vector<TensorInfo>& infos) {
-  std::vector<std::string> names;
-  for (const TensorInfo& info : infos) names.push_back(info.name);
-  return fmt::format("{}", fmt::join(names, ", "));
 }
 
 }  // namespace
@@ -42,45 +37,6 @@ ShapeSpecializer::ShapeSpecializer(ParsedModel model, SessionOptions options,
     outputs_.push_back(InfoOf(output));
   }
   options_.shape_cache_size = std::max(options_.shape_cache_size, 1);
-}
-
-Status ShapeSpecializer::CheckInputs(const std::map<std::string, Tensor>& inputs) const {
-  std::vector<std::string> missing;
-  for (const TensorInfo& info : inputs_) {
-    auto it = inputs.find(info.name);
-    if (it == inputs.end()) {
-      missing.push_back(info.name);
-      continue;
-    }
-    const Tensor& t = it->second;
-    if (info.dtype != DType::kUndefined && t.dtype() != info.dtype) {
-      return InvalidArgument("input '{}' has dtype {}, the model expects {}", info.name,
-                             DTypeName(t.dtype()), DTypeName(info.dtype));
-    }
-    bool fits = info.shape.empty() || t.shape().size() == info.shape.size();
-    for (size_t d = 0; fits && d < info.shape.size(); ++d) {
-      fits = info.shape[d] < 0 || info.shape[d] == t.shape()[d];
-    }
-    // A declaration without dims (no shape at all) accepts any rank.
-    if (!fits) {
-      return InvalidArgument("input '{}' has shape {}, the model expects {} (?: any size)",
-                             info.name, ShapeToString(t.shape()), ShapeToString(info.shape));
-    }
-    if (t.data() == nullptr && t.nbytes() > 0) {
-      return InvalidArgument("input '{}' has no data", info.name);
-    }
-  }
-  if (!missing.empty()) return InvalidArgument("missing input(s): {}", fmt::join(missing, ", "));
-  for (const auto& given : inputs) {
-    const bool known = std::any_of(inputs_.begin(), inputs_.end(), [&](const TensorInfo& info) {
-      return info.name == given.first;
-    });
-    if (!known) {
-      return InvalidArgument("the model has no input named '{}' (its inputs: {})", given.first,
-                             NamesOf(inputs_));
-    }
-  }
-  return Status::Ok();
 }
 
 std::string ShapeSpecializer::Signature(const std::map<std::string, Tensor>& inputs) const {
@@ -116,7 +72,7 @@ StatusOr<std::shared_ptr<Session>> ShapeSpecializer::Compile(
       for (const std::string& name : needs.value_inputs)
         learned |= value_inputs_.insert(name).second;
       if (learned && round < kMaxBindingRounds) continue;
-      return graph.status().WithContext(fmt::format("compiling for the input shapes of this run"));
+      return graph.status().WithContext("compiling for the input shapes of this run");
     }
     SessionOptions fixed = options_;
     fixed.input_shapes.clear();
@@ -129,7 +85,7 @@ StatusOr<std::shared_ptr<Session>> ShapeSpecializer::Compile(
 
 StatusOr<std::map<std::string, Tensor>> ShapeSpecializer::Run(
     const std::map<std::string, Tensor>& inputs, RunProfile* profile) {
-  COLLAGE_RETURN_IF_ERROR(CheckInputs(inputs));
+  COLLAGE_RETURN_IF_ERROR(CheckRunInputs(inputs_, inputs, UnshapedInputs::kAnyRankIfUnshaped));
   std::shared_ptr<Session> session;
   {
     // Compiling under the lock keeps two runs at one new signature from compiling it twice.

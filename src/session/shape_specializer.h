@@ -38,7 +38,6 @@ class ShapeSpecializer {
   std::shared_ptr<Session> latest() const;
 
  private:
-  Status CheckInputs(const std::map<std::string, Tensor>& inputs) const;
   // The cache key of a run: every input's shape, and the bytes of the bound ones.
   std::string Signature(const std::map<std::string, Tensor>& inputs) const;
   StatusOr<std::shared_ptr<Session>> Compile(const std::map<std::string, Tensor>& inputs);

@@ -146,6 +146,38 @@ TEST(FunctionBodyTest, AFunctionThatCallsItselfIsRefused) {
   EXPECT_NE(status.message().find("calls itself"), std::string::npos) << status.ToString();
 }
 
+TEST(FunctionBodyTest, ABodyHoldingASubgraphIsRefused) {
+  // Its If branch reads the body's own name "sum", which the calling graph also has.
+  ModelBuilder b(13);
+  b.Domain("custom", 1);
+  AddLeakySumFunction(b.model());
+  onnx::NodeProto* leaky = b.model().mutable_functions(0)->mutable_node(1);
+  onnx::GraphProto branch;
+  branch.set_name("branch");
+  auto* relu = branch.add_node();
+  relu->set_op_type("Relu");
+  relu->add_input("sum");
+  relu->add_output("branch_y");
+  auto* branch_y = branch.add_output();
+  branch_y->set_name("branch_y");
+  branch_y->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  leaky->Clear();
+  leaky->set_op_type("If");
+  leaky->add_input("flag");
+  leaky->add_output("y");
+  AddGraphAttr(*leaky, "then_branch", branch);
+  AddGraphAttr(*leaky, "else_branch", branch);
+  b.model().mutable_functions(0)->add_input("flag");
+  b.Input("a", onnx::TensorProto::FLOAT, {3});
+  b.Input("flag", onnx::TensorProto::BOOL, {});
+  b.Node("Relu", {"a"}, {"sum"}, "outer_sum");
+  b.Node("LeakySum", {"a", "a", "flag"}, {"y"}, "f", "custom");
+  b.Output("y", onnx::TensorProto::FLOAT, {3});
+  const Status status = LoadStatus(b, /*shapes_per_run=*/false);
+  EXPECT_EQ(status.code(), StatusCode::kUnsupported) << status.ToString();
+  EXPECT_NE(status.message().find("holds a subgraph"), std::string::npos) << status.ToString();
+}
+
 TEST(FunctionBodyTest, FunctionsThatDoubleAtEveryLevelAreRefusedBeforeExpanding) {
   // F0 is a Relu; each F(k) calls F(k-1) twice: F40 would be 2^40 nodes.
   ModelBuilder b(13);
