@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "collage/precision.h"
+
 namespace collage {
 
 // Time spent in each step of one run, in execution order (filled by Run when requested).
@@ -18,6 +20,7 @@ struct NodeTiming {
   std::string rule;       // for a conversion: "from->to"
   double start_ms = 0;    // when the step started, from the start of the run
   std::string elided;     // "view", "concat in place", "split in place": no kernel ran
+  Precision precision = Precision::kFloat32;  // the group's (collage/precision.h)
 };
 struct RunProfile {
   std::vector<NodeTiming> nodes;

@@ -1,5 +1,6 @@
 #include "collage/sdk/backend.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "collage/sdk/errors.h"
@@ -35,13 +36,28 @@ StatusOr<std::unique_ptr<Kernel>> Backend::Compile(const CompileRequest& request
                            request.nodes.num_graph_nodes(), request.graph->num_nodes());
   }
   const RuleSet& set = rules();
+  auto offers_precision = [&](const std::vector<Precision>& offered) {
+    return std::find(offered.begin(), offered.end(), request.precision) != offered.end();
+  };
   if (const Rule* rule = set.FindRule(request.rule)) {
+    if (!offers_precision(rule->precisions())) {
+      return InvalidArgument("rule '{}' does not compute in {}", request.rule,
+                             PrecisionName(request.precision));
+    }
     std::optional<Match> match = rule->MatchGroup(*request.graph, request.nodes);
     if (!match) return InvalidArgument("rule '{}' does not offer this group", request.rule);
+    if (!rule->OffersIn(*match, request.precision)) {
+      return InvalidArgument("rule '{}' does not offer this group in {}", request.rule,
+                             PrecisionName(request.precision));
+    }
     if (!rule->compiler()) return Internal("rule '{}' has no compile function", request.rule);
     return rule->compiler()(request, *match);
   }
   if (const Fusion* fusion = set.FindFusion(request.rule)) {
+    if (!offers_precision(fusion->precisions())) {
+      return InvalidArgument("fusion '{}' does not compute in {}", request.rule,
+                             PrecisionName(request.precision));
+    }
     if (!fusion->Admits(*request.graph, request.nodes)) {
       return InvalidArgument("fusion '{}' does not admit this group", request.rule);
     }

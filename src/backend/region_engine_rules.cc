@@ -2,13 +2,18 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
+#include <string>
 
 namespace collage {
 
-RuleSet MakeRegionEngineRules(const NodePredicate& supported, const FusionCompiler& compile) {
+RuleSet MakeRegionEngineRules(const NodePredicate& supported, const FusionCompiler& compile,
+                              const std::vector<Precision>& reduced) {
   const std::vector<OpKind> all = {OpKind::kElementwise,     OpKind::kBroadcast,
                                    OpKind::kInjective,       OpKind::kReduction,
                                    OpKind::kOutEWiseFusable, OpKind::kOpaque};
+  std::vector<Precision> whole_precisions = reduced;
+  whole_precisions.push_back(Precision::kFloat32);
   RuleSet rules;
   rules.Add(
       Fusion("single").Seed(all).Grow(all).MinOps(1).MaxOps(1).Where(supported).Compiles(compile));
@@ -19,6 +24,21 @@ RuleSet MakeRegionEngineRules(const NodePredicate& supported, const FusionCompil
                 .MaxOps(std::numeric_limits<int>::max())
                 .MaximalRegions()
                 .Where(supported)
+                .Precisions(whole_precisions)
+                .Compiles(compile));
+  if (reduced.empty()) return rules;
+  static const std::set<std::string> kProducts = {"MatMul", "Gemm", "Conv", "ConvTranspose"};
+  rules.Add(Fusion("single_product")
+                .Seed(all)
+                .Grow(all)
+                .MinOps(1)
+                .MaxOps(1)
+                .Where(supported)
+                .Where([](const Graph&, const Node& node) {
+                  return kProducts.count(node.op_type) != 0 &&
+                         (node.domain.empty() || node.domain == "ai.onnx");
+                })
+                .Precisions(reduced)
                 .Compiles(compile));
   return rules;
 }

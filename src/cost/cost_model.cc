@@ -64,6 +64,10 @@ CostKey MeasuredCostModel::KeyFor(const SearchCandidate& candidate) const {
   const Backend* backend = registry_.Find(candidate.backend);
   key.backend_version = backend != nullptr ? backend->version() : "";
   key.signature = candidate.rule + "|" + GroupSignature(graph_, candidate.nodes);
+  // A float32 key is as it was before precisions existed, so that those costs still count.
+  if (candidate.precision != Precision::kFloat32) {
+    key.signature += std::string("|") + PrecisionName(candidate.precision);
+  }
   key.threads = threads_;
   key.method = MeasureMethodKey(SettingsFor(candidate.nodes));
   return key;
@@ -149,10 +153,14 @@ Status MeasuredCostModel::PriceCandidates(std::vector<SearchCandidate>& candidat
     if (backend == nullptr) return NotFound("no backend named '{}'", representative.backend);
     const CompileRequest request =
         CompileRequest::For(graph_, representative.nodes, representative.rule, context_);
+    // A reduced precision is held to its rounding's bound here; the plan's outputs are then
+    // checked end to end against the user's tolerance.
+    const double tolerance = std::max(ToleranceFor(graph_, representative.nodes),
+                                      GroupErrorBound(representative.precision));
     auto measure = [&]() -> StatusOr<CostRecord> {
-      return measurer_.Candidate(
-          graph_, representative.nodes, representative.backend, representative.rule, threads_,
-          ToleranceFor(graph_, representative.nodes), SettingsFor(representative.nodes));
+      return measurer_.Candidate(graph_, representative.nodes, representative.backend,
+                                 representative.rule, representative.precision, threads_, tolerance,
+                                 SettingsFor(representative.nodes));
     };
     COLLAGE_ASSIGN_OR_RETURN(CostRecord record, Resolve(keys[members.front()], measure));
     if (record.valid && (record.input_layouts.size() != request.inputs.size() ||

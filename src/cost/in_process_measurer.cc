@@ -15,12 +15,13 @@ std::shared_ptr<ExecutionContext> InProcessMeasurer::ContextFor(int threads) {
 
 StatusOr<CostRecord> InProcessMeasurer::Candidate(const Graph& graph, const SubGraph& nodes,
                                                   const std::string& backend_name,
-                                                  const std::string& rule, int threads,
-                                                  double tolerance,
+                                                  const std::string& rule, Precision precision,
+                                                  int threads, double tolerance,
                                                   const MeasureSettings& settings) {
   const Backend* backend = registry_.Find(backend_name);
   if (backend == nullptr) return NotFound("no backend named '{}'", backend_name);
-  const CompileRequest request = CompileRequest::For(graph, nodes, rule, ContextFor(threads));
+  CompileRequest request = CompileRequest::For(graph, nodes, rule, ContextFor(threads));
+  request.precision = precision;
   const std::string node_text = nodes.ToString();
   if (reference_.graph != &graph || reference_.nodes != node_text) {
     reference_ = ReferenceRun();

@@ -26,11 +26,11 @@ class Measurer {
  public:
   virtual ~Measurer() = default;
 
-  // The group `nodes` of `graph`, compiled by `backend` for `rule` with `threads` threads,
-  // checked against the reference kernels within `tolerance` (normalized error) and timed.
+  // The group `nodes` of `graph`, compiled by `backend` for `rule` in `precision` with `threads`
+  // threads, checked against the reference kernels within `tolerance` (normalized error) and timed.
   virtual StatusOr<CostRecord> Candidate(const Graph& graph, const SubGraph& nodes,
                                          const std::string& backend, const std::string& rule,
-                                         int threads, double tolerance,
+                                         Precision precision, int threads, double tolerance,
                                          const MeasureSettings& settings) = 0;
   // The layout conversion the executable would insert for a value of `type`.
   virtual StatusOr<CostRecord> Conversion(const TensorType& type, const Layout& from,
@@ -56,8 +56,9 @@ class InProcessMeasurer : public Measurer {
   static constexpr unsigned kInputSeed = 1234;
 
   StatusOr<CostRecord> Candidate(const Graph& graph, const SubGraph& nodes,
-                                 const std::string& backend, const std::string& rule, int threads,
-                                 double tolerance, const MeasureSettings& settings) override;
+                                 const std::string& backend, const std::string& rule,
+                                 Precision precision, int threads, double tolerance,
+                                 const MeasureSettings& settings) override;
   bool MeasuresInThisProcess() const override { return true; }
   double time_limit_seconds() const override { return 0; }
   StatusOr<CostRecord> Conversion(const TensorType& type, const Layout& from, const Layout& to,

@@ -15,7 +15,7 @@ SearchCandidate SearchCandidateOf(const Graph& graph, PlacedGroup group) {
 
 StatusOr<std::vector<SearchCandidate>> EnumerateSearchCandidates(
     const Graph& graph, const std::vector<std::string>& backends, const BackendRegistry& registry,
-    bool strict_non_finite) {
+    bool strict_non_finite, const std::vector<Precision>& precisions) {
   std::vector<std::string> names = backends;
   if (std::find(names.begin(), names.end(), "native") == names.end()) names.insert(names.begin(), "native");
   std::vector<SearchCandidate> candidates;
@@ -28,7 +28,8 @@ StatusOr<std::vector<SearchCandidate>> EnumerateSearchCandidates(
       for (const Backend* b : registry.backends()) registered += (registered.empty() ? "" : ", ") + b->name();
       return NotFound("no backend named '{}' (registered: {})", name, registered);
     }
-    for (Candidate& offered : EnumerateCandidates(graph, backend->rules(), strict_non_finite)) {
+    for (Candidate& offered :
+         EnumerateCandidates(graph, backend->rules(), strict_non_finite, precisions)) {
       candidates.push_back(SearchCandidateOf(graph, {name, std::move(offered)}));
     }
   }

@@ -29,11 +29,13 @@ SearchCandidate SearchCandidateOf(const Graph& graph, PlacedGroup group);
 
 // Every group offered by the rules and fusions of `backends` (each registered; "native" is
 // always added, so that every node has a candidate), inputs and outputs filled, layouts and
-// cost not yet. One entry per (backend, rule, node set). `strict_non_finite`: only the rules
-// and fusions that meet the NaN/Inf contract (native's all do, so every node keeps one).
+// cost not yet. One entry per (backend, rule, node set, precision). `strict_non_finite`: only
+// the rules and fusions that meet the NaN/Inf contract (native's all do, so every node keeps
+// one). `precisions`: the precisions offers may be in (collage/sdk/rule.h EnumerateCandidates).
 StatusOr<std::vector<SearchCandidate>> EnumerateSearchCandidates(
     const Graph& graph, const std::vector<std::string>& backends, const BackendRegistry& registry,
-    bool strict_non_finite = false);
+    bool strict_non_finite = false,
+    const std::vector<Precision>& precisions = {Precision::kFloat32});
 
 // The cost of converting `value` from layout `from` to `to`; 0 when they hold the same bytes.
 using TransitionCost = std::function<double(ValueId value, const Layout& from, const Layout& to)>;

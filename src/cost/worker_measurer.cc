@@ -268,7 +268,7 @@ StatusOr<CostRecord> WorkerMeasurer::Exchange(const std::string& payload) {
 
 StatusOr<CostRecord> WorkerMeasurer::Candidate(const Graph& graph, const SubGraph& nodes,
                                                const std::string& backend, const std::string& rule,
-                                               int threads, double tolerance,
+                                               Precision precision, int threads, double tolerance,
                                                const MeasureSettings& settings) {
   CandidateRequest request;
   StatusOr<std::string> model = GroupModelBytes(graph, nodes);
@@ -278,6 +278,7 @@ StatusOr<CostRecord> WorkerMeasurer::Candidate(const Graph& graph, const SubGrap
   request.signature = GroupSignature(graph, nodes);
   request.backend = backend;
   request.rule = rule;
+  request.precision = precision;
   request.threads = threads;
   request.tolerance = tolerance;
   request.settings = settings;

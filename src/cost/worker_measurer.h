@@ -60,8 +60,9 @@ class WorkerMeasurer : public Measurer {
   ~WorkerMeasurer() override = default;
 
   StatusOr<CostRecord> Candidate(const Graph& graph, const SubGraph& nodes,
-                                 const std::string& backend, const std::string& rule, int threads,
-                                 double tolerance, const MeasureSettings& settings) override;
+                                 const std::string& backend, const std::string& rule,
+                                 Precision precision, int threads, double tolerance,
+                                 const MeasureSettings& settings) override;
   StatusOr<CostRecord> Conversion(const TensorType& type, const Layout& from, const Layout& to,
                                   int threads, const MeasureSettings& settings) override;
   bool MeasuresInThisProcess() const override { return false; }

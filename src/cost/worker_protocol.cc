@@ -157,6 +157,7 @@ std::string EncodeCandidate(const CandidateRequest& request) {
   w.Text(request.signature);
   w.Text(request.backend);
   w.Text(request.rule);
+  w.U8(static_cast<uint8_t>(request.precision));
   w.I32(request.threads);
   w.F64(request.tolerance);
   w.Settings(request.settings);
@@ -218,10 +219,15 @@ StatusOr<CandidateRequest> DecodeCandidate(const std::string& payload) {
   request.signature = r.Text();
   request.backend = r.Text();
   request.rule = r.Text();
+  const uint8_t precision = r.U8();
   request.threads = r.I32();
   request.tolerance = r.F64();
   request.settings = r.Settings();
   COLLAGE_RETURN_IF_ERROR(r.Finish());
+  if (precision > static_cast<uint8_t>(Precision::kBfloat16)) {
+    return InvalidArgument("candidate: unknown precision {}", precision);
+  }
+  request.precision = static_cast<Precision>(precision);
   return request;
 }
 

@@ -10,7 +10,8 @@
 //   worker → parent, once at start:   'H' u32 version, u32 n, n × (text name, text version)
 //   parent → worker:  'C' candidate:  text model (the group as a standalone ONNX model),
 //                     text signature (GroupSignature of the group in the parent's graph),
-//                     text backend, text rule, i32 threads, f64 tolerance, settings
+//                     text backend, text rule, u8 precision (collage/precision.h),
+//                     i32 threads, f64 tolerance, settings
 //                     'V' conversion: text type ("float32[1x8x4x4]"), text from, text to
 //                     (LayoutToText), i32 threads, settings
 //   worker → parent, one per request: 'R' u8 valid, text reason, f64 median_ms, f64 p90_ms,
@@ -27,15 +28,16 @@
 #include <utility>
 #include <vector>
 
+#include "collage/precision.h"
+#include "collage/sdk/graph.h"
 #include "collage/status.h"
 #include "cost/cost_database.h"
 #include "cost/measure.h"
-#include "collage/sdk/graph.h"
 
 namespace collage {
 
 // Bumped whenever a message changes; the parent refuses a worker of another version.
-inline constexpr uint32_t kWorkerProtocolVersion = 1;
+inline constexpr uint32_t kWorkerProtocolVersion = 2;  // 2: a candidate names its precision
 // A frame longer than this is garbage (a crashed or foreign writer), not a model.
 inline constexpr uint32_t kMaxWorkerFrameBytes = 1u << 30;
 
@@ -49,6 +51,7 @@ struct CandidateRequest {
   std::string signature;  // the parent's GroupSignature of the group
   std::string backend;
   std::string rule;
+  Precision precision = Precision::kFloat32;
   int32_t threads = 1;
   double tolerance = 0;
   MeasureSettings settings;

@@ -55,8 +55,8 @@ CostRecord MeasureWorkerService::AnswerCandidate(const CandidateRequest& request
   }
   ApplyThreadPolicy(request.threads);
   StatusOr<CostRecord> record =
-      measurer_.Candidate(*graph_, nodes, request.backend, request.rule, request.threads,
-                          request.tolerance, request.settings);
+      measurer_.Candidate(*graph_, nodes, request.backend, request.rule, request.precision,
+                          request.threads, request.tolerance, request.settings);
   if (!record.ok()) return Invalid("in the measurement worker: " + record.status().message());
   return *record;
 }

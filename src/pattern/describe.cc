@@ -40,12 +40,21 @@ std::string DescribePattern(const Pattern& pattern) {
   return text;
 }
 
+// "" for float32 alone; else ", in fp32 and bf16" (or ", in bf16" only).
+std::string DescribePrecisions(const std::vector<Precision>& precisions) {
+  if (precisions.size() == 1 && precisions[0] == Precision::kFloat32) return "";
+  std::string text;
+  for (Precision p : precisions)
+    text += (text.empty() ? "" : " and ") + std::string(PrecisionName(p));
+  return ", in " + text;
+}
+
 }  // namespace
 
 std::string Rule::Describe() const {
   std::string text = DescribePattern(pattern_);
   if (!constraints_.empty()) text += fmt::format(" where {} constraint(s)", constraints_.size());
-  return text;
+  return text + DescribePrecisions(precisions_);
 }
 
 std::string Fusion::Describe() const {
@@ -57,8 +66,8 @@ std::string Fusion::Describe() const {
   const std::string sizes = maximal_regions_
                                 ? fmt::format("maximal convex regions of {}+ ops", min_ops_)
                                 : fmt::format("{}..{} ops", min_ops_, max_ops_);
-  return fmt::format("fusion: seed {} grow {}, {}{}", kinds(seed_kinds_), kinds(grow_kinds_), sizes,
-                     predicates_.empty() ? "" : " [if]");
+  return fmt::format("fusion: seed {} grow {}, {}{}{}", kinds(seed_kinds_), kinds(grow_kinds_),
+                     sizes, predicates_.empty() ? "" : " [if]", DescribePrecisions(precisions_));
 }
 
 }  // namespace collage

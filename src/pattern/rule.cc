@@ -29,6 +29,39 @@ Rule& Rule::Compiles(RuleCompiler compiler) {
   return *this;
 }
 
+namespace {
+
+// Each precision once, in the enum's order (float32 first); an empty list keeps float32.
+std::vector<Precision> DistinctPrecisions(std::vector<Precision> precisions) {
+  if (precisions.empty()) return {Precision::kFloat32};
+  std::sort(precisions.begin(), precisions.end());
+  precisions.erase(std::unique(precisions.begin(), precisions.end()), precisions.end());
+  return precisions;
+}
+
+bool Listed(const std::vector<Precision>& list, Precision precision) {
+  return std::find(list.begin(), list.end(), precision) != list.end();
+}
+
+}  // namespace
+
+Rule& Rule::Precisions(std::vector<Precision> precisions) {
+  precisions_ = DistinctPrecisions(std::move(precisions));
+  return *this;
+}
+
+Rule& Rule::WhereIn(Precision precision, MatchConstraint constraint) {
+  precision_constraints_.emplace_back(precision, std::move(constraint));
+  return *this;
+}
+
+bool Rule::OffersIn(const Match& match, Precision precision) const {
+  if (!Listed(precisions_, precision)) return false;
+  return std::all_of(
+      precision_constraints_.begin(), precision_constraints_.end(),
+      [&](const auto& entry) { return entry.first != precision || entry.second(match); });
+}
+
 bool Rule::MatchAt(const Graph& graph, NodeId node, Match* match) const {
   if (!MatchPatternAt(pattern_, graph, node, match)) return false;
   return std::all_of(constraints_.begin(), constraints_.end(),
@@ -93,6 +126,11 @@ Fusion& Fusion::PropagatesNonFinite() {
 }
 Fusion& Fusion::Compiles(FusionCompiler compiler) {
   compiler_ = std::move(compiler);
+  return *this;
+}
+
+Fusion& Fusion::Precisions(std::vector<Precision> precisions) {
+  precisions_ = DistinctPrecisions(std::move(precisions));
   return *this;
 }
 
@@ -284,19 +322,30 @@ Status RuleSet::CheckComplete() const {
 }
 
 std::vector<Candidate> EnumerateCandidates(const Graph& graph, const RuleSet& rules,
-                                           bool strict_non_finite) {
+                                           bool strict_non_finite,
+                                           const std::vector<Precision>& precisions) {
   std::vector<Candidate> candidates;
+  // One candidate per group and precision that both the rule and the caller list.
   for (const Rule& rule : rules.rules()) {
     if (strict_non_finite && !rule.meets_non_finite_contract()) continue;
     std::set<std::vector<NodeId>> seen;
     for (const Match& match : rule.FindAll(graph)) {
       SubGraph nodes = MatchedNodes(match);
-      if (seen.insert(nodes.Nodes()).second) candidates.push_back({rule.name(), std::move(nodes)});
+      if (!seen.insert(nodes.Nodes()).second) continue;
+      for (Precision precision : rule.precisions()) {
+        if (Listed(precisions, precision) && rule.OffersIn(match, precision)) {
+          candidates.push_back({rule.name(), nodes, precision});
+        }
+      }
     }
   }
   for (const Fusion& fusion : rules.fusions()) {
     if (strict_non_finite && !fusion.meets_non_finite_contract()) continue;
-    for (SubGraph& nodes : fusion.Generate(graph)) candidates.push_back({fusion.name(), std::move(nodes)});
+    for (SubGraph& nodes : fusion.Generate(graph)) {
+      for (Precision precision : fusion.precisions()) {
+        if (Listed(precisions, precision)) candidates.push_back({fusion.name(), nodes, precision});
+      }
+    }
   }
   return candidates;
 }

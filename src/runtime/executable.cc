@@ -74,6 +74,7 @@ class Executable::Builder {
     const Backend* backend = registry_.Find(group.backend);
     CompileRequest request =
         CompileRequest::For(graph_, group.nodes, group.rule, exe_.execution_context_);
+    request.precision = group.precision;
     auto fail = [&](const Status& status) {
       return Status(status.code(), DescribeGroup(group.backend, request) + ": " + status.message());
     };
@@ -106,6 +107,7 @@ class Executable::Builder {
     NodeTiming label;
     label.backend = group.backend;
     label.rule = group.rule;
+    label.precision = group.precision;
     std::vector<NodeId> nodes = group.nodes.Nodes();
     label.node_name = graph_.node(nodes.front()).name;
     for (NodeId n : nodes) {

@@ -12,7 +12,7 @@ std::optional<double> EstimatePlacement(const Graph& graph, const Placement& pla
                                         const LibrarySwitchCost& library_switch) {
   std::map<std::tuple<std::string, std::string, std::string>, const SearchCandidate*> by_group;
   for (const SearchCandidate& c : candidates)
-    by_group[{c.backend, c.rule, c.nodes.ToString()}] = &c;
+    by_group[{c.backend, c.rule + "/" + PrecisionName(c.precision), c.nodes.ToString()}] = &c;
   struct Held {
     Layout home;
     std::vector<Layout> available;
@@ -31,7 +31,8 @@ std::optional<double> EstimatePlacement(const Graph& graph, const Placement& pla
   double total = 0;
   const std::string* last_backend = nullptr;
   for (const PlacedGroup& group : placement.groups) {
-    auto found = by_group.find({group.backend, group.rule, group.nodes.ToString()});
+    auto found = by_group.find(
+        {group.backend, group.rule + "/" + PrecisionName(group.precision), group.nodes.ToString()});
     if (found == by_group.end()) return std::nullopt;
     const SearchCandidate& c = *found->second;
     total += c.cost_ms;

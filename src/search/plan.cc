@@ -1,6 +1,7 @@
 #include "search/plan.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -8,6 +9,7 @@
 #include <unordered_set>
 
 #include "collage/device_fingerprint.h"
+#include "collage/printable_text.h"
 #include "collage/sdk/errors.h"
 #include "cost/group_signature.h"
 #include "util/file_io.h"
@@ -127,6 +129,7 @@ PlanGroup PlanGroupOf(const Graph& graph, const PlacedGroup& placed) {
   PlanGroup group;
   group.backend = placed.backend;
   group.rule = placed.rule;
+  group.precision = placed.precision;
   group.nodes = placed.nodes.Nodes();
   for (NodeId n : group.nodes) group.node_names.push_back(graph.node(n).name);
   return group;
@@ -135,7 +138,7 @@ PlanGroup PlanGroupOf(const Graph& graph, const PlacedGroup& placed) {
 // The placed group that the plan's group `index` records, its node numbers checked against
 // `graph` (which sizes the SubGraph).
 StatusOr<PlacedGroup> PlacedGroupOf(const PlanGroup& group, size_t index, const Graph& graph) {
-  PlacedGroup placed(group.backend, {group.rule, SubGraph(graph.num_nodes())});
+  PlacedGroup placed(group.backend, {group.rule, SubGraph(graph.num_nodes()), group.precision});
   for (NodeId n : group.nodes) {
     if (n >= graph.num_nodes()) {
       return InvalidArgument("the plan's group {} names node {}, the model has {} nodes", index,
@@ -197,6 +200,10 @@ std::string PlanToJson(const Plan& plan) {
   j["estimated_ms"] = plan.estimated_ms;
   j["measured_ms"] = plan.measured_ms;
   j["strict_non_finite"] = plan.strict_non_finite;
+  if (plan.tolerance > 0) {
+    j["tolerance"] = plan.tolerance;
+    j["checked_error"] = plan.checked_error;
+  }
   if (!plan.kept_finalist.empty()) {
     j["kept_finalist"] = plan.kept_finalist;
     j["runner_up"] = plan.runner_up;
@@ -204,11 +211,13 @@ std::string PlanToJson(const Plan& plan) {
   }
   j["groups"] = json::array();
   for (const PlanGroup& group : plan.groups) {
-    j["groups"].push_back({{"backend", group.backend},
-                           {"rule", group.rule},
-                           {"nodes", group.nodes},
-                           {"node_names", group.node_names},
-                           {"cost_ms", group.cost_ms}});
+    json item = {{"backend", group.backend},
+                 {"rule", group.rule},
+                 {"nodes", group.nodes},
+                 {"node_names", group.node_names},
+                 {"cost_ms", group.cost_ms}};
+    if (group.precision != Precision::kFloat32) item["precision"] = PrecisionName(group.precision);
+    j["groups"].push_back(std::move(item));
   }
   return j.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
 }
@@ -244,6 +253,14 @@ StatusOr<Plan> PlanFromJson(const std::string& text, const std::string& source) 
   if (j.contains("strict_non_finite")) {
     COLLAGE_RETURN_IF_ERROR(Get(j, "strict_non_finite", source, &plan.strict_non_finite));
   }
+  if (j.contains("tolerance")) {
+    COLLAGE_RETURN_IF_ERROR(Get(j, "tolerance", source, &plan.tolerance));
+    COLLAGE_RETURN_IF_ERROR(Get(j, "checked_error", source, &plan.checked_error));
+    if (!(plan.tolerance > 0) || !std::isfinite(plan.tolerance) || !(plan.checked_error >= 0)) {
+      return InvalidArgument("{}: 'tolerance' must be above 0 and 'checked_error' at least 0",
+                             source);
+    }
+  }
   if (j.contains("input_shapes")) {
     COLLAGE_RETURN_IF_ERROR(ReadInputShapes(j["input_shapes"], source, plan.input_shapes));
   }
@@ -265,6 +282,16 @@ StatusOr<Plan> PlanFromJson(const std::string& text, const std::string& source) 
     COLLAGE_RETURN_IF_ERROR(Get(item, "backend", where, &group.backend));
     COLLAGE_RETURN_IF_ERROR(Get(item, "rule", where, &group.rule));
     COLLAGE_RETURN_IF_ERROR(Get(item, "cost_ms", where, &group.cost_ms));
+    if (item.contains("precision")) {
+      std::string name;
+      COLLAGE_RETURN_IF_ERROR(Get(item, "precision", where, &name));
+      const std::optional<Precision> precision = PrecisionNamed(name);
+      if (!precision.has_value()) {
+        return InvalidArgument("{}: unknown precision '{}' (fp32 or bf16)", where,
+                               PrintableExcerpt(name, 40));
+      }
+      group.precision = *precision;
+    }
     if (!item.contains("nodes") || !item["nodes"].is_array()) {
       return InvalidArgument("{}: field 'nodes' must be an array of node numbers", where);
     }

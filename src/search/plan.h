@@ -23,6 +23,8 @@ namespace collage {
 struct PlanGroup {
   std::string backend;
   std::string rule;
+  // Written only when reduced ("precision": "bf16"); plans without it are float32.
+  Precision precision = Precision::kFloat32;
   std::vector<NodeId> nodes;
   std::vector<std::string> node_names;  // for readers; the ids are what counts
   double cost_ms = 0;                   // the group's measured cost alone (0: not measured)
@@ -46,6 +48,12 @@ struct Plan {
   // Placed in strict NaN/Inf mode (SessionOptions::strict_non_finite): every group's rule
   // meets the contract. Plans written before the field existed read as false.
   bool strict_non_finite = false;
+  // The accuracy budget the plan was made under, when some group may compute in a reduced
+  // precision: the largest normalized error (max |a - b| / max |reference|) of any output
+  // against the float32 reference kernels, and the error its check measured. 0 (not written)
+  // for a plan of float32 groups alone.
+  double tolerance = 0;
+  double checked_error = 0;
   // The end-to-end decision that chose this plan (empty when none was made): the finalist
   // kept ("op-level", "two-level", "single-backend:<name>"), the next fastest and its time
   // over this plan's (median of per-round ratios; below 1 when this plan won a tie).

@@ -124,12 +124,18 @@ bool RunPlansOfTheirOwn(const Graph& graph, const std::vector<SearchCandidate>& 
   std::vector<std::pair<std::string, OpLevelResult>> plans;
   for (size_t c = 0; c < candidates.size(); ++c) {
     const SearchCandidate& candidate = candidates[c];
-    index.emplace(std::make_tuple(candidate.backend, candidate.rule, candidate.nodes.ToString()),
-                  static_cast<int>(c));
+    // The backends alone are float32 plans: their groups are found among the float32 offers.
+    if (candidate.precision == Precision::kFloat32) {
+      index.emplace(std::make_tuple(candidate.backend, candidate.rule, candidate.nodes.ToString()),
+                    static_cast<int>(c));
+    }
     if (candidate.nodes.size() != graph.num_nodes()) continue;
     OpLevelResult whole;
     whole.groups = {static_cast<int>(c)};
-    plans.emplace_back("whole-graph:" + candidate.backend, whole);
+    const std::string precision = candidate.precision == Precision::kFloat32
+                                      ? ""
+                                      : std::string(" ") + PrecisionName(candidate.precision);
+    plans.emplace_back("whole-graph:" + candidate.backend + precision, whole);
   }
   for (const auto& [name, placement] : own_plans) {
     OpLevelResult plan;

@@ -26,8 +26,9 @@ namespace collage {
 // Backend::SetNumThreads is gone (a kernel runs on CompileRequest's thread count). 4: each rule
 // and fusion carries its compile function (Rule::Compiles, with the rule's Match);
 // Backend::Compile dispatches to it and is no longer virtual; CompileRequest carries the
-// execution context (collage/sdk/execution_context.h) instead of a thread count.
-inline constexpr int kBackendAbiVersion = 4;
+// execution context (collage/sdk/execution_context.h) instead of a thread count. 5: rules,
+// fusions, candidates and compile requests carry a precision (collage/precision.h).
+inline constexpr int kBackendAbiVersion = 5;
 
 class Backend {
  public:

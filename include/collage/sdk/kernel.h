@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "collage/precision.h"
 #include "collage/sdk/execution_context.h"
 #include "collage/sdk/graph.h"
 #include "collage/sdk/layout.h"
@@ -49,6 +50,8 @@ struct CompileRequest {
   const Graph* graph = nullptr;
   SubGraph nodes;
   std::string rule;              // the rule or fusion that offered the group
+  // The precision to compute in (one the rule declares); inputs and outputs stay as typed.
+  Precision precision = Precision::kFloat32;
   std::vector<ValueId> inputs;   // non-constant values the group reads: the kernel inputs
   std::vector<ValueId> outputs;  // values the group produces for others: the kernel outputs
   // The session's (or the measurement's) context: its thread count and the resources the

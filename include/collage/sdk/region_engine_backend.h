@@ -6,9 +6,10 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
-#include "collage/sdk/region_engine_rules.h"
 #include "collage/sdk/backend.h"
+#include "collage/sdk/region_engine_rules.h"
 
 namespace collage {
 
@@ -16,11 +17,12 @@ class RegionEngineBackend final : public Backend {
  public:
   using CompileFunction = StatusOr<std::unique_ptr<Kernel>> (*)(const CompileRequest& request);
 
+  // `reduced`: the reduced precisions `compile` computes in on this CPU.
   RegionEngineBackend(std::string name, std::string version, const NodePredicate& supported,
-                      CompileFunction compile)
+                      CompileFunction compile, const std::vector<Precision>& reduced = {})
       : name_(std::move(name)),
         version_(std::move(version)),
-        rules_(MakeRegionEngineRules(supported, compile)) {}
+        rules_(MakeRegionEngineRules(supported, compile, reduced)) {}
 
   std::string name() const override { return name_; }
   std::string version() const override { return version_; }

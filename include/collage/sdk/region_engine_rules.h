@@ -11,8 +11,13 @@
 namespace collage {
 
 // `supported`: the nodes the engine can take (its op coverage, dtypes, shapes); `compile`:
-// how it compiles any group of them, alone or a region.
-RuleSet MakeRegionEngineRules(const NodePredicate& supported, const FusionCompiler& compile);
+// how it compiles any group of them, alone or a region. `reduced`: the reduced precisions
+// the engine computes in on this CPU (collage/precision.h): "whole" regions are offered in
+// them too, and every product node (MatMul, Gemm, Conv, ConvTranspose) alone by the fusion
+// "single_product" in them only — the ops where a reduced precision saves time; the others
+// alone stay float32.
+RuleSet MakeRegionEngineRules(const NodePredicate& supported, const FusionCompiler& compile,
+                              const std::vector<Precision>& reduced = {});
 
 // Nodes every ONNX engine is expected to take: an op of the default ONNX domain whose inputs
 // and outputs all have a numeric dtype in `dtypes` and at least one element (engines disagree

@@ -20,8 +20,10 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
+#include "collage/precision.h"
 #include "collage/sdk/graph.h"
 #include "collage/sdk/op_kind.h"
 #include "collage/sdk/pattern.h"
@@ -65,8 +67,19 @@ class Rule {
         [compile](const CompileRequest& request, const Match&) { return compile(request); }));
   }
 
+  // The precisions this rule's groups are offered in (collage/precision.h); default
+  // float32 alone. Declare a reduced one only where the compile function computes it, on
+  // this CPU (checked when the backend registers): the search then weighs both.
+  Rule& Precisions(std::vector<Precision> precisions);
+  // A constraint on the offers in `precision` only (a library that computes a shape in
+  // float32 but not in bf16): the group is offered in the rule's other precisions still.
+  Rule& WhereIn(Precision precision, MatchConstraint constraint);
+  // Whether a match (of the pattern and every Where) is offered in `precision`: declared,
+  // and every WhereIn of that precision holds.
+  bool OffersIn(const Match& match, Precision precision) const;
   const std::string& name() const { return name_; }
   bool meets_non_finite_contract() const { return meets_non_finite_contract_; }
+  const std::vector<Precision>& precisions() const { return precisions_; }
   const Pattern& pattern() const { return pattern_; }
   const RuleCompiler& compiler() const { return compiler_; }
   // The pattern as text, e.g. "Relu(Conv(any, const, const?))" (constraints are code and are
@@ -88,6 +101,8 @@ class Rule {
   Pattern pattern_;
   std::vector<MatchConstraint> constraints_;
   bool meets_non_finite_contract_ = false;
+  std::vector<Precision> precisions_ = {Precision::kFloat32};
+  std::vector<std::pair<Precision, MatchConstraint>> precision_constraints_;
   RuleCompiler compiler_;
 };
 
@@ -110,6 +125,9 @@ class Fusion {
   Fusion& PropagatesNonFinite();
   // As Rule::Compiles.
   Fusion& Compiles(FusionCompiler compiler);
+  // As Rule::Precisions.
+  Fusion& Precisions(std::vector<Precision> precisions);
+  const std::vector<Precision>& precisions() const { return precisions_; }
 
   const std::string& name() const { return name_; }
   int max_ops() const { return max_ops_; }
@@ -138,6 +156,7 @@ class Fusion {
   bool maximal_regions_ = false;
   std::vector<NodePredicate> predicates_;
   bool meets_non_finite_contract_ = false;
+  std::vector<Precision> precisions_ = {Precision::kFloat32};
   FusionCompiler compiler_;
 };
 
@@ -170,13 +189,18 @@ class RuleSet {
 struct Candidate {
   std::string rule;
   SubGraph nodes;
+  Precision precision = Precision::kFloat32;
 };
 
 // Every candidate of a rule set on a graph: all rule matches and all fusion groups, in rule
 // declaration order. Two rules offering the same node set both appear (they may compile it
 // differently, e.g. in different layouts); one rule never offers the same set twice.
-// `strict_non_finite`: only the rules and fusions that declare PropagatesNonFinite.
+// `strict_non_finite`: only the rules and fusions that declare PropagatesNonFinite. Every
+// group is offered in each precision its rule declares that `precisions` lists (float32
+// alone by default), float32 first.
 std::vector<Candidate> EnumerateCandidates(const Graph& graph, const RuleSet& rules,
-                                           bool strict_non_finite = false);
+                                           bool strict_non_finite = false,
+                                           const std::vector<Precision>& precisions = {
+                                               Precision::kFloat32});
 
 }  // namespace collage

@@ -118,15 +118,15 @@ TEST(WorkerMeasurerTest, ACrashCostsOneCandidateAndANewWorkerMeasuresTheNext) {
   const SubGraph relu(graph.num_nodes(), {1});
   ASSERT_EQ(graph.node(1).op_type, "Relu");
   const pid_t first = (*measurer)->worker_pid();
-  auto crashed = (*measurer)->Candidate(graph, relu, "segfaulting", "relu", 1, 1e-4,
-                                        testing::QuickMeasureSettings());
+  auto crashed = (*measurer)->Candidate(graph, relu, "segfaulting", "relu", Precision::kFloat32, 1,
+                                        1e-4, testing::QuickMeasureSettings());
   ASSERT_TRUE(crashed.ok()) << crashed.status().ToString();
   EXPECT_FALSE(crashed->valid);
   EXPECT_TRUE(DiedOf(crashed->reason, "SIGSEGV"));
   EXPECT_EQ((*measurer)->worker_pid(), -1);
 
-  auto next =
-      (*measurer)->Candidate(graph, relu, "native", "op", 1, 1e-4, testing::QuickMeasureSettings());
+  auto next = (*measurer)->Candidate(graph, relu, "native", "op", Precision::kFloat32, 1, 1e-4,
+                                     testing::QuickMeasureSettings());
   ASSERT_TRUE(next.ok()) << next.status().ToString();
   EXPECT_TRUE(next->valid) << next->reason;
   EXPECT_EQ((*measurer)->workers_started(), 2);

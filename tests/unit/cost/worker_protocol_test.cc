@@ -38,6 +38,7 @@ TEST(WorkerProtocolTest, MessagesSurviveTheirEncoding) {
   candidate.signature = "Conv|...";
   candidate.backend = "onednn";
   candidate.rule = "conv";
+  candidate.precision = Precision::kBfloat16;
   candidate.threads = 4;
   candidate.tolerance = 1e-3;
   candidate.settings = testing::QuickMeasureSettings();
@@ -49,6 +50,7 @@ TEST(WorkerProtocolTest, MessagesSurviveTheirEncoding) {
   EXPECT_EQ(candidate_back->signature, candidate.signature);
   EXPECT_EQ(candidate_back->backend, "onednn");
   EXPECT_EQ(candidate_back->rule, "conv");
+  EXPECT_EQ(candidate_back->precision, Precision::kBfloat16);
   EXPECT_EQ(candidate_back->threads, 4);
   EXPECT_EQ(candidate_back->tolerance, 1e-3);
   EXPECT_EQ(candidate_back->settings.max_runs, 3);
@@ -102,6 +104,16 @@ TEST(WorkerProtocolTest, DamagedBytesAreRefused) {
   std::string huge_hello = EncodeHello(WorkerHello());
   huge_hello.replace(5, 4, std::string("\xff\xff\xff\x7f", 4));
   EXPECT_FALSE(DecodeHello(huge_hello).ok());
+  // A precision this collage does not know.
+  CandidateRequest candidate;
+  std::string encoded = EncodeCandidate(candidate);
+  const size_t precision_at = encoded.size() - 4 - 8 - 4 * 3 - 8 * 2 - 8 - 1;  // before i32 threads
+  ASSERT_EQ(encoded[precision_at], static_cast<char>(Precision::kFloat32));
+  encoded[precision_at] = 9;
+  auto unknown = DecodeCandidate(encoded);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("unknown precision 9"), std::string::npos)
+      << unknown.status().ToString();
 }
 
 TEST(WorkerProtocolTest, TensorTypesReadBackFromText) {

@@ -148,6 +148,41 @@ TEST_F(PlanTest, DamagedPlansAreClearErrors) {
   refused(edited([](auto& j) { j["groups"][1]["nodes"] = j["groups"][0]["nodes"]; }),
           "overlaps an earlier group");
   refused(edited([](auto& j) { j["groups"].erase(j["groups"].size() - 1); }), "is in no group");
+  refused(edited([](auto& j) { j["groups"][0]["precision"] = "fp8\x01"; }),
+          "unknown precision 'fp8\\x01'");
+  refused(edited([](auto& j) { j["groups"][0]["precision"] = 16; }), "wrong type");
+  refused(edited([](auto& j) {
+            j["tolerance"] = -1;
+            j["checked_error"] = 0;
+          }),
+          "'tolerance' must be above 0");
+  refused(edited([](auto& j) { j["tolerance"] = 0.01; }), "missing field 'checked_error'");
+}
+
+TEST_F(PlanTest, EachGroupsPrecisionAndTheAccuracyBudgetRoundTrip) {
+  Graph graph = RepeatedBlocks(2);
+  Plan plan = NativePlan(graph);
+  plan.groups[0].precision = Precision::kBfloat16;
+  plan.tolerance = 0.01;
+  plan.checked_error = 0.004;
+  const std::string text = PlanToJson(plan);
+  EXPECT_NE(text.find("\"precision\": \"bf16\""), std::string::npos) << text;
+  auto back = PlanFromJson(text, "plan.json");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->groups[0].precision, Precision::kBfloat16);
+  for (size_t g = 1; g < back->groups.size(); ++g) {
+    EXPECT_EQ(back->groups[g].precision, Precision::kFloat32) << g;
+  }
+  EXPECT_DOUBLE_EQ(back->tolerance, 0.01);
+  EXPECT_DOUBLE_EQ(back->checked_error, 0.004);
+  // A float32 plan writes neither, and reads back as float32 without a budget.
+  const std::string float32 = PlanToJson(NativePlan(graph));
+  EXPECT_EQ(float32.find("precision"), std::string::npos);
+  EXPECT_EQ(float32.find("tolerance"), std::string::npos);
+  // The placement carries each group's precision to the compile.
+  auto placement = PlacementFromPlan(*back, graph, BackendRegistry::Global(), 2, nullptr);
+  ASSERT_TRUE(placement.ok()) << placement.status().ToString();
+  EXPECT_EQ(placement->groups[0].precision, Precision::kBfloat16);
 }
 
 TEST_F(PlanTest, APlanListingAMillionNodesIsRefusedWithinASecond) {
