@@ -3,10 +3,30 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
+#include "collage/precision.h"
+#include "collage/tensor.h"
+
 namespace collage {
+
+// Which precisions the search may give a group (OptimizeOptions::precision).
+enum class PrecisionChoice {
+  kFloat32,   // every group in float32: the model's own arithmetic
+  kBfloat16,  // bfloat16 where a backend offers it and it measures faster, within the tolerance
+  kAuto,      // every reduced precision a backend offers for float models, within the tolerance
+};
+
+// "fp32", "bf16", "auto"; and back (none for other text).
+const char* PrecisionChoiceName(PrecisionChoice choice);
+std::optional<PrecisionChoice> PrecisionChoiceNamed(std::string_view name);
+
+// Sets of a model's inputs, by input name, on which a plan's outputs are checked.
+using NamedInputSet = std::vector<std::pair<std::string, Tensor>>;
 
 // Where the optimizer is, for progress bars.
 struct OptimizeProgress {
@@ -89,6 +109,20 @@ struct OptimizeOptions {
   // groups' measurements alone.
   int calibration_rounds = 10;
   std::function<void(const GenerationProgress&)> on_generation;
+
+  // Reduced precision (docs/architecture.md, "Precision"). With kBfloat16 or kAuto the
+  // backends' reduced-precision offers are measured beside their float32 ones, and the plan
+  // kept is checked end to end: its outputs on every input set against the float32 reference
+  // kernels' (normalized error, max |a - b| / max |reference|) must stay within `tolerance`;
+  // while they do not, the reduced-precision groups that cost most accuracy go back to float32
+  // and the search runs again. A plan beyond the tolerance is never returned: at worst it is
+  // all float32, and the report says so.
+  PrecisionChoice precision = PrecisionChoice::kFloat32;
+  double tolerance = 1e-2;
+  // The inputs the check runs on; empty: accuracy_input_sets sets of random inputs (a fixed
+  // seed, the values measurement uses: token ids and indices in range).
+  std::vector<NamedInputSet> accuracy_inputs;
+  int accuracy_input_sets = 2;
 };
 
 // One contender of the end-to-end decision, measured side by side with the others.
@@ -109,6 +143,7 @@ struct FinalistReport {
 struct GroupAlternative {
   std::string backend;
   std::string rule;
+  Precision precision = Precision::kFloat32;
   int num_nodes = 0;    // nodes of the offered group (= the chosen group's when same_nodes)
   bool same_nodes = false;
   bool valid = false;
@@ -119,6 +154,7 @@ struct GroupAlternative {
 struct GroupReport {
   std::string backend;
   std::string rule;
+  Precision precision = Precision::kFloat32;
   std::vector<int> nodes;
   double cost_ms = 0;
   // False for a region the two-level search made: it was measured only within whole plans.
@@ -175,6 +211,22 @@ struct OptimizeReport {
   std::vector<GroupReport> groups;
   std::vector<std::string> warnings;  // e.g. a corrupt cost database moved aside
   std::string cost_db_path;
+
+  // The accuracy check of a reduced-precision optimize (precision not kFloat32).
+  struct AccuracyCheck {
+    double error = 0;  // the kept plan's largest normalized output error over the input sets
+    double tolerance = 0;
+    int input_sets = 0;
+    int searches = 0;  // searches run: 1 when the first plan was within the tolerance
+    // Groups sent back to float32, as "backend rule (n nodes): error e without it".
+    std::vector<std::string> reverted;
+    int reduced_groups = 0;  // groups of the kept plan in a reduced precision
+    // Why the kept plan is all float32 although reduced precision was asked for ("" when it
+    // is not): no backend offers it on this CPU, none measured faster, or none kept the
+    // outputs within the tolerance.
+    std::string all_float32_because;
+  };
+  AccuracyCheck accuracy;
 
   // Two-level only.
   std::string search = "op-level";

@@ -39,6 +39,7 @@ class Group:
 
     backend: str
     rule: str
+    precision: str  # "fp32", or the reduced precision it computes in ("bf16")
     nodes: list  # node names, in execution order
     estimated_ms: float  # measured alone, as the search priced it
     measured_alone: bool  # False: a two-level region, measured only within whole plans
@@ -75,6 +76,10 @@ class OptimizeReport:
     evaluations: int  # two-level only
     evolve_seconds: float  # two-level only
     cost_db: str
+    # The accuracy check of precision="bf16"/"auto" (input_sets 0 for fp32): error (the kept
+    # plan's largest output error against the float32 reference), tolerance, input_sets,
+    # searches, reduced_groups, reverted (groups sent back to fp32), all_float32_because.
+    accuracy: dict
     warnings: list
     placement: str  # the kept placement, as InferenceSession.placement() shows it
     plan: object  # the saved plan's path, or None
@@ -89,7 +94,8 @@ def _shares(groups):
 
 
 def optimize(path, search="op-level", budget=None, threads=0, save_plan=None, cost_db=None,
-             backends=None, rounds=None, calibrate=None, shapes=None, strict_nan=False):
+             backends=None, rounds=None, calibrate=None, shapes=None, strict_nan=False,
+             precision="fp32", tolerance=1e-2):
     """Places the model's ops on the fastest backends by measurement and returns an
     OptimizeReport.
 
@@ -107,6 +113,10 @@ def optimize(path, search="op-level", budget=None, threads=0, save_plan=None, co
     calibrate  plans of the op-level search run to re-price its groups at their times in a
                run, searching again after each (default 10); 0: groups priced alone only
     shapes, strict_nan   as for InferenceSession
+    precision  "fp32" (every group in float32), "bf16" or "auto": each group in float32 or a
+               reduced precision a backend offers on this CPU, whichever measures faster,
+               the plan's outputs kept within `tolerance` of the float32 reference kernels
+               (max |a - b| / max |reference|, on 2 seeded random input sets)
     """
     if search not in ("op-level", "two-level"):
         raise InvalidArgumentError(f"search {search!r}: expected 'op-level' or 'two-level'")
@@ -116,12 +126,17 @@ def optimize(path, search="op-level", budget=None, threads=0, save_plan=None, co
         raise InvalidArgumentError(f"rounds {rounds!r}: expected a whole number >= 0")
     if calibrate is not None and (isinstance(calibrate, bool) or int(calibrate) != calibrate or calibrate < 0):
         raise InvalidArgumentError(f"calibrate {calibrate!r}: expected a whole number >= 0")
+    if precision not in ("fp32", "bf16", "auto"):
+        raise InvalidArgumentError(f"precision {precision!r}: expected 'fp32', 'bf16' or 'auto'")
+    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0 < tolerance < float("inf"):
+        raise InvalidArgumentError(f"tolerance {tolerance!r}: expected a number above 0")
     shapes = {name: [int(d) for d in dims] for name, dims in (shapes or {}).items()}
     raw = _collage.optimize(str(path), search, "" if budget is None else str(budget), int(threads),
                             "" if save_plan is None else str(save_plan),
                             "" if cost_db is None else str(cost_db), list(backends or []),
                             -1 if rounds is None else int(rounds),
-                            -1 if calibrate is None else int(calibrate), shapes, bool(strict_nan))
+                            -1 if calibrate is None else int(calibrate), shapes, bool(strict_nan),
+                            precision, float(tolerance))
     raw["finalists"] = [Finalist(**f) for f in raw["finalists"]]
     raw["calibration"] = [CalibrationPlan(**c) for c in raw["calibration"]]
     raw["groups"] = [Group(**g) for g in raw["groups"]]

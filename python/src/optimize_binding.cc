@@ -40,6 +40,8 @@ struct OptimizeArgs {
   int calibrate;  // < 0: the default; 0: no plan run to calibrate the costs
   std::map<std::string, std::vector<int64_t>> shapes;
   bool strict_nan;
+  std::string precision;  // "fp32", "bf16" or "auto" (checked by the Python wrapper)
+  double tolerance;
 };
 
 nb::dict FinalistDict(const FinalistReport& f) {
@@ -61,6 +63,7 @@ nb::dict GroupDict(const GroupReport& g, const Graph& graph) {
   nb::dict d;
   d["backend"] = g.backend;
   d["rule"] = g.rule;
+  d["precision"] = PrecisionName(g.precision);
   d["nodes"] = nodes;
   d["estimated_ms"] = g.cost_ms;
   d["measured_alone"] = g.measured_alone;
@@ -109,6 +112,15 @@ nb::dict ReportDict(const OptimizeReport& report, const Session& session, const 
   d["evaluations"] = report.evaluations;
   d["evolve_seconds"] = report.evolve_seconds;
   d["cost_db"] = report.cost_db_path;
+  nb::dict accuracy;
+  accuracy["error"] = report.accuracy.error;
+  accuracy["tolerance"] = report.accuracy.tolerance;
+  accuracy["input_sets"] = report.accuracy.input_sets;
+  accuracy["searches"] = report.accuracy.searches;
+  accuracy["reduced_groups"] = report.accuracy.reduced_groups;
+  accuracy["reverted"] = report.accuracy.reverted;
+  accuracy["all_float32_because"] = report.accuracy.all_float32_because;
+  d["accuracy"] = accuracy;
   std::vector<std::string> warnings = report.warnings;
   for (const std::string& w : session.warnings()) {
     if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
@@ -136,6 +148,13 @@ nb::dict Optimize(const OptimizeArgs& args) {
     optimize.max_final_rounds = std::max(optimize.max_final_rounds, args.rounds);
   }
   if (args.calibrate >= 0) optimize.calibration_rounds = args.calibrate;
+  const std::optional<PrecisionChoice> precision = PrecisionChoiceNamed(args.precision);
+  if (!precision.has_value()) {
+    ThrowIfError(Status(StatusCode::kInvalidArgument,
+                        "precision '" + args.precision + "': expected 'fp32', 'bf16' or 'auto'"));
+  }
+  optimize.precision = *precision;
+  optimize.tolerance = args.tolerance;
 
   std::unique_ptr<Session> session;
   OptimizeReport report;
@@ -159,13 +178,15 @@ void BindOptimize(nb::module_& m) {
       [](const std::string& path, const std::string& search, const std::string& budget, int threads,
          const std::string& save_plan, const std::string& cost_db,
          const std::vector<std::string>& backends, int rounds, int calibrate,
-         const std::map<std::string, std::vector<int64_t>>& shapes, bool strict_nan) {
+         const std::map<std::string, std::vector<int64_t>>& shapes, bool strict_nan,
+         const std::string& precision, double tolerance) {
         return Optimize(OptimizeArgs{path, search, budget, threads, save_plan, cost_db, backends,
-                                     rounds, calibrate, shapes, strict_nan});
+                                     rounds, calibrate, shapes, strict_nan, precision, tolerance});
       },
       nb::arg("path"), nb::arg("search"), nb::arg("budget"), nb::arg("threads"),
       nb::arg("save_plan"), nb::arg("cost_db"), nb::arg("backends"), nb::arg("rounds"),
-      nb::arg("calibrate"), nb::arg("shapes"), nb::arg("strict_nan"));
+      nb::arg("calibrate"), nb::arg("shapes"), nb::arg("strict_nan"), nb::arg("precision"),
+      nb::arg("tolerance"));
 }
 
 }  // namespace collage::python

@@ -99,3 +99,29 @@ def test_bad_options_are_refused_before_measuring(tiny_model, tmp_path):
         collage.optimize(tiny_model.path, backends=["no_such_backend"], cost_db=tmp_path / "c.sqlite")
     with pytest.raises(collage.CollageError, match="missing.onnx"):
         collage.optimize(tmp_path / "missing.onnx", cost_db=tmp_path / "c.sqlite")
+
+
+def test_reduced_precision_keeps_the_plan_within_the_tolerance(tiny_model, tiny_input, tmp_path):
+    report = collage.optimize(tiny_model.path, threads=1, rounds=2, calibrate=1,
+                              cost_db=tmp_path / "costs.sqlite", save_plan=tmp_path / "auto.plan",
+                              precision="auto", tolerance=1e-2)
+    accuracy = report.accuracy
+    assert accuracy["input_sets"] == 2 and accuracy["tolerance"] == 1e-2
+    assert accuracy["error"] <= 1e-2
+    reduced = [g for g in report.groups if g.precision != "fp32"]
+    assert accuracy["reduced_groups"] == len(reduced)
+    assert (accuracy["all_float32_because"] == "") == (len(reduced) > 0)
+    assert all(g.precision in ("fp32", "bf16") for g in report.groups)
+    planned = collage.InferenceSession(tiny_model.path, plan=tmp_path / "auto.plan", threads=1)
+    reference = collage.InferenceSession(tiny_model.path, backend="native").run(None, {"x": tiny_input})
+    # An input the check did not run on: the budget held on its sets, and on this one within
+    # twice it (bf16 rounding is not tied to particular inputs).
+    for a, b in zip(planned.run(None, {"x": tiny_input}), reference):
+        assert np.max(np.abs(a - b)) <= 2e-2 * max(np.max(np.abs(b)), 1e-12)
+
+
+def test_a_precision_or_tolerance_it_does_not_know_is_refused(tiny_model):
+    with pytest.raises(collage.InvalidArgumentError, match="precision 'int4'"):
+        collage.optimize(tiny_model.path, precision="int4")
+    with pytest.raises(collage.InvalidArgumentError, match="tolerance"):
+        collage.optimize(tiny_model.path, precision="auto", tolerance=0)

@@ -224,10 +224,10 @@ std::string GroupsHtml(const Graph& graph, const OptimizeReport& report, bool pr
     const GroupReport& group = report.groups[g];
     std::string rivals;
     for (const GroupAlternative& a : group.alternatives) {
-      rivals +=
-          fmt::format("{}{} {}{}: {}", rivals.empty() ? "" : "<br>", Escape(a.backend),
-                      Escape(a.rule), a.same_nodes ? "" : fmt::format(" ({} nodes)", a.num_nodes),
-                      a.valid ? FormatDuration(a.cost_ms) : "invalid — " + Escape(a.reason));
+      rivals += fmt::format("{}{} {}{}: {}", rivals.empty() ? "" : "<br>", Escape(a.backend),
+                            Escape(RuleInPrecision(a.rule, a.precision)),
+                            a.same_nodes ? "" : fmt::format(" ({} nodes)", a.num_nodes),
+                            a.valid ? FormatDuration(a.cost_ms) : "invalid — " + Escape(a.reason));
     }
     // A region's hundred names would fill the page: the first few and the count.
     std::string names;
@@ -239,8 +239,8 @@ std::string GroupsHtml(const Graph& graph, const OptimizeReport& report, bool pr
         "<tr><td>{}</td><td>{} ({})</td><td>{}{}</td><td>{}</td><td class=\"num\">{}</td>"
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"rivals\">{}</td></tr>\n",
         g, names, Escape(OpsOf(graph, group)), Swatch(group.backend), Escape(group.backend),
-        Escape(group.rule), EstimateOf(group), InRunOf(group, profiled), RatioOf(group, profiled),
-        rivals.empty() ? "none" : rivals);
+        Escape(RuleInPrecision(group.rule, group.precision)), EstimateOf(group),
+        InRunOf(group, profiled), RatioOf(group, profiled), rivals.empty() ? "none" : rivals);
   }
   return html + "</table>\n";
 }

@@ -31,7 +31,7 @@ std::string CostLine(const GroupReport& group, bool profiled) {
 std::string RivalsText(const GroupReport& group) {
   std::string text;
   for (const GroupAlternative& a : group.alternatives) {
-    text += fmt::format("\n  {} {}{}: {}", a.backend, a.rule,
+    text += fmt::format("\n  {} {}{}: {}", a.backend, RuleInPrecision(a.rule, a.precision),
                         a.same_nodes ? "" : fmt::format(" ({} nodes)", a.num_nodes),
                         a.valid ? FormatDuration(a.cost_ms) : "invalid: " + a.reason);
   }
@@ -91,15 +91,16 @@ class Builder {
 
   void AddGroup(const GroupReport& group) {
     ReportBox box;
-    box.lines = {Shorten(group.backend + " · " + group.rule, kLineChars), OpsLine(graph_, group),
-                 CostLine(group, profiled_)};
+    box.lines = {
+        Shorten(group.backend + " · " + RuleInPrecision(group.rule, group.precision), kLineChars),
+        OpsLine(graph_, group), CostLine(group, profiled_)};
     box.fill = BackendColour(group.backend);
     std::string names;
     for (int n : group.nodes) names += (names.empty() ? "" : ", ") + graph_.node(n).name;
-    box.tooltip = fmt::format("{} {}: estimated {}{}\nnodes: {}{}", group.backend, group.rule,
-                              FormatDuration(group.cost_ms),
-                              profiled_ ? ", in run " + FormatDuration(group.in_run_ms) : "", names,
-                              RivalsText(group));
+    box.tooltip = fmt::format(
+        "{} {}: estimated {}{}\nnodes: {}{}", group.backend,
+        RuleInPrecision(group.rule, group.precision), FormatDuration(group.cost_ms),
+        profiled_ ? ", in run " + FormatDuration(group.in_run_ms) : "", names, RivalsText(group));
     const int id = AddBox(std::move(box));
     for (int n : group.nodes) box_of_node_[static_cast<size_t>(n)] = id;
   }
@@ -109,9 +110,10 @@ class Builder {
   void AddRegion(const GroupReport& group) {
     ReportCluster cluster;
     cluster.colour = BackendColour(group.backend);
-    cluster.lines.push_back(Shorten(
-        fmt::format("region on {} ({}) · {} nodes", group.backend, group.rule, group.nodes.size()),
-        60));
+    cluster.lines.push_back(
+        Shorten(fmt::format("region on {} ({}) · {} nodes", group.backend,
+                            RuleInPrecision(group.rule, group.precision), group.nodes.size()),
+                60));
     std::string costs = group.measured_alone ? "est " + FormatDuration(group.cost_ms) : "";
     if (profiled_ && run_total_ms_ > 0) {
       costs += fmt::format("{}run {} · {:.1f}% of the run", costs.empty() ? "" : " · ",
@@ -129,7 +131,7 @@ class Builder {
       box.lines = {node.op_type, Shorten(node.name, kLineChars)};
       box.fill = BackendColour(group.backend);
       box.tooltip = fmt::format("{} ({}) in the {} region {}", node.name, node.op_type,
-                                group.backend, group.rule);
+                                group.backend, RuleInPrecision(group.rule, group.precision));
       box.cluster = cluster_index;
       box_of_node_[static_cast<size_t>(n)] = AddBox(std::move(box));
     }

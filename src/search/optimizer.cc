@@ -15,6 +15,7 @@
 #include "search/op_level_search.h"
 #include "search/placement_estimate.h"
 #include "search/plan_bench.h"
+#include "search/precision_search.h"
 #include "search/run_calibration.h"
 #include "search/two_level_search.h"
 
@@ -32,6 +33,7 @@ GroupAlternative AlternativeOf(const SearchCandidate& candidate, const CostRecor
   GroupAlternative alternative;
   alternative.backend = candidate.backend;
   alternative.rule = candidate.rule;
+  alternative.precision = candidate.precision;
   alternative.num_nodes = candidate.nodes.size();
   alternative.same_nodes = same_nodes;
   alternative.valid = record.valid;
@@ -76,6 +78,7 @@ GroupReport ReportOf(const PlacedGroup& placed) {
   GroupReport group;
   group.backend = placed.backend;
   group.rule = placed.rule;
+  group.precision = placed.precision;
   for (NodeId n : placed.nodes.Nodes()) group.nodes.push_back(n);
   return group;
 }
@@ -94,7 +97,10 @@ GroupReport CandidateReport(size_t index, const std::vector<SearchCandidate>& ca
 long CandidateIndex(const PlacedGroup& group, const std::vector<SearchCandidate>& candidates) {
   for (size_t i = 0; i < candidates.size(); ++i) {
     const SearchCandidate& c = candidates[i];
-    if (c.backend == group.backend && c.rule == group.rule && c.nodes == group.nodes) return static_cast<long>(i);
+    if (c.backend == group.backend && c.rule == group.rule && c.precision == group.precision &&
+        c.nodes == group.nodes) {
+      return static_cast<long>(i);
+    }
   }
   return -1;
 }
@@ -152,6 +158,7 @@ std::vector<GroupReport> RegroupReport(const Placement& placement,
       GroupAlternative replaced;
       replaced.backend = old.backend;
       replaced.rule = old.rule;
+      replaced.precision = old.precision;
       replaced.num_nodes = static_cast<int>(old.nodes.size());
       replaced.valid = true;
       replaced.cost_ms = old.cost_ms;
@@ -163,10 +170,37 @@ std::vector<GroupReport> RegroupReport(const Placement& placement,
   return groups;
 }
 
+// Drops the reduced-precision candidates `scope` excludes or that hold a node it keeps in
+// float32.
+void KeepWithinScope(const PrecisionScope& scope, std::vector<SearchCandidate>& candidates) {
+  std::erase_if(candidates, [&](const SearchCandidate& c) {
+    if (c.precision == Precision::kFloat32) return false;
+    if (scope.excluded.count(GroupKey(c)) != 0) return true;
+    for (NodeId n : c.nodes.Nodes()) {
+      if (!scope.float32_only.empty() && scope.float32_only[static_cast<size_t>(n)]) return true;
+    }
+    return false;
+  });
+}
+
 }  // namespace
+
+std::string GroupKey(const PlacedGroup& group) {
+  return group.backend + "/" + group.rule + "/" + PrecisionName(group.precision) +
+         group.nodes.ToString();
+}
 
 StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& registry,
                                            int threads, const OptimizeOptions& options) {
+  if (options.precision == PrecisionChoice::kFloat32) {
+    return SearchPlacement(graph, registry, threads, options, PrecisionScope{});
+  }
+  return OptimizeWithinTolerance(graph, registry, threads, options);
+}
+
+StatusOr<OptimizeResult> SearchPlacement(const Graph& graph, BackendRegistry& registry, int threads,
+                                         const OptimizeOptions& options,
+                                         const PrecisionScope& scope) {
   if (options.caches != "run" && options.caches != "cold" && options.caches != "warm") {
     return InvalidArgument("unknown cache state '{}' for measuring (run, cold or warm)",
                            options.caches);
@@ -187,9 +221,10 @@ StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& 
   // Strict NaN/Inf mode changes only which candidates exist, not how each is measured (same
   // kernel, same inputs, same checks against the reference), so the cost database's records
   // are shared by both modes and stay valid: no mode in the cost key.
-  COLLAGE_ASSIGN_OR_RETURN(
-      std::vector<SearchCandidate> candidates,
-      EnumerateSearchCandidates(graph, backends, registry, options.strict_non_finite));
+  COLLAGE_ASSIGN_OR_RETURN(std::vector<SearchCandidate> candidates,
+                           EnumerateSearchCandidates(graph, backends, registry,
+                                                     options.strict_non_finite, scope.precisions));
+  KeepWithinScope(scope, candidates);
   report.candidates = static_cast<int>(candidates.size());
 
   report.cost_db_path = options.cost_db_path.empty() ? CostDatabase::DefaultPath() : options.cost_db_path;

@@ -3,8 +3,12 @@
 // search the cheapest placement, and explain it (each group's rivals).
 #pragma once
 
-#include "collage/sdk/backend.h"
+#include <set>
+#include <string>
+#include <vector>
+
 #include "collage/optimize.h"
+#include "collage/sdk/backend.h"
 #include "runtime/placement.h"
 
 namespace collage {
@@ -14,8 +18,25 @@ struct OptimizeResult {
   OptimizeReport report;
 };
 
-// The thread policy is applied for `threads` before anything is measured.
+// The reduced-precision candidates one search may use.
+struct PrecisionScope {
+  std::vector<Precision> precisions = {Precision::kFloat32};  // float32 always among them
+  std::vector<bool> float32_only;  // by node: no reduced-precision group may hold it
+  std::set<std::string> excluded;  // reduced-precision groups not to use, by GroupKey
+};
+
+// Names one placed group completely: backend, rule, precision and nodes.
+std::string GroupKey(const PlacedGroup& group);
+
+// The thread policy is applied for `threads` before anything is measured. With
+// options.precision other than float32, searches within the accuracy budget
+// (search/precision_search.h).
 StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& registry,
                                            int threads, const OptimizeOptions& options);
+
+// One search over the candidates `scope` admits, without the accuracy check.
+StatusOr<OptimizeResult> SearchPlacement(const Graph& graph, BackendRegistry& registry, int threads,
+                                         const OptimizeOptions& options,
+                                         const PrecisionScope& scope);
 
 }  // namespace collage

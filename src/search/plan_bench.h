@@ -31,7 +31,8 @@ class PlanBench {
 
   StatusOr<std::unique_ptr<Executable>> Compile(const Placement& placement) const;
   // Runs `exe` once and compares its outputs with the reference kernels' (1e-3, as
-  // `run --check`: whole models reassociate long sums); the error says how they differ.
+  // `run --check`: whole models reassociate long sums; a bf16 group's bound where the optimize
+  // asks for reduced precision); the error says how they differ.
   Status Check(const Executable& exe) const;
   // Compiled, checked and timed: invalid with the reason when any step fails.
   Fitness Measure(const Placement& placement) const;
@@ -60,6 +61,7 @@ class PlanBench {
   const Graph& graph_;
   const BackendRegistry& registry_;
   const int threads_;
+  const double tolerance_;
   MeasureSettings settings_;
   std::vector<Tensor> inputs_;
   std::vector<Tensor> reference_outputs_;

@@ -1,5 +1,6 @@
 #include "collage/session.h"
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <mutex>
@@ -282,6 +283,11 @@ Status Session::Optimize(const OptimizeOptions& options, OptimizeReport* report)
     plan.estimated_ms = result.report.estimated_ms;
     RecordDecision(result.report, plan);
     for (size_t g = 0; g < plan.groups.size(); ++g) plan.groups[g].cost_ms = result.report.groups[g].cost_ms;
+    // The budget goes with a plan that needs it: one with reduced-precision groups.
+    if (result.report.accuracy.reduced_groups > 0) {
+      plan.tolerance = effective.tolerance;
+      plan.checked_error = result.report.accuracy.error;
+    }
     COLLAGE_RETURN_IF_ERROR(impl_->Install(result.placement, std::move(plan), threads));
     impl_->warnings.insert(impl_->warnings.end(), result.report.warnings.begin(), result.report.warnings.end());
     if (report != nullptr) *report = std::move(result.report);
@@ -344,6 +350,20 @@ std::string Session::placement_source() const {
   if (auto latest = impl_->latest()) return latest->placement_source();
   std::lock_guard<std::mutex> lock(impl_->mutex);
   return impl_->plan.search;
+}
+
+double Session::placement_tolerance() const {
+  if (auto latest = impl_->latest()) return latest->placement_tolerance();
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->plan.tolerance;
+}
+
+int Session::num_reduced_precision_groups() const {
+  if (auto latest = impl_->latest()) return latest->num_reduced_precision_groups();
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return static_cast<int>(
+      std::count_if(impl_->plan.groups.begin(), impl_->plan.groups.end(),
+                    [](const PlanGroup& group) { return group.precision != Precision::kFloat32; }));
 }
 
 PlacementEstimate Session::placement_estimate() const {

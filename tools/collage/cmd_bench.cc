@@ -94,7 +94,7 @@ void PrintStepsAgainstEstimate(const RunProfile& mean, const PlacementEstimate& 
     const std::string ratio =
         estimated > 0 ? fmt::format("{:.2f}x", step.milliseconds / estimated) : "-";
     std::printf("  %4zu  %-14s %-24s %-28s %10s %10s %7s\n", s, step.backend.c_str(),
-                step.rule.substr(0, 24).c_str(), ops.c_str(),
+                RuleInPrecision(step.rule, step.precision).substr(0, 24).c_str(), ops.c_str(),
                 estimated > 0 ? FormatMillis(estimated).c_str() : "-",
                 FormatMillis(step.milliseconds).c_str(), ratio.c_str());
   }

@@ -12,6 +12,7 @@
 #include "collage/interrupt.h"
 #include "collage/report.h"
 #include "commands.h"
+#include "input_sets.h"
 #include "optimize_json.h"
 #include "optimize_summary.h"
 
@@ -41,6 +42,9 @@ struct OptimizeFlags {
   bool compare = true;
   std::vector<std::string> plugin_dirs;
   bool strict_nan = false;
+  std::string precision = "fp32";
+  double tolerance = OptimizeOptions().tolerance;
+  std::string calibration_inputs;
 };
 
 std::vector<std::string> SplitList(const std::string& text) {
@@ -85,6 +89,11 @@ Status Optimize(const OptimizeFlags& flags) {
   optimize.final_rounds = flags.compare ? flags.rounds : 0;
   optimize.max_final_rounds = std::max(optimize.max_final_rounds, optimize.final_rounds);
   optimize.calibration_rounds = flags.calibrate;
+  optimize.precision = *PrecisionChoiceNamed(flags.precision);  // the flag's check names them
+  optimize.tolerance = flags.tolerance;
+  if (!flags.calibration_inputs.empty()) {
+    COLLAGE_ASSIGN_OR_RETURN(optimize.accuracy_inputs, ReadInputSets(flags.calibration_inputs));
+  }
   OptimizeReport report;
   COLLAGE_RETURN_IF_ERROR(OptimizeWithProgress(*session, optimize, &report));
 
@@ -94,6 +103,7 @@ Status Optimize(const OptimizeFlags& flags) {
   COLLAGE_ASSIGN_OR_RETURN(RunProfile in_run, ProfileInRun(*session, report));
   PrintOptimizeReport(report, in_run);
   if (report.search == "two-level") PrintTwoLevelSearch(report);
+  PrintAccuracyCheck(report);
   std::printf("\n");
   PrintFinalists(report);
 
@@ -172,6 +182,21 @@ void AddOptimizeCommand(CLI::App& app, int& exit_code) {
   cmd->add_flag("!--no-compare", flags->compare,
                 "Skip the end-to-end decision: keep the op-level search's plan (calibrated by its "
                 "runs unless --calibrate 0)");
+  cmd->add_option("--precision", flags->precision,
+                  "fp32 (every group in float32), bf16 or auto (each group in float32 or a reduced "
+                  "precision a backend offers on this CPU, whichever measures faster, the plan's "
+                  "outputs kept within --tolerance of the float32 reference)")
+      ->check(CLI::IsMember({"fp32", "bf16", "auto"}))
+      ->capture_default_str();
+  AddToleranceOption(
+      cmd, flags->tolerance,
+      "With --precision bf16|auto: the largest error of any output against the float32 "
+      "reference kernels, max|a-b| / max|reference|, that a saved plan may show");
+  cmd->add_option(
+      "--calibration-inputs", flags->calibration_inputs,
+      "With --precision bf16|auto: a folder of inputs the accuracy is checked on: NAME.npy "
+      "or NAME.pb per model input, or one subfolder per input set (default: 2 seeded "
+      "random sets)");
   AddStrictNanOption(cmd, flags->strict_nan);
   AddPluginOption(cmd, flags->plugin_dirs);
   cmd->callback([flags, &exit_code] {

@@ -30,6 +30,7 @@ struct RunFlags {
   bool strict_nan = false;
   bool check = false;
   double tolerance = 1e-3;
+  bool tolerance_given = false;  // --tolerance on the command line
 };
 
 // File-name-safe version of a tensor name ("output:0" → "output_0").
@@ -72,7 +73,8 @@ TensorInfo InfoOf(const std::vector<TensorInfo>& outputs, const std::string& nam
 // output relative to its own magnitude.
 int CheckAgainstReference(const RunFlags& flags, const SessionOptions& options,
                           const std::map<std::string, Tensor>& inputs,
-                          const std::map<std::string, Tensor>& outputs) {
+                          const std::map<std::string, Tensor>& outputs, double tolerance,
+                          const char* tolerance_source) {
   SessionOptions reference_options = options;
   reference_options.backend = "native";
   reference_options.plan_path.clear();
@@ -82,13 +84,13 @@ int CheckAgainstReference(const RunFlags& flags, const SessionOptions& options,
   if (!expected.ok()) return ReportError(expected.status());
   bool ok = true;
   std::printf(
-      "check against the reference kernels (tolerance %.1e, error relative to each output's "
+      "check against the reference kernels (tolerance %.1e%s, error relative to each output's "
       "magnitude):\n",
-      flags.tolerance);
+      tolerance, tolerance_source);
   for (const auto& [name, tensor] : *expected) {
     std::string problem;
     double error = MagnitudeRelativeError(outputs.at(name), tensor, &problem);
-    bool pass = error <= flags.tolerance;
+    bool pass = error <= tolerance;
     // A quantized output may round a step or a few away from the reference; one computed from
     // activations quantized at run time may be off by a fraction of its magnitude.
     const TensorInfo info = InfoOf((*reference)->outputs(), name);
@@ -176,7 +178,16 @@ int RunRun(const RunFlags& flags) {
   } else {
     std::printf("written to %s (.npy and .pb)\n", flags.output_dir.c_str());
   }
-  if (flags.check) return CheckAgainstReference(flags, options, *inputs, *outputs);
+  if (flags.check) {
+    // A plan with reduced-precision groups is held to the budget it was made under, unless
+    // --tolerance says otherwise.
+    const double budget = (*session)->placement_tolerance();
+    if (!flags.tolerance_given && budget > flags.tolerance) {
+      return CheckAgainstReference(flags, options, *inputs, *outputs, budget,
+                                   ", the plan's accuracy budget: it has reduced-precision groups");
+    }
+    return CheckAgainstReference(flags, options, *inputs, *outputs, flags.tolerance, "");
+  }
   return 0;
 }
 
@@ -207,10 +218,15 @@ void AddRunCommand(CLI::App& app, int& exit_code) {
   cmd->add_flag("--check", flags->check,
                 "Also run on the reference kernels (native alone) and compare the outputs (exit 1 "
                 "if they differ); needs --backend or --plan");
-  AddToleranceOption(cmd, flags->tolerance,
-                     "Largest error --check accepts, relative to each output's magnitude: "
-                     "max|a-b| / max(max|reference|, 1e-12)");
-  cmd->callback([flags, &exit_code] { exit_code = RunRun(*flags); });
+  AddToleranceOption(
+      cmd, flags->tolerance,
+      "Largest error --check accepts, relative to each output's magnitude: "
+      "max|a-b| / max(max|reference|, 1e-12) (default 1e-3, or the accuracy budget of "
+      "a --plan with reduced-precision groups)");
+  cmd->callback([flags, cmd, &exit_code] {
+    flags->tolerance_given = cmd->count("--tolerance") > 0;
+    exit_code = RunRun(*flags);
+  });
 }
 
 }  // namespace collage::cli

@@ -39,11 +39,22 @@ std::string OptimizeSummaryJson(const OptimizeJsonContext& context, const Optimi
                                 {"origin", c.origin}});
   }
   j["calibration_stopped"] = report.calibration_stopped;
+  if (report.accuracy.input_sets > 0) {
+    const OptimizeReport::AccuracyCheck& a = report.accuracy;
+    j["accuracy"] = {{"error", a.error},
+                     {"tolerance", a.tolerance},
+                     {"input_sets", a.input_sets},
+                     {"searches", a.searches},
+                     {"reduced_groups", a.reduced_groups},
+                     {"reverted", a.reverted},
+                     {"all_float32_because", a.all_float32_because}};
+  }
   j["calibration_retimed"] = report.calibration_retimed;
   j["groups"] = json::array();
   for (const GroupReport& g : report.groups) {
     j["groups"].push_back({{"backend", g.backend},
                            {"rule", g.rule},
+                           {"precision", PrecisionName(g.precision)},
                            {"nodes", g.nodes.size()},
                            {"estimated_ms", g.cost_ms},
                            {"measured_alone", g.measured_alone},

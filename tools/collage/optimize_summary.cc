@@ -77,7 +77,10 @@ void PrintOptimizeReport(const OptimizeReport& report, const RunProfile& in_run)
   int whole_plan_regions = 0;
   for (const GroupReport& group : report.groups) {
     whole_plan_regions += group.measured_alone ? 0 : 1;
-    auto& [nodes, groups, ms, run_ms] = per_backend[group.backend];
+    const std::string label = group.precision == Precision::kFloat32
+                                  ? group.backend
+                                  : group.backend + " " + PrecisionName(group.precision);
+    auto& [nodes, groups, ms, run_ms] = per_backend[label];
     nodes += static_cast<int>(group.nodes.size());
     groups += 1;
     ms += group.cost_ms;
@@ -85,11 +88,11 @@ void PrintOptimizeReport(const OptimizeReport& report, const RunProfile& in_run)
     total += group.cost_ms;
   }
   const bool profiled = !in_run.nodes.empty();
-  std::printf("%-14s %6s %7s %12s %8s %12s\n", "backend", "nodes", "groups", "estimated", "share",
+  std::printf("%-16s %6s %7s %12s %8s %12s\n", "backend", "nodes", "groups", "estimated", "share",
               "in run");
   for (const auto& [backend, stat] : per_backend) {
     const auto& [nodes, groups, ms, run_ms] = stat;
-    std::printf("%-14s %6d %7d %12s %7.1f%% %12s\n", backend.c_str(), nodes, groups,
+    std::printf("%-16s %6d %7d %12s %7.1f%% %12s\n", backend.c_str(), nodes, groups,
                 FormatMillis(ms).c_str(), total > 0 ? 100.0 * ms / total : 0.0,
                 profiled ? FormatMillis(run_ms).c_str() : "-");
   }
@@ -106,6 +109,20 @@ void PrintOptimizeReport(const OptimizeReport& report, const RunProfile& in_run)
         "(%d regions made by the two-level search were measured only within whole plans: no "
         "estimate of their own)\n",
         whole_plan_regions);
+  }
+}
+
+void PrintAccuracyCheck(const OptimizeReport& report) {
+  const OptimizeReport::AccuracyCheck& a = report.accuracy;
+  if (a.input_sets == 0) return;  // float32 asked for: no budget to check
+  std::printf(
+      "accuracy: %d groups in a reduced precision; outputs within %.3g of the float32 reference "
+      "kernels on %d input sets (tolerance %.3g; %d search%s)\n",
+      a.reduced_groups, a.error, a.input_sets, a.tolerance, a.searches,
+      a.searches == 1 ? "" : "es");
+  for (const std::string& line : a.reverted) std::printf("  back to fp32: %s\n", line.c_str());
+  if (!a.all_float32_because.empty()) {
+    std::printf("  every group is fp32: %s\n", a.all_float32_because.c_str());
   }
 }
 

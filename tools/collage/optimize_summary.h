@@ -21,6 +21,9 @@ void PrintOptimizeReport(const OptimizeReport& report, const RunProfile& in_run)
 // The two-level search's generations, evaluations and invalid genomes.
 void PrintTwoLevelSearch(const OptimizeReport& report);
 
+// What the accuracy check of a reduced-precision optimize found (nothing for float32).
+void PrintAccuracyCheck(const OptimizeReport& report);
+
 // The end-to-end decision: one row per finalist (estimate, median, ratio to the kept one,
 // rounds won; the kept one marked, skipped ones with their reason), the estimate against the
 // measurement, the kept one's margin over the runner-up, and the round-to-round spread. Says
