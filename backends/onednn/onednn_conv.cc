@@ -1,5 +1,7 @@
 // Conv (1-D/2-D/3-D, groups, depthwise, pads, strides, dilations, auto_pad, bias) with fused
-// activations and residual adds, in plain and oneDNN-chosen ("_blocked") layouts.
+// activations and residual adds, in plain and oneDNN-chosen ("_blocked") layouts; in float32,
+// and in bf16 where the CPU computes it (the input converted in the kernel, weights once,
+// float32 bias and output).
 #include "collage/sdk/op_params.h"
 #include "onednn_epilogue.h"
 #include "onednn_layout.h"
@@ -33,15 +35,20 @@ bool ConvOk(const Graph& graph, const Node& node) {
 struct ConvDescs {
   memory::desc src, weights, bias, dst;
   ConvGeometry geometry;
+  // In bf16: the source as the primitive reads it (bf16, the format it picks); `src` stays
+  // the float32 form the kernel input arrives in.
+  memory::desc computed_src;
 
   dnnl::convolution_forward::desc OpDesc() const {
     return dnnl::convolution_forward::desc(
-        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, weights,
-        bias, dst, geometry.strides, geometry.dilates, geometry.pads_l, geometry.pads_r);
+        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+        computed_src.is_zero() ? src : computed_src, weights, bias, dst, geometry.strides,
+        geometry.dilates, geometry.pads_l, geometry.pads_r);
   }
 };
 
-StatusOr<ConvDescs> DescribeConv(const Graph& graph, const Node& node, bool blocked) {
+StatusOr<ConvDescs> DescribeConv(const Graph& graph, const Node& node, bool blocked,
+                                 Precision precision = Precision::kFloat32) {
   const Shape& x = graph.value(node.inputs[0]).type.shape;
   const Shape& w = graph.value(node.inputs[1]).type.shape;
   const Shape& y = graph.value(node.outputs[0]).type.shape;
@@ -57,7 +64,11 @@ StatusOr<ConvDescs> DescribeConv(const Graph& graph, const Node& node, bool bloc
   }
   d.src = ActivationDesc(x, blocked);
   d.dst = ActivationDesc(y, blocked);
-  d.weights = memory::desc(wdims, memory::data_type::f32, memory::format_tag::any);
+  const bool bf16 = precision == Precision::kBfloat16;
+  d.weights = memory::desc(wdims, bf16 ? memory::data_type::bf16 : memory::data_type::f32,
+                           memory::format_tag::any);
+  if (bf16)
+    d.computed_src = memory::desc(ToDims(x), memory::data_type::bf16, memory::format_tag::any);
   const bool has_bias = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
   if (has_bias) d.bias = PlainDesc({y[1]});
   return d;
@@ -69,22 +80,39 @@ StatusOr<std::unique_ptr<Kernel>> CompileConv(const CompileRequest& request, con
   const Node& node = MainNode(match);
   if (!ConvOk(graph, node)) return Unsupported("Conv '{}' is not supported", node.name);
   const Value& w = graph.value(node.inputs[1]);
+  const bool bf16 = request.precision == Precision::kBfloat16;
   std::unique_ptr<Kernel> kernel;
   COLLAGE_RETURN_IF_ERROR(Guard("convolution", [&]() -> Status {
-    COLLAGE_ASSIGN_OR_RETURN(ConvDescs d, DescribeConv(graph, node, blocked));
+    COLLAGE_ASSIGN_OR_RETURN(ConvDescs d, DescribeConv(graph, node, blocked, request.precision));
     KernelBuilder builder(request);
     COLLAGE_ASSIGN_OR_RETURN(Epilogue epilogue, BuildEpilogue(request, match, d.dst, builder));
     dnnl::primitive_attr attr = BaseAttr();
     attr.set_post_ops(epilogue.ops);
     dnnl::convolution_forward::primitive_desc pd(d.OpDesc(), attr, Engine());
-    COLLAGE_RETURN_IF_ERROR(builder.BindValue(node.inputs[0], DNNL_ARG_SRC, d.src));
-    COLLAGE_ASSIGN_OR_RETURN(dnnl::memory packed, ConstantMemory(*w.constant, pd.weights_desc()));
+    if (bf16) {
+      // The float32 rules decline shapes only a reference implementation runs; in bf16 the
+      // same is found here, once the primitive exists.
+      if (IsReferenceImplementation(pd.impl_info_str())) {
+        return Unsupported(
+            "oneDNN runs this convolution in bf16 only by its reference implementation");
+      }
+      COLLAGE_RETURN_IF_ERROR(builder.BindValueConverted(node.inputs[0], DNNL_ARG_SRC, d.src,
+                                                         LayoutOf(d.src), pd.src_desc()));
+    } else {
+      COLLAGE_RETURN_IF_ERROR(builder.BindValue(node.inputs[0], DNNL_ARG_SRC, d.src));
+    }
+    // The weights' own form is [O][I][k...] (grouped: [G][O/G][I][k...]) over pd's dims.
+    const memory::desc weights_plain = PlainDesc(pd.weights_desc().dims());
+    COLLAGE_ASSIGN_OR_RETURN(dnnl::memory packed,
+                             ConstantMemory(*w.constant, pd.weights_desc(), &weights_plain));
     builder.BindConstant(DNNL_ARG_WEIGHTS, std::move(packed));
-    if (!d.bias.is_zero()) COLLAGE_RETURN_IF_ERROR(builder.BindValue(node.inputs[2], DNNL_ARG_BIAS, d.bias));
+    if (!d.bias.is_zero())
+      COLLAGE_RETURN_IF_ERROR(builder.BindValue(node.inputs[2], DNNL_ARG_BIAS, d.bias));
     COLLAGE_RETURN_IF_ERROR(builder.BindOutput(epilogue.output, DNNL_ARG_DST, d.dst));
-    COLLAGE_ASSIGN_OR_RETURN(kernel, builder.Finish(std::string("convolution ") + pd.impl_info_str(),
-                                                    dnnl::convolution_forward(pd),
-                                                    pd.scratchpad_desc()));
+    COLLAGE_ASSIGN_OR_RETURN(
+        kernel, builder.Finish(
+                    std::string(bf16 ? "bf16 convolution " : "convolution ") + pd.impl_info_str(),
+                    dnnl::convolution_forward(pd), pd.scratchpad_desc()));
     return Status();
   }));
   return kernel;
@@ -102,10 +130,11 @@ bool BlockedDiffers(const Match& m) {
 }
 
 // The implementation oneDNN picks for a Conv node in the plain or its chosen layout, with a
-// binary Add post-op of the output's shape or none ("" when it offers none).
-std::string ConvImplementation(const Graph& graph, const Node& node, bool blocked, bool with_add) {
+// binary Add post-op of the output's shape or none, in `precision` ("" when it offers none).
+std::string ConvImplementation(const Graph& graph, const Node& node, bool blocked, bool with_add,
+                               Precision precision = Precision::kFloat32) {
   try {
-    auto d = DescribeConv(graph, node, blocked);
+    auto d = DescribeConv(graph, node, blocked, precision);
     if (!d.ok()) return "";
     dnnl::primitive_attr attr = BaseAttr();
     if (with_add) {
@@ -126,14 +155,28 @@ bool NotReference(const Match& m) {
   return !IsReferenceImplementation(ConvImplementation(*m.graph, MainNode(m), kBlocked, false));
 }
 
+bool HasAdd(const Match& m) {
+  return std::any_of(m.op_nodes.begin(), m.op_nodes.end(),
+                     [&](NodeId n) { return n >= 0 && m.graph->node(n).op_type == "Add"; });
+}
+
+// The bf16 offers: declined where oneDNN 2.6 has only its reference implementation for the
+// group in bf16 (a residual Add in the blocked layout, among others), or a gemm-based one with
+// an Add post-op (see AddPostOpIsSafe).
+template <bool kBlocked>
+bool OptimizedInBfloat16(const Match& m) {
+  const bool has_add = HasAdd(m);
+  const std::string impl =
+      ConvImplementation(*m.graph, MainNode(m), kBlocked, has_add, Precision::kBfloat16);
+  return !impl.empty() && !IsReferenceImplementation(impl) &&
+         !(has_add && impl.find("gemm") != std::string::npos);
+}
+
 // oneDNN 2.6's gemm-based convolution gives wrong results in the channels-last format with a
 // binary (Add) post-op (found by collage_backend_ops on dilated, grouped and strided cases of
 // 1-D to 3-D convolutions). Such groups run as conv_blocked and a separate binary instead.
 bool AddPostOpIsSafe(const Match& m) {
-  const bool has_add = std::any_of(m.op_nodes.begin(), m.op_nodes.end(), [&](NodeId n) {
-    return n >= 0 && m.graph->node(n).op_type == "Add";
-  });
-  if (!has_add) return true;
+  if (!HasAdd(m)) return true;
   return ConvImplementation(*m.graph, MainNode(m), /*blocked=*/true, /*with_add=*/true)
              .find("gemm") == std::string::npos;
 }
@@ -148,11 +191,17 @@ void AddConvRules(std::vector<RuleEntry>& rules) {
       {"conv_add", WithAdd(conv)},
       {"conv_add_act", WithActivation(WithAdd(conv))},
   };
+  // bf16 where the CPU computes it natively, beside float32: the search measures both.
+  const std::vector<Precision> precisions =
+      ComputesBfloat16() ? std::vector<Precision>{Precision::kFloat32, Precision::kBfloat16}
+                         : std::vector<Precision>{Precision::kFloat32};
   for (const auto& entry : shapes) {
     const std::string& name = entry.first;
     rules.push_back({Rule(name, entry.second)
                          .Where(MatchEpilogueOk)
                          .Where(NotReference<false>)
+                         .Precisions(precisions)
+                         .WhereIn(Precision::kBfloat16, OptimizedInBfloat16<false>)
                          .Compiles([](const CompileRequest& r, const Match& m) {
                            return CompileConv(r, m, false);
                          }),
@@ -162,6 +211,8 @@ void AddConvRules(std::vector<RuleEntry>& rules) {
                          .Where(BlockedDiffers)
                          .Where(NotReference<true>)
                          .Where(AddPostOpIsSafe)
+                         .Precisions(precisions)
+                         .WhereIn(Precision::kBfloat16, OptimizedInBfloat16<true>)
                          .Compiles([](const CompileRequest& r, const Match& m) {
                            return CompileConv(r, m, true);
                          }),

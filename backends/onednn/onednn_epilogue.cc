@@ -176,6 +176,20 @@ Status KernelBuilder::BindValue(ValueId value, int arg, const dnnl::memory::desc
   return Status();
 }
 
+Status KernelBuilder::BindValueConverted(ValueId value, int arg, const dnnl::memory::desc& desc,
+                                         const Layout& layout, const dnnl::memory::desc& computed) {
+  const Value& v = request_.graph->value(value);
+  if (v.is_constant()) {
+    COLLAGE_ASSIGN_OR_RETURN(dnnl::memory memory, ConstantMemory(*v.constant, computed, &desc));
+    BindConstant(arg, std::move(memory));
+    return Status();
+  }
+  COLLAGE_RETURN_IF_ERROR(BindValue(value, arg, desc, layout));
+  args_.back().convert_from = desc;
+  args_.back().desc = computed;
+  return Status();
+}
+
 void KernelBuilder::BindConstant(int arg, dnnl::memory memory) {
   ArgBinding b;
   b.arg = arg;

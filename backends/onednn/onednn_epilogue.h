@@ -35,6 +35,11 @@ class KernelBuilder {
   // The same with the layout given: `desc` views a plain tensor differently (a transposed
   // Gemm operand as a strided matrix).
   Status BindValue(ValueId value, int arg, const dnnl::memory::desc& desc, const Layout& layout);
+  // A float32 value the primitive reads in the element type of `computed` (bf16), which has
+  // `desc`'s dims and a format of the primitive's choosing: a constant is converted once,
+  // here; a kernel input (in `desc`'s form, `layout`) at every run, into the workspace.
+  Status BindValueConverted(ValueId value, int arg, const dnnl::memory::desc& desc,
+                            const Layout& layout, const dnnl::memory::desc& computed);
   // A constant already in the primitive's format.
   void BindConstant(int arg, dnnl::memory memory);
   // The group's one output.

@@ -1,6 +1,8 @@
 // MatMul (2-D and batched, batch dims broadcast) and Gemm (transA/transB/alpha/beta, C
 // broadcast) as oneDNN matmul, with fused bias adds and activations as post-ops. Constant
-// right-hand sides are packed into the format the primitive picks.
+// right-hand sides are packed into the format the primitive picks. In float32, and in bf16
+// where the CPU computes it: both operands converted (a constant once, at compile), the sums,
+// bias and output in float32.
 #include "collage/sdk/op_params.h"
 #include "onednn_epilogue.h"
 #include "onednn_layout.h"
@@ -71,6 +73,67 @@ bool FlattensTo2D(const Match& match, const Node& node) {
   return true;
 }
 
+// A product's operands as oneDNN's matmul takes them: src and weights_plain are the forms
+// its inputs arrive in (a transposed Gemm operand as a strided view, a MatMul by a constant
+// 2-D weight flattened to 2-D), computed_src and weights what the primitive reads (in bf16,
+// or a packed constant weight, in formats it picks), bias and alpha from a Gemm's C.
+struct MatmulDescs {
+  memory::desc src, weights_plain, computed_src, weights, bias_desc, dst;
+  dnnl::primitive_attr attr = BaseAttr();  // alpha as an output scale
+  Tensor bias;                             // beta / alpha * C, folded once when C is constant
+};
+
+StatusOr<MatmulDescs> DescribeMatmul(const Graph& graph, const Match& match, Precision precision) {
+  const Node& node = MainNode(match);
+  const bool gemm = node.op_type == "Gemm";
+  const Value& a = graph.value(node.inputs[0]);
+  const Value& b = graph.value(node.inputs[1]);
+  const Shape& y = graph.value(node.outputs[0]).type.shape;
+  MatmulDescs d;
+  GemmParams params;
+  if (gemm) {
+    COLLAGE_ASSIGN_OR_RETURN(params, ReadGemmParams(graph, node));
+    d.src = Operand2D(a.type.shape, params.trans_a);
+    d.weights_plain = Operand2D(b.type.shape, params.trans_b);
+  } else if (FlattensTo2D(match, node)) {
+    const int64_t rows = a.type.num_elements() / a.type.shape.back();
+    d.src = PlainDesc({rows, a.type.shape.back()});
+    d.weights_plain = PlainDesc(b.type.shape);
+  } else {
+    d.src = PlainDesc(PadShape(a.type.shape, y.size()));
+    d.weights_plain = PlainDesc(PadShape(b.type.shape, y.size()));
+  }
+  d.dst = d.src.dims().size() == 2 && !gemm && y.size() > 2 ? PlainDesc({d.src.dims()[0], y.back()})
+                                                            : PlainDesc(y);
+  const bool bf16 = precision == Precision::kBfloat16;
+  const memory::data_type computed = bf16 ? memory::data_type::bf16 : memory::data_type::f32;
+  // The primitive picks the packed format of a constant right-hand side, and in bf16 the
+  // format of every operand (they are converted anyway).
+  d.weights = b.is_constant() || bf16
+                  ? memory::desc(d.weights_plain.dims(), computed, memory::format_tag::any)
+                  : d.weights_plain;
+  d.computed_src = bf16 ? memory::desc(d.src.dims(), computed, memory::format_tag::any) : d.src;
+  if (gemm) {
+    const float alpha = params.alpha;
+    const float beta = params.beta;
+    if (alpha != 1.0f) d.attr.set_output_scales(0, {alpha});
+    if (params.has_c) {
+      const Value& c = graph.value(node.inputs[2]);
+      d.bias_desc = PlainDesc(PadShape(c.type.shape, 2));
+      if (c.is_constant()) {
+        // beta / alpha * C, folded once: the matmul bias (broadcast over rows or columns),
+        // which oneDNN scales by alpha with the product.
+        d.bias = Tensor(DType::kFloat32, PadShape(c.type.shape, 2));
+        const float* in = c.constant->data_as<float>();
+        const float factor = beta / alpha;
+        for (int64_t i = 0; i < d.bias.num_elements(); ++i)
+          d.bias.data_as<float>()[i] = factor * in[i];
+      }
+    }
+  }
+  return d;
+}
+
 StatusOr<std::unique_ptr<Kernel>> CompileMatmul(const CompileRequest& request, const Match& match) {
   const Graph& graph = *request.graph;
   const Node& node = MainNode(match);
@@ -78,80 +141,62 @@ StatusOr<std::unique_ptr<Kernel>> CompileMatmul(const CompileRequest& request, c
   if (gemm ? !GemmOk(graph, node) : (node.op_type != "MatMul" || !MatMulOk(graph, node))) {
     return Unsupported("{} '{}' is not supported", node.op_type, node.name);
   }
-  const Value& a = graph.value(node.inputs[0]);
   const Value& b = graph.value(node.inputs[1]);
-  const Shape& y = graph.value(node.outputs[0]).type.shape;
+  const bool bf16 = request.precision == Precision::kBfloat16;
   std::unique_ptr<Kernel> kernel;
   COLLAGE_RETURN_IF_ERROR(Guard("matmul", [&]() -> Status {
-    memory::desc src, weights_plain;
-    GemmParams params;
-    if (gemm) {
-      COLLAGE_ASSIGN_OR_RETURN(params, ReadGemmParams(graph, node));
-      src = Operand2D(a.type.shape, params.trans_a);
-      weights_plain = Operand2D(b.type.shape, params.trans_b);
-    } else if (FlattensTo2D(match, node)) {
-      const int64_t rows = a.type.num_elements() / a.type.shape.back();
-      src = PlainDesc({rows, a.type.shape.back()});
-      weights_plain = PlainDesc(b.type.shape);
-    } else {
-      src = PlainDesc(PadShape(a.type.shape, y.size()));
-      weights_plain = PlainDesc(PadShape(b.type.shape, y.size()));
-    }
-    const memory::desc dst = src.dims().size() == 2 && !gemm && y.size() > 2
-                                 ? PlainDesc({src.dims()[0], y.back()})
-                                 : PlainDesc(y);
-    const memory::desc weights = b.is_constant()
-                                     ? memory::desc(weights_plain.dims(), memory::data_type::f32,
-                                                    memory::format_tag::any)
-                                     : weights_plain;
+    COLLAGE_ASSIGN_OR_RETURN(MatmulDescs d, DescribeMatmul(graph, match, request.precision));
     KernelBuilder builder(request);
-    dnnl::primitive_attr attr = BaseAttr();
-    dnnl::post_ops ops;
-    memory::desc bias_desc;
-    Tensor bias;
-    if (gemm) {
-      const float alpha = params.alpha;
-      const float beta = params.beta;
-      if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
-      if (params.has_c) {
-        const Value& c = graph.value(node.inputs[2]);
-        bias_desc = PlainDesc(PadShape(c.type.shape, 2));
-        if (c.is_constant()) {
-          // beta / alpha * C, folded once: the matmul bias (broadcast over rows or columns),
-          // which oneDNN scales by alpha with the product.
-          bias = Tensor(DType::kFloat32, PadShape(c.type.shape, 2));
-          const float* in = c.constant->data_as<float>();
-          const float factor = beta / alpha;
-          for (int64_t i = 0; i < bias.num_elements(); ++i) bias.data_as<float>()[i] = factor * in[i];
-        }
+    dnnl::matmul::desc desc(d.computed_src, d.weights, d.bias_desc, d.dst);
+    COLLAGE_ASSIGN_OR_RETURN(Epilogue epilogue, BuildEpilogue(request, match, d.dst, builder));
+    d.attr.set_post_ops(epilogue.ops);
+    dnnl::matmul::primitive_desc pd(desc, d.attr, Engine());
+    if (bf16) {
+      if (IsReferenceImplementation(pd.impl_info_str())) {
+        return Unsupported("oneDNN runs this matmul in bf16 only by its reference implementation");
+      }
+      COLLAGE_RETURN_IF_ERROR(builder.BindValueConverted(node.inputs[0], DNNL_ARG_SRC, d.src,
+                                                         Layout::Plain(), pd.src_desc()));
+      COLLAGE_RETURN_IF_ERROR(builder.BindValueConverted(
+          node.inputs[1], DNNL_ARG_WEIGHTS, d.weights_plain, Layout::Plain(), pd.weights_desc()));
+    } else {
+      COLLAGE_RETURN_IF_ERROR(
+          builder.BindValue(node.inputs[0], DNNL_ARG_SRC, d.src, Layout::Plain()));
+      if (b.is_constant()) {
+        COLLAGE_ASSIGN_OR_RETURN(dnnl::memory packed,
+                                 ConstantMemory(*b.constant, pd.weights_desc(), &d.weights_plain));
+        builder.BindConstant(DNNL_ARG_WEIGHTS, std::move(packed));
+      } else {
+        COLLAGE_RETURN_IF_ERROR(
+            builder.BindValue(node.inputs[1], DNNL_ARG_WEIGHTS, d.weights_plain, Layout::Plain()));
       }
     }
-    dnnl::matmul::desc desc(src, weights, bias_desc, dst);
-    COLLAGE_ASSIGN_OR_RETURN(Epilogue epilogue, BuildEpilogue(request, match, dst, builder));
-    attr.set_post_ops(epilogue.ops);
-    dnnl::matmul::primitive_desc pd(desc, attr, Engine());
-    COLLAGE_RETURN_IF_ERROR(builder.BindValue(node.inputs[0], DNNL_ARG_SRC, src, Layout::Plain()));
-    if (b.is_constant()) {
-      COLLAGE_ASSIGN_OR_RETURN(dnnl::memory packed,
-                               ConstantMemory(*b.constant, pd.weights_desc(), &weights_plain));
-      builder.BindConstant(DNNL_ARG_WEIGHTS, std::move(packed));
-    } else {
-      COLLAGE_RETURN_IF_ERROR(
-          builder.BindValue(node.inputs[1], DNNL_ARG_WEIGHTS, weights_plain, Layout::Plain()));
-    }
-    if (!bias.empty()) {
-      COLLAGE_ASSIGN_OR_RETURN(dnnl::memory m, ConstantMemory(bias, bias_desc));
+    if (!d.bias.empty()) {
+      COLLAGE_ASSIGN_OR_RETURN(dnnl::memory m, ConstantMemory(d.bias, d.bias_desc));
       builder.BindConstant(DNNL_ARG_BIAS, std::move(m));
-    } else if (!bias_desc.is_zero()) {
+    } else if (!d.bias_desc.is_zero()) {
       COLLAGE_RETURN_IF_ERROR(
-          builder.BindValue(node.inputs[2], DNNL_ARG_BIAS, bias_desc, Layout::Plain()));
+          builder.BindValue(node.inputs[2], DNNL_ARG_BIAS, d.bias_desc, Layout::Plain()));
     }
-    COLLAGE_RETURN_IF_ERROR(builder.BindOutput(epilogue.output, DNNL_ARG_DST, dst));
-    COLLAGE_ASSIGN_OR_RETURN(kernel, builder.Finish(std::string("matmul ") + pd.impl_info_str(),
-                                                    dnnl::matmul(pd), pd.scratchpad_desc()));
+    COLLAGE_RETURN_IF_ERROR(builder.BindOutput(epilogue.output, DNNL_ARG_DST, d.dst));
+    COLLAGE_ASSIGN_OR_RETURN(
+        kernel, builder.Finish(std::string(bf16 ? "bf16 matmul " : "matmul ") + pd.impl_info_str(),
+                               dnnl::matmul(pd), pd.scratchpad_desc()));
     return Status();
   }));
   return kernel;
+}
+
+// The bf16 offers: declined where oneDNN 2.6 has only its reference implementation for the
+// product in bf16 (short reductions, a Gemm's C broadcast down a column). Asked of the product
+// as the compile describes it, without its activation post-ops.
+bool OptimizedInBfloat16(const Match& match) {
+  return HasOptimizedImplementation([&] {
+    StatusOr<MatmulDescs> d = DescribeMatmul(*match.graph, match, Precision::kBfloat16);
+    if (!d.ok()) return std::string("ref: not described");
+    const dnnl::matmul::desc desc(d->computed_src, d->weights, d->bias_desc, d->dst);
+    return std::string(dnnl::matmul::primitive_desc(desc, d->attr, Engine()).impl_info_str());
+  });
 }
 
 // Add of a constant that broadcasts into the product: the bias of a Linear layer.
@@ -172,9 +217,17 @@ void AddMatmulRules(std::vector<RuleEntry>& rules) {
       {"gemm", gemm},
       {"gemm_act", WithActivation(gemm)},
   };
+  // bf16 where the CPU computes it natively, beside float32: the search measures both.
+  const std::vector<Precision> precisions =
+      ComputesBfloat16() ? std::vector<Precision>{Precision::kFloat32, Precision::kBfloat16}
+                         : std::vector<Precision>{Precision::kFloat32};
   for (const auto& entry : shapes) {
-    rules.push_back(
-        {Rule(entry.first, entry.second).Where(MatchEpilogueOk).Compiles(CompileMatmul), false});
+    rules.push_back({Rule(entry.first, entry.second)
+                         .Where(MatchEpilogueOk)
+                         .Precisions(precisions)
+                         .WhereIn(Precision::kBfloat16, OptimizedInBfloat16)
+                         .Compiles(CompileMatmul),
+                     false});
   }
 }
 

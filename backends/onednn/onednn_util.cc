@@ -31,6 +31,17 @@ dnnl::memory::desc PlainDesc(const Shape& shape, dnnl::memory::data_type type) {
   return dnnl::memory::desc(dims, type, strides);
 }
 
+dnnl::memory::desc WithDataType(const dnnl::memory::desc& desc, dnnl::memory::data_type type) {
+  dnnl_memory_desc_t changed = desc.data;
+  changed.data_type = static_cast<dnnl_data_type_t>(type);
+  return dnnl::memory::desc(changed);
+}
+
+bool ComputesBfloat16() {
+  const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+  return isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
+}
+
 std::optional<dnnl::memory::data_type> DataTypeOf(DType dtype) {
   using dt = dnnl::memory::data_type;
   switch (dtype) {
@@ -69,7 +80,9 @@ Status Guard(const std::string& what, const std::function<Status()>& f) {
 StatusOr<dnnl::memory> ConstantMemory(const Tensor& data, const dnnl::memory::desc& desc,
                                       const dnnl::memory::desc* source) {
   const std::optional<dnnl::memory::data_type> type = DataTypeOf(data.dtype());
-  if (!type.has_value() || *type != desc.data_type()) {
+  const bool to_bf16 =
+      type == dnnl::memory::data_type::f32 && desc.data_type() == dnnl::memory::data_type::bf16;
+  if (!type.has_value() || (*type != desc.data_type() && !to_bf16)) {
     return Unsupported("constant of dtype {} for a {} operand", DTypeName(data.dtype()),
                        static_cast<int>(desc.data_type()));
   }
@@ -107,7 +120,15 @@ OnednnKernel::OnednnKernel(std::string what, dnnl::primitive primitive,
       scratchpad_(scratchpad) {
   input_layouts_ = std::move(input_layouts);
   output_layouts_ = std::move(output_layouts);
-  workspace_bytes_ = scratchpad_.get_size();
+  // The workspace: the scratchpad, then each converted input, 64-byte aligned.
+  auto aligned = [](size_t bytes) { return (bytes + 63) / 64 * 64; };
+  workspace_bytes_ = aligned(scratchpad_.get_size());
+  for (size_t i = 0; i < args_.size(); ++i) {
+    if (args_[i].convert_from.is_zero()) continue;
+    dnnl::reorder::primitive_desc pd(Engine(), args_[i].convert_from, Engine(), args_[i].desc);
+    conversions_.push_back({i, workspace_bytes_, dnnl::reorder(pd)});
+    workspace_bytes_ += aligned(args_[i].desc.get_size());
+  }
   reused_ = MakeArgMemories();
 }
 
@@ -124,10 +145,16 @@ OnednnKernel::ArgMemories OnednnKernel::MakeArgMemories() const {
     m.memories.emplace_back(scratchpad_, Engine(), no_buffer);
     m.exec.push_back({DNNL_ARG_SCRATCHPAD, m.memories.back().get()});
   }
+  for (const Conversion& c : conversions_) {
+    m.convert_sources.emplace_back(args_[c.arg].convert_from, Engine(), no_buffer);
+  }
   return m;
 }
 
 Status OnednnKernel::Execute(ArgMemories& args, const KernelBuffers& buffers) const {
+  if (workspace_bytes_ > 0 && buffers.workspace == nullptr) {
+    return Internal("{}: no workspace bound", what_);
+  }
   for (size_t i = 0; i < args_.size(); ++i) {
     const ArgBinding& a = args_[i];
     if (a.source == ArgBinding::Source::kInput) {
@@ -140,10 +167,21 @@ Status OnednnKernel::Execute(ArgMemories& args, const KernelBuffers& buffers) co
     }
   }
   if (scratchpad_.get_size() > 0) {
-    if (buffers.workspace == nullptr) return Internal("{}: no workspace bound", what_);
-    args.memories.back().set_data_handle(buffers.workspace);
+    args.memories[args_.size()].set_data_handle(buffers.workspace);
   }
   dnnl::stream& stream = ThreadStream();
+  // Converted inputs: read from the run's buffer, written into the workspace, where the
+  // primitive reads them.
+  for (size_t k = 0; k < conversions_.size(); ++k) {
+    const Conversion& c = conversions_[k];
+    dnnl::memory& from = args.convert_sources[k];
+    dnnl::memory& to = args.memories[c.arg];
+    from.set_data_handle(to.get_data_handle());
+    to.set_data_handle(static_cast<char*>(buffers.workspace) + c.workspace_offset);
+    dnnl_exec_arg_t reorder_args[] = {{DNNL_ARG_FROM, from.get()}, {DNNL_ARG_TO, to.get()}};
+    dnnl::error::wrap_c_api(dnnl_primitive_execute(c.reorder.get(), stream.get(), 2, reorder_args),
+                            "could not convert an input");
+  }
   dnnl::error::wrap_c_api(
       dnnl_primitive_execute(primitive_.get(), stream.get(), static_cast<int>(args.exec.size()),
                              args.exec.data()),

@@ -45,8 +45,15 @@ bool HasOptimizedImplementation(const std::function<std::string()>& impl_info);
 // Runs `f`, turning a dnnl::error into Status naming `what` (the primitive being built).
 Status Guard(const std::string& what, const std::function<Status()>& f);
 
-// A constant of the graph as a dnnl::memory in `desc` (of the constant's element type),
-// reordered from its form `source`
+// `desc` with another element type, the same dims and element strides (or blocking).
+dnnl::memory::desc WithDataType(const dnnl::memory::desc& desc, dnnl::memory::data_type type);
+
+// Whether oneDNN computes bf16 natively on this CPU (AVX-512 BF16 or AMX), not by emulation:
+// where it does, convolutions and matmuls are offered in bf16 too (collage/precision.h).
+bool ComputesBfloat16();
+
+// A constant of the graph as a dnnl::memory in `desc` (of the constant's element type, or
+// bf16 for a float32 constant), reordered from its form `source`
 // (default: row-major over desc's dims) when the primitive wants another format: weights are
 // packed once, at Compile.
 StatusOr<dnnl::memory> ConstantMemory(const Tensor& data, const dnnl::memory::desc& desc,
@@ -59,6 +66,9 @@ struct ArgBinding {
   Source source = Source::kInput;
   size_t index = 0;  // kernel input / output index
   dnnl::memory::desc desc;
+  // An input the primitive reads in another element type (bf16) than its buffer holds
+  // (float32, in this form): converted into the kernel's workspace before every run.
+  dnnl::memory::desc convert_from;
   dnnl::memory constant;  // kConstant
 };
 
@@ -77,10 +87,18 @@ class OnednnKernel : public Kernel {
 
  private:
   // A memory object per argument (the constants' own, the others without a buffer) and the
-  // argument list the C API executes with.
+  // argument list the C API executes with; for each converted input, the buffer it is read
+  // from.
   struct ArgMemories {
     std::vector<dnnl::memory> memories;  // args_ order, then the scratchpad
     std::vector<dnnl_exec_arg_t> exec;
+    std::vector<dnnl::memory> convert_sources;  // conversions_ order
+  };
+  // An input converted before the primitive runs (ArgBinding::convert_from).
+  struct Conversion {
+    size_t arg = 0;               // in args_
+    size_t workspace_offset = 0;  // where the converted copy lives
+    dnnl::primitive reorder;
   };
   ArgMemories MakeArgMemories() const;
   // Points `args`' memories at the run's buffers and executes the primitive.
@@ -90,6 +108,7 @@ class OnednnKernel : public Kernel {
   dnnl::primitive primitive_;
   std::vector<ArgBinding> args_;
   dnnl::memory::desc scratchpad_;
+  std::vector<Conversion> conversions_;
   // Made once: a run takes them when no other run holds them (one stream of runs, the usual
   // case), else makes its own. Creating them, an argument map and a stream every step had a
   // 138 KB ReLU take 4.1–4.8 µs a call instead of 3.3 µs (docs/backends.md).

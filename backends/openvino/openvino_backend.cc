@@ -159,7 +159,8 @@ bool Supports(const Graph& graph, const Node& node) {
 
 Status RegisterOpenvinoBackend(BackendRegistry& registry) {
   return registry.Register(std::make_unique<RegionEngineBackend>(
-      "openvino", openvino::LibraryVersion(), openvino::Supports, openvino::CompileRegion));
+      "openvino", openvino::LibraryVersion(), openvino::Supports, openvino::CompileRegion,
+      openvino::ReducedPrecisions()));
 }
 
 }  // namespace collage

@@ -71,6 +71,7 @@ struct Options {
 struct Item {
   const SourceGraph* source = nullptr;
   std::string rule;
+  Precision precision = Precision::kFloat32;
   SubGraph nodes;
   std::string signature;
   double flops = 0;
@@ -120,8 +121,8 @@ std::vector<const Item*> Spread(const std::vector<Item>& items, int cap) {
   return picked;
 }
 
-// Every distinct candidate of every rule of `backend`, grouped by rule in declaration
-// order (rules, then fusions).
+// Every distinct candidate of every rule of `backend`, in every precision the rule offers on
+// this CPU, grouped by rule and precision in declaration order (rules, then fusions).
 std::vector<std::pair<std::string, std::vector<Item>>> CollectItems(
     const Backend& backend, const std::vector<SourceGraph>& sources, const Options& options) {
   std::vector<std::pair<std::string, std::vector<Item>>> by_rule;
@@ -140,17 +141,20 @@ std::vector<std::pair<std::string, std::vector<Item>>> CollectItems(
   }
   std::map<std::string, std::set<std::string>> seen;
   for (const SourceGraph& source : sources) {
-    for (Candidate& candidate : EnumerateCandidates(source.graph, backend.rules())) {
+    for (Candidate& candidate : EnumerateCandidates(source.graph, backend.rules(), false,
+                                                    {Precision::kFloat32, Precision::kBfloat16})) {
       if (!Selected(options.rules, candidate.rule)) continue;
       std::string signature = GroupSignature(source.graph, candidate.nodes);
-      if (!seen[candidate.rule].insert(signature).second) continue;
+      const std::string label = RuleInPrecision(candidate.rule, candidate.precision);
+      if (!seen[label].insert(signature).second) continue;
       Item item;
       item.source = &source;
       item.rule = candidate.rule;
+      item.precision = candidate.precision;
       item.flops = GroupFlops(source.graph, candidate.nodes);
       item.nodes = std::move(candidate.nodes);
       item.signature = std::move(signature);
-      slot(item.rule).push_back(std::move(item));
+      slot(label).push_back(std::move(item));
     }
   }
   return by_rule;
@@ -192,9 +196,12 @@ Outcome CheckItem(const Backend& backend, const Item& item, const Options& optio
                   NanContractTable* nan) {
   const Graph& graph = item.source->graph;
   CompileRequest request = CompileRequest::For(graph, item.nodes, item.rule, options.threads);
-  const double tolerance = ToleranceFor(graph, item.nodes);
+  request.precision = item.precision;
+  // A group in a reduced precision is held to its rounding's bound, as measurement holds it.
+  const double tolerance =
+      std::max(ToleranceFor(graph, item.nodes), GroupErrorBound(item.precision));
   const std::string head =
-      fmt::format("{}  {}  {} -> {}", backend.name(), item.rule,
+      fmt::format("{}  {}  {} -> {}", backend.name(), RuleInPrecision(item.rule, item.precision),
                   DescribeTypes(graph, request.inputs), DescribeTypes(graph, request.outputs));
   const std::string tail =
       fmt::format("{}  ({})", DescribeOps(graph, item.nodes), item.source->name);
@@ -213,7 +220,8 @@ Outcome CheckItem(const Backend& backend, const Item& item, const Options& optio
                       static_cast<uint32_t>(std::hash<std::string>{}(item.signature))};
     std::mt19937 rng(seq);
     std::vector<Tensor> inputs = RandomInputs(request, rng);
-    if (nan != nullptr) {
+    // The NaN/Inf contract is a float32 rule's (reduced precisions are not declared to it).
+    if (nan != nullptr && item.precision == Precision::kFloat32) {
       // Derived from the finite inputs, so the finite check below sees the same ones.
       std::vector<SpecialOutcome> outcomes = CheckSpecialValues(**runner, inputs, tolerance);
       PrintDeviations(head, tail, outcomes);
