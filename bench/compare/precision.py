@@ -43,18 +43,37 @@ def cpu_precision_flags():
 
 
 def plan_summary(path):
-    """'openvino bf16: 400 nodes in 1 groups' and the like, from a saved plan."""
+    """A saved plan's groups per backend and precision, and the bf16 ones in a line:
+    'bf16: 2 of 40 groups (onednn 1, openvino 1), checked error 4.2e-03'."""
     with open(path) as f:
         plan = json.load(f)
-    per = {}
-    for group in plan["groups"]:
+    groups = plan["groups"]
+    per = {}  # "onednn bf16" -> [nodes, groups]; fp32 (no "precision") unmarked
+    for group in groups:
         key = group["backend"] + (" " + group["precision"] if "precision" in group else "")
-        nodes, groups = per.get(key, (0, 0))
-        per[key] = (nodes + len(group["nodes"]), groups + 1)
-    parts = [f"{key}: {nodes} nodes in {groups} groups" for key, (nodes, groups) in sorted(per.items())]
-    return {"summary": "; ".join(parts),
-            "bf16_groups": sum(1 for g in plan["groups"] if g.get("precision") == "bf16"),
+        per.setdefault(key, [0, 0])
+        per[key][0] += len(group["nodes"])
+        per[key][1] += 1
+    bf16 = {}
+    for group in groups:
+        if group.get("precision") == "bf16":
+            bf16[group["backend"]] = bf16.get(group["backend"], 0) + 1
+    line = f"bf16: {sum(bf16.values())} of {len(groups)} groups"
+    if bf16:
+        line += " (" + ", ".join(f"{b} {n}" for b, n in sorted(bf16.items())) + ")"
+    if "checked_error" in plan:
+        line += f", checked error {plan['checked_error']:.1e}"
+    return {"line": line, "bf16_groups": sum(bf16.values()), "bf16_backends": bf16, "groups": len(groups),
+            "summary": "; ".join(f"{key}: {n} nodes in {g} groups" for key, (n, g) in sorted(per.items())),
             "tolerance": plan.get("tolerance", 0), "checked_error": plan.get("checked_error", 0)}
+
+
+def ratio(contenders):
+    """The fastest other runtime's time / collage auto's (None when either did not run)."""
+    others = [contenders[p]["ms"] for p in PEERS if "ms" in contenders.get(p, {})]
+    if not others or "ms" not in contenders.get("collage", {}):
+        return None
+    return min(others) / contenders["collage"]["ms"]
 
 
 def compare_precisions(args, collage, workload, folder, reference):
@@ -93,9 +112,11 @@ def compare_precisions(args, collage, workload, folder, reference):
         for p in peers:
             p.close()
         result[str(threads)] = {"contenders": entries, "plans": notes}
+        r = ratio(entries)
         compare.log(f"  {workload.name} {threads}T: " + ", ".join(
             f"{label} {e.get('ms', float('nan')):.2f} ms (err {e.get('error', float('nan')):.1e})"
-            for label, e in entries.items() if e["status"] == "ok"))
+            for label, e in entries.items() if e["status"] == "ok") +
+            (f"; ratio {r:.2f}x" if r else "") + f"; auto plan {notes['collage']['line']}")
     return result
 
 
@@ -116,6 +137,10 @@ def markdown(results):
                   "|---|---|---|---|---|---|---|---|---|"]
         ratios = []
         for workload, per_threads in results["workloads"].items():
+            if "failed" in per_threads:
+                last = (per_threads["failed"].strip().splitlines() or ["?"])[-1]
+                lines.append(f"| {workload} | failed: {last[:80].replace('|', '/')} | | | | | | | |")
+                continue
             row = per_threads.get(str(threads))
             if row is None or "contenders" not in row:
                 continue
@@ -127,16 +152,14 @@ def markdown(results):
                     return e.get("status", "-")
                 return f"{e['ms']:.2f} ({e['error']:.1e})"
 
-            others = [c[p]["ms"] for p in PEERS if c.get(p, {}).get("status") == "ok"]
-            ratio = ""
-            if "ms" in c.get("collage", {}) and others:
-                r = min(others) / c["collage"]["ms"]
+            r = ratio(c)
+            if r:
                 ratios.append(r)
-                ratio = f"{r:.2f}x"
             spread = max((e.get("spread", 0) for e in c.values() if e.get("status") == "ok"), default=0)
+            plan = row["plans"]["collage"]
             lines.append(f"| {workload} | {cell('collage')} | {cell('collage_fp32')} | "
                          f"{cell('onnxruntime')} | {cell('openvino')} | {cell('openvino_default')} | "
-                         f"{ratio} | {spread:.0%} | {row['plans']['collage']['summary'][:70]} |")
+                         f"{f'{r:.2f}x' if r else ''} | {spread:.0%} | {plan.get('line', plan['summary'])} |")
         if ratios:
             geo = float(np.exp(np.mean(np.log(ratios))))
             lines += ["", f"Geometric mean of the ratios: {geo:.2f}x over {len(ratios)} rows; "
@@ -169,8 +192,10 @@ def main():
     precision = compare.run([args.python, "-c",
                              "import openvino as ov; print(ov.Core().get_property('CPU', "
                              "'INFERENCE_PRECISION_HINT').get_type_name())"]).strip()
-    results = {"date": time.strftime("%Y-%m-%d"), "machine": compare.machine(),
-               "cpu_flags": cpu_precision_flags(),
+    flags = cpu_precision_flags()
+    compare.log(f"CPU precision flags: {' '.join(flags) or 'none'} "
+                f"(of {' '.join(PRECISION_FLAGS)}); OpenVINO's default precision: {precision}")
+    results = {"date": time.strftime("%Y-%m-%d"), "machine": compare.machine(), "cpu_flags": flags,
                "versions": {k: v for k, v in compare.versions(args.python).items()
                             if k in ("onnxruntime", "openvino")},
                "openvino_precision": precision, "tolerance": args.tolerance,

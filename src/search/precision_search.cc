@@ -1,6 +1,7 @@
 #include "search/precision_search.h"
 
 #include <cmath>
+#include <map>
 
 #include "collage/sdk/errors.h"
 #include "cost/search_candidate.h"
@@ -24,22 +25,20 @@ StatusOr<Placement> WithBatchInFloat32(const Graph& graph, const Placement& plac
                                        const BackendRegistry& registry) {
   const Backend* native = registry.Find("native");
   if (native == nullptr) return NotFound("the native backend is not registered");
+  // The reference kernels' group of each node alone, found in one enumeration.
+  std::map<NodeId, Candidate> alone;
+  for (Candidate& c : EnumerateCandidates(graph, native->rules())) {
+    if (c.nodes.size() == 1) alone.try_emplace(c.nodes.Nodes().front(), std::move(c));
+  }
   Placement changed;
   size_t next = 0;
   for (size_t g = 0; g < placement.groups.size(); ++g) {
     if (next < batch.size() && batch[next] == g) {
       ++next;
       for (NodeId n : placement.groups[g].nodes.Nodes()) {
-        SubGraph one(graph.num_nodes(), {n});
-        bool offered = false;
-        for (Candidate& c : EnumerateCandidates(graph, native->rules())) {
-          if (c.nodes == one) {
-            changed.groups.emplace_back("native", std::move(c));
-            offered = true;
-            break;
-          }
-        }
-        if (!offered) return Internal("the reference kernels offer no group of node {} alone", n);
+        auto it = alone.find(n);
+        if (it == alone.end()) return Internal("the reference kernels offer no group of node {} alone", n);
+        changed.groups.emplace_back("native", it->second);
       }
       continue;
     }
