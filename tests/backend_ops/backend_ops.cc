@@ -366,7 +366,12 @@ int Main(const Options& options) {
     fmt::print("== {} ({}): {} rules\n", backend->name(), backend->version(),
                backend->rules().size());
     for (const auto& [rule, items] : CollectItems(*backend, sources, options)) {
-      std::vector<const Item*> picked = Spread(items, options.max_per_rule);
+      // A rule's offers in a reduced precision run the float32 offers' code but for the
+      // operands' conversion and the primitive's element type: a third as many cover them.
+      const bool reduced = !items.empty() && items.front().precision != Precision::kFloat32;
+      const int cap = reduced && options.max_per_rule > 0 ? (options.max_per_rule + 2) / 3
+                                                          : options.max_per_rule;
+      std::vector<const Item*> picked = Spread(items, cap);
       if (items.empty()) {
         fmt::print("      {}  {}: no candidate in the zoo models or random graphs\n",
                    backend->name(), rule);
