@@ -68,8 +68,9 @@ class Rule {
   }
 
   // The precisions this rule's groups are offered in (collage/precision.h); default
-  // float32 alone. Declare a reduced one only where the compile function computes it, on
-  // this CPU (checked when the backend registers): the search then weighs both.
+  // float32 alone. Declare a reduced one only where the compile function computes it natively
+  // on this CPU (the backend decides when it registers, from its library's own report): the
+  // search then weighs both.
   Rule& Precisions(std::vector<Precision> precisions);
   // A constraint on the offers in `precision` only (a library that computes a shape in
   // float32 but not in bf16): the group is offered in the rule's other precisions still.
