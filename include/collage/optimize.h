@@ -180,6 +180,7 @@ struct CalibrationReport {
 
 struct OptimizeReport {
   int candidates = 0;            // groups offered by the backends
+  int reduced_candidates = 0;    // of which in a reduced precision (OptimizeOptions::precision)
   int distinct_candidates = 0;   // after merging repeated blocks (same signature)
   int measured = 0;              // measurements made now (candidates and conversions)
   int cache_hits = 0;            // found in the cost database

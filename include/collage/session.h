@@ -128,8 +128,6 @@ class Session {
   // recorded in its plan) when some group may compute in a reduced precision; 0 for a
   // float32 placement. `collage run --check` holds the outputs to it.
   double placement_tolerance() const;
-  // Groups of the current placement computing in a reduced precision.
-  int num_reduced_precision_groups() const;
   // Warnings from loading a plan (another device, other library versions) or optimizing
   // (a corrupt cost database moved aside).
   const std::vector<std::string>& warnings() const;

@@ -1,6 +1,5 @@
 #include "collage/sdk/backend.h"
 
-#include <algorithm>
 #include <optional>
 
 #include "collage/sdk/errors.h"
@@ -36,11 +35,8 @@ StatusOr<std::unique_ptr<Kernel>> Backend::Compile(const CompileRequest& request
                            request.nodes.num_graph_nodes(), request.graph->num_nodes());
   }
   const RuleSet& set = rules();
-  auto offers_precision = [&](const std::vector<Precision>& offered) {
-    return std::find(offered.begin(), offered.end(), request.precision) != offered.end();
-  };
   if (const Rule* rule = set.FindRule(request.rule)) {
-    if (!offers_precision(rule->precisions())) {
+    if (!rule->Computes(request.precision)) {
       return InvalidArgument("rule '{}' does not compute in {}", request.rule,
                              PrecisionName(request.precision));
     }
@@ -54,7 +50,7 @@ StatusOr<std::unique_ptr<Kernel>> Backend::Compile(const CompileRequest& request
     return rule->compiler()(request, *match);
   }
   if (const Fusion* fusion = set.FindFusion(request.rule)) {
-    if (!offers_precision(fusion->precisions())) {
+    if (!fusion->Computes(request.precision)) {
       return InvalidArgument("fusion '{}' does not compute in {}", request.rule,
                              PrecisionName(request.precision));
     }

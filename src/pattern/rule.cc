@@ -55,8 +55,12 @@ Rule& Rule::WhereIn(Precision precision, MatchConstraint constraint) {
   return *this;
 }
 
+bool Rule::Computes(Precision precision) const { return Listed(precisions_, precision); }
+
+bool Fusion::Computes(Precision precision) const { return Listed(precisions_, precision); }
+
 bool Rule::OffersIn(const Match& match, Precision precision) const {
-  if (!Listed(precisions_, precision)) return false;
+  if (!Computes(precision)) return false;
   return std::all_of(
       precision_constraints_.begin(), precision_constraints_.end(),
       [&](const auto& entry) { return entry.first != precision || entry.second(match); });

@@ -1,5 +1,6 @@
 #include "search/optimizer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -226,6 +227,9 @@ StatusOr<OptimizeResult> SearchPlacement(const Graph& graph, BackendRegistry& re
                                                      options.strict_non_finite, scope.precisions));
   KeepWithinScope(scope, candidates);
   report.candidates = static_cast<int>(candidates.size());
+  report.reduced_candidates = static_cast<int>(
+      std::count_if(candidates.begin(), candidates.end(),
+                    [](const SearchCandidate& c) { return c.precision != Precision::kFloat32; }));
 
   report.cost_db_path = options.cost_db_path.empty() ? CostDatabase::DefaultPath() : options.cost_db_path;
   COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<CostDatabase> database,

@@ -1,10 +1,10 @@
 #include "search/precision_search.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
 #include "collage/sdk/errors.h"
-#include "cost/search_candidate.h"
 #include "search/accuracy_check.h"
 
 namespace collage {
@@ -86,21 +86,13 @@ StatusOr<OptimizeResult> OptimizeWithinTolerance(const Graph& graph, BackendRegi
   PrecisionScope scope;
   scope.precisions = PrecisionsFor(options.precision);
   scope.float32_only.assign(static_cast<size_t>(graph.num_nodes()), false);
-  std::vector<std::string> backends = options.backends;
-  if (backends.empty()) {
-    for (const Backend* backend : registry.backends()) backends.push_back(backend->name());
-  }
-  COLLAGE_ASSIGN_OR_RETURN(std::vector<SearchCandidate> offers,
-                           EnumerateSearchCandidates(graph, backends, registry,
-                                                     options.strict_non_finite, scope.precisions));
-  const bool offered = std::any_of(offers.begin(), offers.end(), [](const SearchCandidate& c) {
-    return c.precision != Precision::kFloat32;
-  });
+  bool offered = false;  // some backend offered a reduced precision (the first search says)
 
   for (int search = 1;; ++search) {
     COLLAGE_ASSIGN_OR_RETURN(OptimizeResult result,
                              SearchPlacement(graph, registry, threads, options, scope));
     accuracy.searches = search;
+    if (search == 1) offered = result.report.reduced_candidates > 0;
     std::vector<size_t> reduced;
     for (size_t g = 0; g < result.placement.groups.size(); ++g) {
       if (result.placement.groups[g].precision != Precision::kFloat32) reduced.push_back(g);

@@ -1,6 +1,5 @@
 #include "collage/session.h"
 
-#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <mutex>
@@ -356,14 +355,6 @@ double Session::placement_tolerance() const {
   if (auto latest = impl_->latest()) return latest->placement_tolerance();
   std::lock_guard<std::mutex> lock(impl_->mutex);
   return impl_->plan.tolerance;
-}
-
-int Session::num_reduced_precision_groups() const {
-  if (auto latest = impl_->latest()) return latest->num_reduced_precision_groups();
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  return static_cast<int>(
-      std::count_if(impl_->plan.groups.begin(), impl_->plan.groups.end(),
-                    [](const PlanGroup& group) { return group.precision != Precision::kFloat32; }));
 }
 
 PlacementEstimate Session::placement_estimate() const {

@@ -8,8 +8,7 @@ namespace {
 
 bool OffersBfloat16() {
   const Rule* conv = BackendNamed("onednn").rules().FindRule("conv");
-  return conv != nullptr && std::find(conv->precisions().begin(), conv->precisions().end(),
-                                      Precision::kBfloat16) != conv->precisions().end();
+  return conv != nullptr && conv->Computes(Precision::kBfloat16);
 }
 
 // Every bf16 offer of `graph` compiled in bf16 and compared (ExpectMatchesReference fails on a
@@ -30,8 +29,7 @@ std::set<std::string> CheckBfloat16Candidates(const Graph& graph) {
 
 TEST(OnednnBfloat16, OnlyConvolutionsAndMatmulsAreOfferedAndOnlyWhereTheCpuComputesIt) {
   for (const Rule& rule : BackendNamed("onednn").rules().rules()) {
-    const bool bf16 = std::find(rule.precisions().begin(), rule.precisions().end(),
-                                Precision::kBfloat16) != rule.precisions().end();
+    const bool bf16 = rule.Computes(Precision::kBfloat16);
     const bool product =
         rule.name().rfind("conv", 0) == 0 && rule.name().rfind("conv_transpose", 0) != 0;
     const bool matmul = rule.name().rfind("matmul", 0) == 0 || rule.name().rfind("gemm", 0) == 0;

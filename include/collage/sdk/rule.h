@@ -81,6 +81,8 @@ class Rule {
   const std::string& name() const { return name_; }
   bool meets_non_finite_contract() const { return meets_non_finite_contract_; }
   const std::vector<Precision>& precisions() const { return precisions_; }
+  // Whether `precision` is among precisions().
+  bool Computes(Precision precision) const;
   const Pattern& pattern() const { return pattern_; }
   const RuleCompiler& compiler() const { return compiler_; }
   // The pattern as text, e.g. "Relu(Conv(any, const, const?))" (constraints are code and are
@@ -129,6 +131,7 @@ class Fusion {
   // As Rule::Precisions.
   Fusion& Precisions(std::vector<Precision> precisions);
   const std::vector<Precision>& precisions() const { return precisions_; }
+  bool Computes(Precision precision) const;
 
   const std::string& name() const { return name_; }
   int max_ops() const { return max_ops_; }
