@@ -63,9 +63,11 @@ std::string Fusion::Describe() const {
     for (OpKind kind : list) text += (text.empty() ? "" : ", ") + std::string(OpKindName(kind));
     return "{" + text + "}";
   };
-  const std::string sizes = maximal_regions_
-                                ? fmt::format("maximal convex regions of {}+ ops", min_ops_)
-                                : fmt::format("{}..{} ops", min_ops_, max_ops_);
+  std::string sizes = fmt::format("{}..{} ops", min_ops_, max_ops_);
+  if (maximal_regions_) sizes = fmt::format("maximal convex regions of {}+ ops", min_ops_);
+  if (narrow_span_parts_ > 0) {
+    sizes = fmt::format("spans between narrow points, about {} and runs of them", narrow_span_parts_);
+  }
   return fmt::format("fusion: seed {} grow {}, {}{}{}", kinds(seed_kinds_), kinds(grow_kinds_),
                      sizes, predicates_.empty() ? "" : " [if]", DescribePrecisions(precisions_));
 }

@@ -6,6 +6,7 @@
 #include "collage/sdk/errors.h"
 #include "collage/sdk/op_registry.h"
 #include "pattern/matcher.h"
+#include "pattern/narrow_spans.h"
 #include "pattern/post_dominators.h"
 
 namespace collage {
@@ -120,6 +121,10 @@ Fusion& Fusion::MaximalRegions() {
   maximal_regions_ = true;
   return *this;
 }
+Fusion& Fusion::NarrowSpans(int parts) {
+  narrow_span_parts_ = parts;
+  return *this;
+}
 Fusion& Fusion::Where(NodePredicate predicate) {
   predicates_.push_back(std::move(predicate));
   return *this;
@@ -228,8 +233,24 @@ std::vector<SubGraph> Fusion::GenerateMaximalRegions(const Graph& graph) const {
   return groups;
 }
 
+std::vector<SubGraph> Fusion::GenerateNarrowSpans(const Graph& graph) const {
+  std::vector<SubGraph> groups;
+  for (const std::vector<NodeId>& span : NarrowPointSpans(graph, narrow_span_parts_)) {
+    const int32_t size = static_cast<int32_t>(span.size());
+    if (size < min_ops_ || size > max_ops_) continue;
+    const bool passes = std::all_of(span.begin(), span.end(), [&](NodeId id) {
+      const Node& node = graph.node(id);
+      return (HasKind(seed_kinds_, node) || HasKind(grow_kinds_, node)) &&
+             PassesWhere(graph, node);
+    });
+    if (passes) groups.emplace_back(graph.num_nodes(), span);
+  }
+  return groups;
+}
+
 std::vector<SubGraph> Fusion::Generate(const Graph& graph) const {
   if (maximal_regions_) return GenerateMaximalRegions(graph);
+  if (narrow_span_parts_ > 0) return GenerateNarrowSpans(graph);
   const NodeId sink = graph.num_nodes();
   const std::vector<NodeId> ipdom = ImmediatePostDominators(graph);
   auto passes = [&](const Node& node) { return PassesWhere(graph, node); };

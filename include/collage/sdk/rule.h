@@ -122,6 +122,11 @@ class Fusion {
   // through a node outside, which would make the region non-convex. A fully supported graph
   // is one candidate; an unsupported node splits what depends on it into the next region.
   Fusion& MaximalRegions();
+  // Emits spans of the node order between the graph's narrow points instead (cuts where few
+  // values are live: a block's or a layer's end): about `parts` spans of similar size, and
+  // runs of 2, 4, ... of them, for engines whose regions between one node and the whole
+  // model the op-level search should weigh. A span is kept when every node passes.
+  Fusion& NarrowSpans(int parts);
   // Every node in a group must pass (e.g. the backend supports this op and dtype).
   Fusion& Where(NodePredicate predicate);
   // As Rule::PropagatesNonFinite: every group generated meets the NaN/Inf contract.
@@ -136,6 +141,7 @@ class Fusion {
   const std::string& name() const { return name_; }
   int max_ops() const { return max_ops_; }
   bool maximal_regions() const { return maximal_regions_; }
+  int narrow_span_parts() const { return narrow_span_parts_; }
   bool meets_non_finite_contract() const { return meets_non_finite_contract_; }
   const FusionCompiler& compiler() const { return compiler_; }
   // e.g. "fusion: seed {elementwise} grow {elementwise, broadcast}, 2..8 ops"
@@ -150,6 +156,7 @@ class Fusion {
 
  private:
   std::vector<SubGraph> GenerateMaximalRegions(const Graph& graph) const;
+  std::vector<SubGraph> GenerateNarrowSpans(const Graph& graph) const;
   bool PassesWhere(const Graph& graph, const Node& node) const;  // every Where predicate
 
   std::string name_;
@@ -158,6 +165,7 @@ class Fusion {
   int max_ops_ = 8;
   int min_ops_ = 2;
   bool maximal_regions_ = false;
+  int narrow_span_parts_ = 0;  // 0: not NarrowSpans
   std::vector<NodePredicate> predicates_;
   bool meets_non_finite_contract_ = false;
   std::vector<Precision> precisions_ = {Precision::kFloat32};
