@@ -26,6 +26,15 @@ RuleSet MakeRegionEngineRules(const NodePredicate& supported, const FusionCompil
                 .Where(supported)
                 .Precisions(whole_precisions)
                 .Compiles(compile));
+  rules.Add(Fusion("span")
+                .Seed(all)
+                .Grow(all)
+                .MinOps(2)
+                .MaxOps(std::numeric_limits<int>::max())
+                .NarrowSpans(kEngineSpanParts)
+                .Where(supported)
+                .Precisions(whole_precisions)
+                .Compiles(compile));
   if (reduced.empty()) return rules;
   static const std::set<std::string> kProducts = {"MatMul", "Gemm", "Conv", "ConvTranspose"};
   rules.Add(Fusion("single_product")

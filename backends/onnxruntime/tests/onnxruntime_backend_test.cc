@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "backend_test_util.h"
+#include "engine_span_test_util.h"
 #include "collage/session.h"
 #include "session/session_access.h"
 #include "zoo/zoo.h"
@@ -147,6 +148,10 @@ TEST_F(OnnxruntimeBackendTest, MobileNetV2IsOneRegionAndMatchesTheReference) {
   for (const auto& [name, expected] : *reference) {
     EXPECT_LE(NormalizedError(outputs->at(name), expected), 1e-3) << name;
   }
+}
+
+TEST_F(OnnxruntimeBackendTest, ASpanOfMobileNetV2RunsInsideAMixedPlan) {
+  ExpectASpanRunsInAMixedPlan("onnxruntime", "mobilenetv2", 1e-3);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "backend_test_util.h"
+#include "engine_span_test_util.h"
 #include "collage/session.h"
 #include "session/session_access.h"
 #include "zoo/zoo.h"
@@ -234,6 +235,10 @@ TEST_F(OpenvinoBackendTest, MobileNetV2IsOneRegion) {
   for (const auto& [name, expected] : *reference) {
     EXPECT_LE(NormalizedError(outputs->at(name), expected), 1e-3) << name;
   }
+}
+
+TEST_F(OpenvinoBackendTest, ASpanOfMobileNetV2RunsInsideAMixedPlan) {
+  ExpectASpanRunsInAMixedPlan("openvino", "mobilenetv2", 1e-3);
 }
 
 }  // namespace
