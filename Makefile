@@ -33,7 +33,7 @@ LAUNCHER  := $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPI
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
-.PHONY: demo test deps test-deps build sanitize fuzz tidy compare clean
+.PHONY: demo test deps test-deps build sanitize fuzz tidy compare parity clean
 
 demo: build
 	./$(BUILD_DIR)/collage demo
@@ -98,6 +98,12 @@ COMPARE_ARGS ?=
 compare: build
 	./bench/compare/setup.sh
 	bench/.venv/bin/python bench/compare/compare.py --build $(BUILD_DIR) $(COMPARE_ARGS)
+
+# Each engine inside collage against its own package (bench/compare/parity.py; README,
+# "Engines against their own packages"): every zoo and PyTorch-exported model, 1 and 2 threads.
+parity: build
+	./bench/compare/setup.sh
+	bench/.venv/bin/python bench/compare/parity.py --build $(BUILD_DIR) $(PARITY_ARGS)
 
 # Static analysis with the checks in .clang-tidy (not part of `make test`: slow on 2 cores).
 tidy: build
