@@ -74,7 +74,7 @@ size_t RunFootprintBytes(const Graph& graph) {
   return std::min(constants + peak, 2 * LastLevelCacheBytes());
 }
 
-void ScrubCaches(size_t bytes) {
+void ScrubCaches(size_t bytes, bool on_openmp_team) {
   if (bytes == 0) return;
   // One buffer for the process, grown as needed; scrubs are not run concurrently by design
   // (a measurement owns the machine), the mutex only keeps a second caller safe.
@@ -84,7 +84,7 @@ void ScrubCaches(size_t bytes) {
   if (buffer.size() < bytes) buffer.resize(bytes, 1);
   uint8_t* data = buffer.data();
   const int64_t lines = static_cast<int64_t>(bytes / kLine);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (on_openmp_team)
   for (int64_t line = 0; line < lines; ++line) data[line * static_cast<int64_t>(kLine)] += 1;
 }
 

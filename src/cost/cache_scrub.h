@@ -22,10 +22,12 @@ size_t LastLevelCacheBytes();
 // cache (beyond that, everything is cold anyway).
 size_t RunFootprintBytes(const Graph& graph);
 
-// Reads and writes `bytes` of a buffer of its own, one cache line at a time, on every
-// thread of the calling thread's OpenMP team, so that each core's private caches are
-// scrubbed too.
-void ScrubCaches(size_t bytes);
+// Reads and writes `bytes` of a buffer of its own, one cache line at a time: with
+// `on_openmp_team`, on every thread of the calling thread's OpenMP team, so that each core's
+// private caches are scrubbed too (for kernels that run on that team); else on the calling
+// thread alone, leaving the team asleep (for kernels that run on a pool of their own, whose
+// cores a team spinning after the scrub would hold).
+void ScrubCaches(size_t bytes, bool on_openmp_team = true);
 
 // Reads `bytes` at `data` (brings a kernel's input into the caches).
 void TouchBytes(const void* data, size_t bytes);

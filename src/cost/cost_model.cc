@@ -69,14 +69,19 @@ CostKey MeasuredCostModel::KeyFor(const SearchCandidate& candidate) const {
     key.signature += std::string("|") + PrecisionName(candidate.precision);
   }
   key.threads = threads_;
-  key.method = MeasureMethodKey(SettingsFor(candidate.nodes));
+  key.method = MeasureMethodKey(backend != nullptr
+                                    ? SettingsForBackend(SettingsFor(candidate.nodes), *backend)
+                                    : SettingsFor(candidate.nodes));
   return key;
 }
 
 MeasureSettings MeasuredCostModel::SettingsFor(const SubGraph& nodes) const {
   // Scrubbed before every timed run, an engine's whole model measured OpenVINO's DCGAN
   // generator at 2 threads at 1.80 ms, where it runs in 0.99 ms served; priced so, the
-  // op-level search never took it over a mix that ran slower.
+  // op-level search never took it over a mix that ran slower. (That was measured while the
+  // scrub ran on the OpenMP team, whose workers then spun on the cores OpenVINO's pool
+  // needed; engines' kernels are now scrubbed on the calling thread, SettingsForBackend,
+  // and whether the whole model still needs warm caches has not been measured again.)
   return nodes.size() == graph_.num_nodes() ? WarmSettings() : settings_;
 }
 

@@ -52,11 +52,17 @@ Buffer ZeroedBuffer(size_t bytes) {
 
 }  // namespace
 
+MeasureSettings SettingsForBackend(MeasureSettings settings, const Backend& backend) {
+  settings.scrub_on_calling_thread = backend.has_own_thread_pool();
+  return settings;
+}
+
 std::string MeasureMethodKey(const MeasureSettings& settings) {
-  const std::string caches =
+  std::string caches =
       settings.scrub_bytes == 0
           ? "warm"
           : fmt::format("scrub:{}MiB", (settings.scrub_bytes + (size_t{1} << 19)) >> 20);
+  if (settings.scrub_bytes > 0 && settings.scrub_on_calling_thread) caches += " on the calling thread";
   // A candidate is invalid when its outputs fail the check against the reference kernels:
   // a verdict cached under an older check (before quantized outputs were judged by their
   // rounding depth, ir/quantization_step.h) is not reused.
@@ -67,7 +73,7 @@ std::string MeasureMethodKey(const MeasureSettings& settings) {
 CostRecord TimeRepeatedly(const std::function<Status()>& run, const MeasureSettings& settings,
                           const std::function<void()>& prepare) {
   auto get_ready = [&] {
-    ScrubCaches(settings.scrub_bytes);
+    ScrubCaches(settings.scrub_bytes, !settings.scrub_on_calling_thread);
     if (settings.scrub_bytes > 0 && prepare) prepare();
   };
   for (int i = 0; i < settings.warmup_runs; ++i) {
@@ -121,7 +127,8 @@ CostRecord MeasureCandidate(const Backend& backend, const CompileRequest& reques
     auto bound = (*runner)->Bind(inputs);
     if (!bound.ok()) return Invalid("cannot bind its inputs: " + bound.status().message());
     const BoundKernel& kernel = **bound;
-    CostRecord record = TimeRepeatedly([&] { return kernel.Run(); }, settings,
+    CostRecord record = TimeRepeatedly([&] { return kernel.Run(); },
+                                       SettingsForBackend(settings, backend),
                                        [&] {
                                          for (size_t i = 0; i < kernel.num_inputs(); ++i)
                                            TouchBytes(kernel.input(i), kernel.input_bytes(i));

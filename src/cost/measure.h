@@ -24,10 +24,18 @@ struct MeasureSettings {
   // are read: the caches as the rest of a run leaves them (cost/cache_scrub.h). 0: warm, the
   // kernel's data stays in the caches from one run to the next.
   size_t scrub_bytes = 0;
+  // Scrub on the calling thread alone instead of the OpenMP team: for the kernels of a
+  // backend with a thread pool of its own (Backend::has_own_thread_pool). Set per candidate
+  // by MeasureCandidate from its backend (so the measurement worker's protocol carries no
+  // such field); part of the method key.
+  bool scrub_on_calling_thread = false;
 };
 
-// The measurement method as the cost database keys it: the caches ("warm", or
-// "scrub:<MiB>"), the OpenMP wait setting the libraries run under and the version of the
+// `settings` as a candidate of `backend` is measured with them.
+MeasureSettings SettingsForBackend(MeasureSettings settings, const Backend& backend);
+
+// The measurement method as the cost database keys it: the caches ("warm", "scrub:<MiB>",
+// or "scrub:<MiB> on the calling thread"), the OpenMP wait setting the libraries run under and the version of the
 // outputs' check ("warm; GOMP_SPINCOUNT=100000; check 2") — costs measured one way are never
 // reused for another.
 std::string MeasureMethodKey(const MeasureSettings& settings);

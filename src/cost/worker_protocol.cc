@@ -17,6 +17,9 @@ struct SettingsAsEncoded {
   int warmup_runs, min_runs, max_runs;
   double max_seconds, target_spread;
   size_t scrub_bytes;
+  // Not encoded: the worker's MeasureCandidate sets it from the candidate's backend
+  // (SettingsForBackend), as the in-process measurement does.
+  bool scrub_on_calling_thread;
 };
 static_assert(sizeof(MeasureSettings) == sizeof(SettingsAsEncoded),
               "MeasureSettings changed: update the worker protocol's settings");

@@ -27,8 +27,9 @@ namespace collage {
 // and fusion carries its compile function (Rule::Compiles, with the rule's Match);
 // Backend::Compile dispatches to it and is no longer virtual; CompileRequest carries the
 // execution context (collage/sdk/execution_context.h) instead of a thread count. 5: rules,
-// fusions, candidates and compile requests carry a precision (collage/precision.h).
-inline constexpr int kBackendAbiVersion = 5;
+// fusions, candidates and compile requests carry a precision (collage/precision.h). 6:
+// Backend::has_own_thread_pool.
+inline constexpr int kBackendAbiVersion = 6;
 
 class Backend {
  public:
@@ -42,6 +43,13 @@ class Backend {
   // True when the backend's cost is not additive over groups (it keeps its own layout across
   // a region or compiles a region as a whole): the graph-level search gives it larger regions.
   virtual bool graph_level() const { return false; }
+  // True when the backend's kernels run on a thread pool of the library's own (an engine's
+  // intra-op pool, a TBB arena) rather than on the calling thread's OpenMP team, which every
+  // kernel library here shares. Measuring such a kernel, collage scrubs the caches on the
+  // calling thread alone: after a scrub on the team its workers spin on for about a
+  // millisecond (collage's OpenMP wait policy) on the cores the kernel's own pool is about
+  // to use — a hand-off the library-switch probe prices where it happens in a plan.
+  virtual bool has_own_thread_pool() const { return false; }
 
   virtual const RuleSet& rules() const = 0;
 

@@ -27,6 +27,7 @@ class RegionEngineBackend final : public Backend {
   std::string name() const override { return name_; }
   std::string version() const override { return version_; }
   bool graph_level() const override { return true; }
+  bool has_own_thread_pool() const override { return true; }
   const RuleSet& rules() const override { return rules_; }
 
  private:

@@ -176,6 +176,44 @@ TEST(MeasureTest, TheMethodIsPartOfTheCostKey) {
   EXPECT_EQ(MeasureMethodKey(settings), "warm; " + wait + "; check 2");
   settings.scrub_bytes = size_t{64} << 20;
   EXPECT_EQ(MeasureMethodKey(settings), "scrub:64MiB; " + wait + "; check 2");
+  settings.scrub_on_calling_thread = true;
+  EXPECT_EQ(MeasureMethodKey(settings), "scrub:64MiB on the calling thread; " + wait + "; check 2");
+  settings.scrub_bytes = 0;  // warm: no scrub, wherever it would run
+  EXPECT_EQ(MeasureMethodKey(settings), "warm; " + wait + "; check 2");
+}
+
+TEST(MeasureTest, KernelsOnAPoolOfTheirOwnAreScrubbedOnTheCallingThread) {
+  // The kernel libraries run on the calling thread's OpenMP team; the engines on pools of
+  // their own, which a team spinning after a scrub on it would crowd.
+  const BackendRegistry& registry = BackendRegistry::Global();
+  MeasureSettings settings;
+  settings.scrub_bytes = 1 << 20;
+  const Backend* native = registry.Find("native");
+  ASSERT_NE(native, nullptr);
+  EXPECT_FALSE(SettingsForBackend(settings, *native).scrub_on_calling_thread);
+  int engines = 0;
+  for (const char* name : {"onnxruntime", "openvino"}) {
+    const Backend* engine = registry.Find(name);
+    if (engine == nullptr) continue;  // not built here
+    ++engines;
+    EXPECT_TRUE(engine->has_own_thread_pool()) << name;
+    EXPECT_TRUE(SettingsForBackend(settings, *engine).scrub_on_calling_thread) << name;
+  }
+  for (const char* name : {"onednn", "xnnpack", "xnnpack_graph", "eigen", "mkl", "openblas"}) {
+    if (const Backend* library = registry.Find(name); library != nullptr) {
+      EXPECT_FALSE(library->has_own_thread_pool()) << name;
+    }
+  }
+  // The scrub itself runs either way, and a measurement with it stays valid.
+  int runs = 0;
+  settings.scrub_on_calling_thread = true;
+  CostRecord record = TimeRepeatedly([&] {
+    ++runs;
+    return Status();
+  }, settings);
+  EXPECT_TRUE(record.valid);
+  EXPECT_GT(runs, settings.warmup_runs);
+  if (engines == 0) GTEST_SKIP() << "no engine backend built here";
 }
 
 TEST(MeasureTest, TheOpenMpWaitSettingIsPartOfTheMethod) {
