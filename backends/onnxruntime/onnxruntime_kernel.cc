@@ -156,16 +156,26 @@ class RegionKernel final : public Kernel {
   std::vector<const char*> output_names_;
 };
 
-StatusOr<std::unique_ptr<OrtSessionOptions, OptionsDeleter>> SessionOptionsFor(int num_threads) {
+// `whole_model`: the region is the whole graph, so no other library's kernel runs between
+// two of its runs.
+StatusOr<std::unique_ptr<OrtSessionOptions, OptionsDeleter>> SessionOptionsFor(int num_threads,
+                                                                                bool whole_model) {
   OrtSessionOptions* raw = nullptr;
   COLLAGE_RETURN_IF_ERROR(Check(Api()->CreateSessionOptions(&raw), "CreateSessionOptions"));
   std::unique_ptr<OrtSessionOptions, OptionsDeleter> options(raw);
   // The session's own pool runs the region on the thread count the kernel was compiled for
   // (the calling thread is one of them). Its workers spin while a run lasts (a region is many
-  // small parallel loops) and stop the moment it returns, so that they do not hold the cores
-  // the next library's threads need. Measured at 2 threads, whole model, 3 interleaved rounds
+  // small parallel loops). Measured at 2 threads, whole model, 3 interleaved rounds
   // (2026-12-02): NAS-RNN 2.5-4.1 ms against 6.9-7.3 ms with spinning off, MobileNetV2
   // 5.2-6.6 ms against 6.3-7.8 ms.
+  // A region inside a plan also stops them the moment its run returns, so that they do not
+  // hold the cores the next library's threads need. The whole model does not (ONNX Runtime's
+  // default): stopped, its workers were parked at every run's end and woken at the next, and
+  // the exported Transformer encoder ran at 0.77x (0.58-0.97) the package's default in bursts
+  // of 19 runs after 0.3 s idle and 0.90x (0.82-1.01) in bursts of 300, 6 interleaved rounds
+  // each, in the package with collage's settings (2026-12-04, 2-vCPU AVX-512 EPYC); with
+  // spinning left on and not stopped, 0.97x and 0.98x.
+  const char* stop_spinning = whole_model ? "0" : "1";
   COLLAGE_RETURN_IF_ERROR(
       Check(Api()->SetIntraOpNumThreads(options.get(), num_threads), "SetIntraOpNumThreads"));
   COLLAGE_RETURN_IF_ERROR(
@@ -174,7 +184,7 @@ StatusOr<std::unique_ptr<OrtSessionOptions, OptionsDeleter>> SessionOptionsFor(i
       Check(Api()->SetSessionExecutionMode(options.get(), ORT_SEQUENTIAL), "ExecutionMode"));
   for (const auto& [key, value] : {std::pair{kOrtSessionOptionsConfigAllowIntraOpSpinning, "1"},
                                    std::pair{kOrtSessionOptionsConfigAllowInterOpSpinning, "0"},
-                                   std::pair{kOrtSessionOptionsConfigForceSpinningStop, "1"}}) {
+                                   std::pair{kOrtSessionOptionsConfigForceSpinningStop, stop_spinning}}) {
     COLLAGE_RETURN_IF_ERROR(
         Check(Api()->AddSessionConfigEntry(options.get(), key, value), "AddSessionConfigEntry"));
   }
@@ -202,7 +212,9 @@ std::string LibraryVersion() {
 StatusOr<std::unique_ptr<Kernel>> CompileRegion(const CompileRequest& request) {
   COLLAGE_ASSIGN_OR_RETURN(OrtEnv * env, Environment());
   COLLAGE_ASSIGN_OR_RETURN(std::string model, GroupModelBytes(*request.graph, request.nodes));
-  COLLAGE_ASSIGN_OR_RETURN(auto options, SessionOptionsFor(std::max(1, request.num_threads())));
+  const bool whole_model = request.nodes.size() == request.graph->num_nodes();
+  COLLAGE_ASSIGN_OR_RETURN(auto options,
+                           SessionOptionsFor(std::max(1, request.num_threads()), whole_model));
   OrtSession* raw_session = nullptr;
   COLLAGE_RETURN_IF_ERROR(Check(
       Api()->CreateSessionFromArray(env, model.data(), model.size(), options.get(), &raw_session),

@@ -5,7 +5,10 @@
 against OpenVINO's (pinned to f32, what collage's openvino backend computes in), for each workload
 (a zoo workload or `torch:NAME`, as compare.py takes them) and thread count. Each side's outputs
 are first checked against the reference kernels' (compare.TOLERANCE); a pair with a side that
-misses is not compared. In each round the pairs come in a new order and each pair's two sides run
+misses is not compared. With --collage-side python, collage's side is its Python package in a
+process kept warm for the whole benchmark (peer_worker.py's collage_ENGINE), as the package's
+side is, instead of a fresh `collage bench` process per round: the two sides then differ only
+in the library. In each round the pairs come in a new order and each pair's two sides run
 back to back (collage first in odd rounds, the package first in even ones), so that a round's
 ratio package ms / collage ms compares two runs made under the same conditions; the first round
 sets the iterations and is a warm-up, not counted. A pair's figure is the median of its per-round
@@ -16,6 +19,7 @@ median is at least 0.99, "within spread" when only the max is (parity cannot be 
     parity.py [--build build] [--models all|resnet50,torch:lstm,...|torch] [--threads 1,2]
               [--rounds 5] [--engines onnxruntime,openvino] [--python bench/.venv/bin/python]
               [--results bench/results] [--name parity] [--torch-cases DIR]
+              [--collage-side bench|python]
 """
 import argparse
 import json
@@ -130,8 +134,12 @@ def parity_workload(args, collage, workload, folder, reference):
             for engine in args.engines:
                 peer = compare.PeerContender(engine, args.python, workload, threads, folder)
                 peers.append(peer)
-                pairs[engine] = {"collage": CollageSide(engine, collage, workload, threads, folder),
-                                 "package": peer}
+                if args.collage_side == "python":
+                    side = compare.PeerContender(f"collage_{engine}", args.python, workload, threads, folder)
+                    peers.append(side)
+                else:
+                    side = CollageSide(engine, collage, workload, threads, folder)
+                pairs[engine] = {"collage": side, "package": peer}
             for engine, pair in list(pairs.items()):
                 entries[engine] = {side: check(c, folder, reference) for side, c in pair.items()}
                 bad = "; ".join(f"{side} {e['status']}: " + (e["detail"] if "detail" in e else f"{e['error']:.1e}")
@@ -157,7 +165,10 @@ def markdown(results):
     versions = ", ".join(f"{k} {v}" for k, v in results["versions"].items())
     lines = [f"# Engines inside collage against their own packages ({results['date']})", "",
              f"Machine: {results['machine']}. Versions: {versions}. {results['rounds']} rounds, the first "
-             f"a warm-up not counted. Command: `{results['command']}`", "",
+             f"a warm-up not counted. collage's side: "
+             + ("its Python package in a process kept warm" if results.get("collage_side") == "python"
+                else "a `collage bench` process per round")
+             + f". Command: `{results['command']}`", "",
              "ms: median of the counted rounds (each a median of its runs). Ratio: package ms / "
              "collage ms, paired within each round (above 1: collage faster); median, and min–max "
              f"over the rounds. At parity: median ≥ {PARITY}; within spread: only the max is; "
@@ -208,6 +219,9 @@ def main():
     parser.add_argument("--name", default="parity", help="result files: RESULTS/NAME.json, .md")
     parser.add_argument("--torch-cases", default="",
                         help="where the PyTorch models are exported (default: BUILD/conformance_cases/torch)")
+    parser.add_argument("--collage-side", choices=["bench", "python"], default="bench",
+                        help="bench: a `collage bench` process per round; python: collage's Python "
+                             "package (BUILD/python) in a process kept warm, as the package is")
     args = parser.parse_args()
     if args.rounds < 2:
         parser.error("--rounds must be at least 2: the first is a warm-up")
@@ -220,6 +234,11 @@ def main():
     collage = os.path.abspath(os.path.join(args.build, "collage"))
     if not os.path.exists(collage):
         sys.exit(f"{collage} not found: build collage first (make)")
+    if args.collage_side == "python":  # the workers import collage from the build
+        module = os.path.abspath(os.path.join(args.build, "python"))
+        if not os.path.exists(os.path.join(module, "collage")):
+            sys.exit(f"{module}/collage not found: the build makes it where Python's headers are installed")
+        os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (module, os.environ.get("PYTHONPATH", "")) if p)
     args.torch_cases = os.path.abspath(args.torch_cases or os.path.join(args.build, "conformance_cases", "torch"))
     built = compare.registered_backends(collage)
     notes = [f"`collage backends` does not list {e} (not built): skipped" for e in args.engines.split(",")
@@ -232,7 +251,7 @@ def main():
     results = {"date": time.strftime("%Y-%m-%d"), "machine": compare.machine(), "command": command,
                "versions": {k: v for k, v in compare.versions(args.python).items()
                             if k in ("onnxruntime", "openvino")},
-               "threads": args.threads, "rounds": args.rounds, "engines": args.engines, "parity": PARITY,
+               "threads": args.threads, "rounds": args.rounds, "collage_side": args.collage_side, "engines": args.engines, "parity": PARITY,
                "tolerance": compare.TOLERANCE, "notes": notes, "workloads": {}}
     os.makedirs(args.results, exist_ok=True)
     json_path = os.path.join(args.results, args.name + ".json")

@@ -4,7 +4,9 @@
     peer_worker.py RUNTIME MODEL.onnx INPUTS.npz THREADS OUTPUTS.npz
 
 RUNTIME is onnxruntime, openvino (float32 pinned), openvino_default (its own default
-precision), tvm or pytorch. The worker loads and compiles the model
+precision), tvm, pytorch, or collage_onnxruntime / collage_openvino (collage's Python package
+running the whole model on that engine, imported from the build: the driver puts BUILD/python
+on PYTHONPATH). The worker loads and compiles the model
 with THREADS threads, runs it once on INPUTS.npz and writes the outputs to OUTPUTS.npz (for
 the driver to check against collage's), prints "ready SECONDS" (the set-up time), then
 answers each line "time N" on stdin with one line of JSON: the N latencies in ms. Any
@@ -115,12 +117,28 @@ def pytorch_runner(model_path, inputs, threads):
     return run
 
 
+def collage_runner(backend):
+    """collage's Python package with `backend` for the whole model: the parity benchmark's
+    collage side in a process kept warm, called from Python as the package beside it is."""
+
+    def runner(model_path, inputs, threads):
+        import collage
+
+        session = collage.InferenceSession(model_path, threads=threads, backend=backend)
+        names = [o.name for o in session.get_outputs()]
+        return lambda: dict(zip(names, session.run(None, inputs)))
+
+    return runner
+
+
 RUNNERS = {
     "onnxruntime": onnxruntime_runner,
     "openvino": openvino_runner,
     "openvino_default": openvino_default_runner,
     "tvm": tvm_runner,
     "pytorch": pytorch_runner,
+    "collage_onnxruntime": collage_runner("onnxruntime"),
+    "collage_openvino": collage_runner("openvino"),
 }
 
 
