@@ -69,9 +69,9 @@ CostKey MeasuredCostModel::KeyFor(const SearchCandidate& candidate) const {
     key.signature += std::string("|") + PrecisionName(candidate.precision);
   }
   key.threads = threads_;
-  key.method = MeasureMethodKey(backend != nullptr
-                                    ? SettingsForBackend(SettingsFor(candidate.nodes), *backend)
-                                    : SettingsFor(candidate.nodes));
+  MeasureSettings settings = SettingsFor(candidate.nodes);
+  if (backend != nullptr) settings = SettingsForBackend(settings, *backend);
+  key.method = MeasureMethodKey(settings);
   return key;
 }
 

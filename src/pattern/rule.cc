@@ -196,11 +196,12 @@ std::vector<NodeId> NodesBetween(const Graph& graph, const SubGraph& group, Node
 // Maximal convex regions (Fusion::MaximalRegions), in one pass per region over the nodes in
 // their (topological) order: a node outside the region that a path from the region reaches
 // bars every node after it on that path, so each decision stays right when later nodes join.
+bool Fusion::Joins(const Node& node) const {
+  return HasKind(seed_kinds_, node) || HasKind(grow_kinds_, node);
+}
+
 std::vector<SubGraph> Fusion::GenerateMaximalRegions(const Graph& graph) const {
   const NodeId sink = graph.num_nodes();
-  auto joins = [&](const Node& node) {
-    return HasKind(seed_kinds_, node) || HasKind(grow_kinds_, node);
-  };
   auto passes = [&](const Node& node) { return PassesWhere(graph, node); };
   std::vector<SubGraph> groups;
   SubGraph held(sink);  // nodes some region holds
@@ -219,7 +220,7 @@ std::vector<SubGraph> Fusion::GenerateMaximalRegions(const Graph& graph) const {
         barred = barred || reached[static_cast<size_t>(p)];
       }
       const Node& node = graph.node(n);
-      if (!barred && !held.Contains(n) && region.size() < max_ops_ && joins(node) &&
+      if (!barred && !held.Contains(n) && region.size() < max_ops_ && Joins(node) &&
           passes(node)) {
         region.Add(n);
       } else {
@@ -240,8 +241,7 @@ std::vector<SubGraph> Fusion::GenerateNarrowSpans(const Graph& graph) const {
     if (size < min_ops_ || size > max_ops_) continue;
     const bool passes = std::all_of(span.begin(), span.end(), [&](NodeId id) {
       const Node& node = graph.node(id);
-      return (HasKind(seed_kinds_, node) || HasKind(grow_kinds_, node)) &&
-             PassesWhere(graph, node);
+      return Joins(node) && PassesWhere(graph, node);
     });
     if (passes) groups.emplace_back(graph.num_nodes(), span);
   }

@@ -158,6 +158,7 @@ class Fusion {
   std::vector<SubGraph> GenerateMaximalRegions(const Graph& graph) const;
   std::vector<SubGraph> GenerateNarrowSpans(const Graph& graph) const;
   bool PassesWhere(const Graph& graph, const Node& node) const;  // every Where predicate
+  bool Joins(const Node& node) const;  // of a seed or a grow kind
 
   std::string name_;
   std::vector<OpKind> seed_kinds_;
