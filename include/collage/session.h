@@ -48,6 +48,9 @@ struct SessionOptions {
   // the last shape_cache_size compiled models are kept. Such a session cannot be optimized
   // or given a plan (both measure one graph: fix the shapes with input_shapes). When false,
   // such a model is refused at load, naming what to fix.
+  // A model with control flow decided by its data (If on a computed condition, Loop, Scan) or
+  // with shapes set by values it computes (a NonZero of a feature map) runs in segments
+  // compiled per run whatever this says: no input shape decides those.
   bool shapes_per_run = true;
   int shape_cache_size = 8;
 };
@@ -158,6 +161,11 @@ class Session {
   static StatusOr<std::unique_ptr<Session>> PerRun(ParsedModel parsed,
                                                    const SessionOptions& options,
                                                    const std::vector<std::string>& value_inputs,
+                                                   double import_ms);
+  // A session whose control flow or data-set shapes are decided by each run (the model runs
+  // in segments compiled per run, src/session/staged_model.h).
+  static StatusOr<std::unique_ptr<Session>> Staged(ParsedModel parsed,
+                                                   const SessionOptions& options,
                                                    double import_ms);
   std::unique_ptr<Impl> impl_;
   friend struct SessionAccess;  // the library's own view of the model (src/session)

@@ -78,7 +78,7 @@ class Importer {
     COLLAGE_RETURN_IF_ERROR(CheckModelStructure());
     if (!graph_proto_.name().empty()) graph_.set_name(graph_proto_.name());
     COLLAGE_RETURN_IF_ERROR(RefuseSparseTensors(model_));
-    if (OnnxCheckerKnows(model_opset_)) {
+    if (options_.run_onnx_checker && OnnxCheckerKnows(model_opset_)) {
       COLLAGE_RETURN_IF_ERROR(RunOnnxChecker(model_, base_dir_));
     }
     NameNodes();

@@ -34,6 +34,10 @@ struct ImportOptions {
   std::map<std::string, Tensor> input_values;
   // Where set, a failed import says here what it would have needed (see ImportNeeds).
   struct ImportNeeds* needs = nullptr;
+  // Whether libonnx's checker runs on the model. Off only for a part of a model whose whole
+  // was checked when it loaded (a segment of a staged model, src/session/staged_graph.h):
+  // such a part declares its outputs without types, which the checker refuses.
+  bool run_onnx_checker = true;
 };
 
 // What a failed import lacked that a run could give it.

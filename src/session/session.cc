@@ -20,6 +20,7 @@
 #include "session/run_inputs.h"
 #include "session/session_access.h"
 #include "session/shape_specializer.h"
+#include "session/staged_model.h"
 
 namespace collage {
 
@@ -31,7 +32,7 @@ struct Session::Impl {
 
   // Set when the session compiles per input signature; the fields below then stay empty and
   // the methods ask it (or the session it compiled last).
-  std::unique_ptr<ShapeSpecializer> per_run;
+  std::unique_ptr<PerRunModel> per_run;
   std::shared_ptr<Session> latest() const { return per_run ? per_run->latest() : nullptr; }
 
   // SessionOptions::num_threads resolved (0 → one per core). A placement runs with it, but
@@ -172,6 +173,12 @@ StatusOr<std::unique_ptr<Session>> Session::Impl::LoadParsed(
           !needs.dynamic_inputs.empty() && graph.status().code() == StatusCode::kInvalidArgument;
       const bool by_value =
           !needs.value_inputs.empty() && graph.status().code() == StatusCode::kUnsupported;
+      // Control flow and shapes set by computed values: only a run can decide them, whatever
+      // shapes_per_run says (fixing the input shapes cannot fix those).
+      if (StagedModel::NeedsStaging(parsed)) {
+        if (!options.plan_path.empty()) return graph.status();
+        return Staged(std::move(parsed), options, import_ms);
+      }
       if (!options.shapes_per_run || !options.plan_path.empty() || !(dynamic || by_value)) {
         return graph.status();
       }
@@ -195,6 +202,21 @@ StatusOr<std::unique_ptr<Session>> Session::PerRun(ParsedModel parsed,
   impl->strict_non_finite = options.strict_non_finite;
   impl->load_times.import_ms = import_ms;
   impl->per_run = std::make_unique<ShapeSpecializer>(std::move(parsed), options, value_inputs);
+  impl->inputs = impl->per_run->inputs();
+  impl->outputs = impl->per_run->outputs();
+  return std::unique_ptr<Session>(new Session(std::move(impl)));
+}
+
+StatusOr<std::unique_ptr<Session>> Session::Staged(ParsedModel parsed,
+                                                   const SessionOptions& options,
+                                                   double import_ms) {
+  COLLAGE_RETURN_IF_ERROR(CheckSessionOptions(options));
+  auto impl = std::make_unique<Impl>();
+  impl->requested_threads = ResolveThreadCount(options.num_threads);
+  impl->executable_threads = impl->requested_threads;
+  impl->strict_non_finite = options.strict_non_finite;
+  impl->load_times.import_ms = import_ms;
+  COLLAGE_ASSIGN_OR_RETURN(impl->per_run, StagedModel::Load(std::move(parsed), options));
   impl->inputs = impl->per_run->inputs();
   impl->outputs = impl->per_run->outputs();
   return std::unique_ptr<Session>(new Session(std::move(impl)));
@@ -252,20 +274,8 @@ StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph, const Session
   return session;
 }
 
-namespace {
-
-Status RefusePerRun(const char* what) {
-  return InvalidArgument(
-      "{} needs the model's input shapes fixed; this session compiles per run (its inputs "
-      "have dynamic dims, or its shapes depend on input values): load it with input_shapes "
-      "(--shape NAME=DIMS)",
-      what);
-}
-
-}  // namespace
-
 Status Session::Optimize(const OptimizeOptions& options, OptimizeReport* report) {
-  if (impl_->per_run) return RefusePerRun("optimizing");
+  if (impl_->per_run) return impl_->per_run->RefuseFixedGraphUse("optimizing");
   return GuardExceptions([&]() -> Status {
     BackendRegistry& registry = BackendRegistry::Global();
     // A strict session stays strict: its placements only ever use declared rules.
@@ -295,7 +305,7 @@ Status Session::Optimize(const OptimizeOptions& options, OptimizeReport* report)
 }
 
 Status Session::LoadPlan(const std::string& path) {
-  if (impl_->per_run) return RefusePerRun("running a plan");
+  if (impl_->per_run) return impl_->per_run->RefuseFixedGraphUse("running a plan");
   return GuardExceptions([&]() -> Status {
     COLLAGE_ASSIGN_OR_RETURN(Plan plan, ReadPlanFile(path));
     // The plan runs as it was measured unless the session asked for a count.
@@ -331,7 +341,7 @@ Status Session::LoadPlan(const std::string& path) {
 }
 
 Status Session::SavePlan(const std::string& path) const {
-  if (impl_->per_run) return RefusePerRun("saving a plan");
+  if (impl_->per_run) return impl_->per_run->RefuseFixedGraphUse("saving a plan");
   Plan plan;
   {
     std::lock_guard<std::mutex> lock(impl_->mutex);
@@ -378,7 +388,7 @@ ModelSummary Session::summary() const {
 }
 std::string Session::DescribePlacement() const {
   if (auto latest = impl_->latest()) return latest->DescribePlacement();
-  if (impl_->per_run) return "(placed at the first run, when the input shapes are known)\n";
+  if (impl_->per_run) return impl_->per_run->placement_note();
   return collage::DescribePlacement(impl_->current()->placement());
 }
 int Session::num_layout_conversions() const {

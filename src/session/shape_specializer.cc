@@ -22,9 +22,11 @@ TensorInfo InfoOf(const DeclaredTensor& declared) {
 }  // namespace
 
 ShapeSpecializer::ShapeSpecializer(ParsedModel model, SessionOptions options,
-                                   const std::vector<std::string>& value_inputs)
+                                   const std::vector<std::string>& value_inputs,
+                                   bool checked_whole)
     : model_(std::move(model)),
       options_(std::move(options)),
+      checked_whole_(checked_whole),
       value_inputs_(value_inputs.begin(), value_inputs.end()) {
   for (const DeclaredTensor& input : DeclaredInputs(*model_.proto)) {
     TensorInfo info = InfoOf(input);
@@ -57,6 +59,7 @@ StatusOr<std::shared_ptr<Session>> ShapeSpecializer::Compile(
     const std::map<std::string, Tensor>& inputs) {
   for (int round = 0;; ++round) {
     ImportOptions import;
+    import.run_onnx_checker = !checked_whole_;
     for (const TensorInfo& info : inputs_) {
       const Tensor& t = inputs.at(info.name);
       import.input_shapes[info.name] = t.shape();
@@ -108,6 +111,14 @@ StatusOr<std::map<std::string, Tensor>> ShapeSpecializer::Run(
   for (const TensorInfo& input : session->inputs())
     feeds.emplace(input.name, inputs.at(input.name));
   return session->Run(feeds, profile);
+}
+
+Status ShapeSpecializer::RefuseFixedGraphUse(const std::string& what) const {
+  return InvalidArgument(
+      "{} needs the model's input shapes fixed; this session compiles per run (its inputs "
+      "have dynamic dims, or its shapes depend on input values): load it with input_shapes "
+      "(--shape NAME=DIMS)",
+      what);
 }
 
 int ShapeSpecializer::num_compiled() const {

@@ -15,27 +15,34 @@
 
 #include "collage/session.h"
 #include "onnx/onnx_import.h"
+#include "session/per_run_model.h"
 
 namespace collage {
 
-class ShapeSpecializer {
+class ShapeSpecializer : public PerRunModel {
  public:
   // `value_inputs`: inputs whose values a first import already found shapes to depend on.
+  // `checked_whole`: the model is a part of one that libonnx's checker passed whole (a staged
+  // model's segment), so the checker is not run on it again.
   ShapeSpecializer(ParsedModel model, SessionOptions options,
-                   const std::vector<std::string>& value_inputs);
+                   const std::vector<std::string>& value_inputs, bool checked_whole = false);
 
   // The inputs and outputs as the model declares them (dynamic dims -1; input_shapes applied).
-  const std::vector<TensorInfo>& inputs() const { return inputs_; }
-  const std::vector<TensorInfo>& outputs() const { return outputs_; }
+  const std::vector<TensorInfo>& inputs() const override { return inputs_; }
+  const std::vector<TensorInfo>& outputs() const override { return outputs_; }
 
   // Checks the inputs against the declarations, compiles the model for their signature
   // unless a kept one fits, and runs it.
   StatusOr<std::map<std::string, Tensor>> Run(const std::map<std::string, Tensor>& inputs,
-                                              RunProfile* profile);
+                                              RunProfile* profile) override;
 
-  int num_compiled() const;
+  int num_compiled() const override;
   // The session compiled for the latest run; nullptr before the first.
-  std::shared_ptr<Session> latest() const;
+  std::shared_ptr<Session> latest() const override;
+  Status RefuseFixedGraphUse(const std::string& what) const override;
+  std::string placement_note() const override {
+    return "(placed at the first run, when the input shapes are known)\n";
+  }
 
  private:
   // The cache key of a run: every input's shape, and the bytes of the bound ones.
@@ -44,6 +51,7 @@ class ShapeSpecializer {
 
   ParsedModel model_;
   SessionOptions options_;
+  bool checked_whole_ = false;
   std::vector<TensorInfo> inputs_;
   std::vector<TensorInfo> outputs_;
 

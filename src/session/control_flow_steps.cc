@@ -1,0 +1,344 @@
+#include "session/control_flow_steps.h"
+
+#include <algorithm>
+
+#include "collage/sdk/errors.h"
+#include "onnx/onnx_pb.h"
+#include "onnx/onnx_types.h"
+#include "session/tensor_slices.h"
+
+namespace collage {
+namespace {
+
+const onnx::AttributeProto* FindAttribute(const onnx::NodeProto& node, const char* name) {
+  for (const onnx::AttributeProto& attr : node.attribute()) {
+    if (attr.name() == name) return &attr;
+  }
+  return nullptr;
+}
+
+StatusOr<const onnx::GraphProto*> GraphAttribute(const onnx::NodeProto& node, const char* name) {
+  const onnx::AttributeProto* attr = FindAttribute(node, name);
+  if (attr == nullptr || !attr->has_g()) {
+    return InvalidModel("{} has no graph attribute '{}'", NodeLabel(node), name);
+  }
+  return &attr->g();
+}
+
+std::vector<int64_t> IntsAttribute(const onnx::NodeProto& node, const char* name, size_t count) {
+  const onnx::AttributeProto* attr = FindAttribute(node, name);
+  if (attr == nullptr) return std::vector<int64_t>(count, 0);
+  return {attr->ints().begin(), attr->ints().end()};
+}
+
+// Bodies read every outer value as it is at run time; only constants fold in them (their
+// inputs change from one iteration, or one run, to the next).
+StatusOr<std::unique_ptr<StagedGraph>> BuildBody(const onnx::GraphProto& body,
+                                                 const std::shared_ptr<const StagedContext>& context,
+                                                 const ConstantTable& constants, int depth) {
+  for (const auto* list : {&body.input(), &body.output()}) {
+    for (const onnx::ValueInfoProto& value : *list) {
+      if (value.type().value_case() != onnx::TypeProto::VALUE_NOT_SET &&
+          !value.type().has_tensor_type()) {
+        return Unsupported("body '{}': '{}' is a sequence or optional value; collage runs "
+                           "tensors only",
+                           body.name(), value.name());
+      }
+    }
+  }
+  return StagedGraph::Build(body, context, &constants, [](const std::string&) { return false; },
+                            depth + 1);
+}
+
+int64_t BodyInputCount(const onnx::GraphProto& body) {
+  std::vector<std::string> initializers;
+  for (const auto& init : body.initializer()) initializers.push_back(init.name());
+  int64_t count = 0;
+  for (const auto& input : body.input()) {
+    count += std::find(initializers.begin(), initializers.end(), input.name()) ==
+             initializers.end();
+  }
+  return count;
+}
+
+// A scalar (or one-element) input of a control-flow op, of the dtype the spec gives it.
+template <typename T>
+StatusOr<T> ReadScalar(const Scope& scope, const ConstantTable& constants, const std::string& name,
+                       const std::string& reader, const char* what) {
+  COLLAGE_ASSIGN_OR_RETURN(Tensor value, ReadValue(scope, constants, name, reader));
+  if (value.dtype() != DTypeOf<T>() || value.num_elements() != 1) {
+    return InvalidArgument("{}: its {} '{}' must be one {} value, is {} {}", reader, what, name,
+                           DTypeName(DTypeOf<T>()), DTypeName(value.dtype()),
+                           ShapeToString(value.shape()));
+  }
+  return *value.data_as<T>();
+}
+
+// What a scan output of no iterations is: no rows of the body's declared element.
+StatusOr<Tensor> EmptyStack(const onnx::ValueInfoProto& element, int64_t axis) {
+  DType dtype = DType::kFloat32;
+  Shape shape;
+  bool known = element.type().has_tensor_type() && element.type().tensor_type().has_shape();
+  if (element.type().has_tensor_type()) {
+    COLLAGE_ASSIGN_OR_RETURN(dtype, DTypeFromOnnx(element.type().tensor_type().elem_type()));
+    for (const auto& dim : element.type().tensor_type().shape().dim()) {
+      known &= dim.has_dim_value();
+      shape.push_back(dim.dim_value());
+    }
+  }
+  if (!known) return Tensor(dtype, Shape{0});
+  shape.insert(shape.begin() + std::clamp<int64_t>(axis, 0, static_cast<int64_t>(shape.size())), 0);
+  return Tensor(dtype, shape);
+}
+
+Status SetOutputs(const onnx::NodeProto& node, std::vector<Tensor> values, Scope& scope) {
+  if (static_cast<int>(values.size()) < node.output_size()) {
+    return InvalidModel("{} has {} outputs, its body gives {}", NodeLabel(node),
+                        node.output_size(), values.size());
+  }
+  for (int i = 0; i < node.output_size(); ++i) {
+    if (!node.output(i).empty()) scope.Set(node.output(i), std::move(values[static_cast<size_t>(i)]));
+  }
+  return Status::Ok();
+}
+
+class IfStep : public Step {
+ public:
+  IfStep(const onnx::NodeProto& node, std::unique_ptr<StagedGraph> then_branch,
+         std::unique_ptr<StagedGraph> else_branch)
+      : node_(&node), then_(std::move(then_branch)), else_(std::move(else_branch)) {}
+
+  Status Run(Scope& scope, const ConstantTable& constants) const override {
+    COLLAGE_ASSIGN_OR_RETURN(bool cond, ReadScalar<bool>(scope, constants, node_->input(0),
+                                                         Describe(), "condition"));
+    StatusOr<std::vector<Tensor>> outputs = (cond ? then_ : else_)->Run(scope, {});
+    if (!outputs.ok()) return outputs.status().WithContext(Describe());
+    return SetOutputs(*node_, std::move(outputs).value(), scope);
+  }
+  int num_compiled() const override { return then_->num_compiled() + else_->num_compiled(); }
+  std::string Describe() const override { return NodeLabel(*node_); }
+
+ private:
+  const onnx::NodeProto* node_;
+  std::unique_ptr<StagedGraph> then_, else_;
+};
+
+class LoopStep : public Step {
+ public:
+  LoopStep(const onnx::NodeProto& node, std::unique_ptr<StagedGraph> body)
+      : node_(&node), body_(std::move(body)) {}
+
+  Status Run(Scope& scope, const ConstantTable& constants) const override {
+    const bool has_trip_count = !node_->input(0).empty();
+    const bool has_condition = node_->input_size() > 1 && !node_->input(1).empty();
+    if (!has_trip_count && !has_condition) {
+      return InvalidArgument("{} has neither a trip count nor a condition: it would run forever",
+                             Describe());
+    }
+    int64_t trip_count = 0;
+    bool cond = true;
+    if (has_trip_count) {
+      COLLAGE_ASSIGN_OR_RETURN(trip_count, ReadScalar<int64_t>(scope, constants, node_->input(0),
+                                                               Describe(), "trip count"));
+    }
+    if (has_condition) {
+      COLLAGE_ASSIGN_OR_RETURN(cond, ReadScalar<bool>(scope, constants, node_->input(1),
+                                                      Describe(), "condition"));
+    }
+    const size_t carried_count = static_cast<size_t>(std::max(node_->input_size() - 2, 0));
+    std::vector<Tensor> carried;
+    for (size_t i = 0; i < carried_count; ++i) {
+      COLLAGE_ASSIGN_OR_RETURN(Tensor value, ReadValue(scope, constants,
+                                                       node_->input(static_cast<int>(i) + 2),
+                                                       Describe()));
+      carried.push_back(std::move(value));
+    }
+    const onnx::GraphProto& body = body_->proto();
+    const size_t scan_count = static_cast<size_t>(body.output_size()) - 1 - carried_count;
+    std::vector<std::vector<Tensor>> scans(scan_count);
+    for (int64_t i = 0; (!has_trip_count || i < trip_count) && cond; ++i) {
+      std::vector<Tensor> inputs = {Tensor::Scalar<int64_t>(i), Tensor::Scalar<bool>(cond)};
+      inputs.insert(inputs.end(), carried.begin(), carried.end());
+      StatusOr<std::vector<Tensor>> outputs = body_->Run(scope, inputs);
+      if (!outputs.ok()) return outputs.status().WithContext(fmt::format("{}, iteration {}", Describe(), i));
+      std::vector<Tensor>& out = *outputs;
+      if (has_condition) {
+        const Tensor& next = out[0];
+        if (next.dtype() != DType::kBool || next.num_elements() != 1) {
+          return InvalidArgument("{}: iteration {} gave the condition as {} {}, not one bool",
+                                 Describe(), i, DTypeName(next.dtype()), ShapeToString(next.shape()));
+        }
+        cond = *next.data_as<bool>();
+      }
+      for (size_t c = 0; c < carried_count; ++c) carried[c] = std::move(out[1 + c]);
+      for (size_t k = 0; k < scan_count; ++k) scans[k].push_back(std::move(out[1 + carried_count + k]));
+    }
+    std::vector<Tensor> results = std::move(carried);
+    for (size_t k = 0; k < scan_count; ++k) {
+      if (scans[k].empty()) {
+        COLLAGE_ASSIGN_OR_RETURN(Tensor empty,
+                                 EmptyStack(body.output(static_cast<int>(1 + carried_count + k)), 0));
+        results.push_back(std::move(empty));
+        continue;
+      }
+      const std::string what = fmt::format("{}: scan output {}", Describe(), k);
+      COLLAGE_ASSIGN_OR_RETURN(Tensor stacked, StackAlong(scans[k], 0, what.c_str()));
+      results.push_back(std::move(stacked));
+    }
+    return SetOutputs(*node_, std::move(results), scope);
+  }
+  int num_compiled() const override { return body_->num_compiled(); }
+  std::string Describe() const override { return NodeLabel(*node_); }
+
+ private:
+  const onnx::NodeProto* node_;
+  std::unique_ptr<StagedGraph> body_;
+};
+
+// Scan from opset 9 on: no batch axis, no sequence lengths.
+class ScanStep : public Step {
+ public:
+  ScanStep(const onnx::NodeProto& node, std::unique_ptr<StagedGraph> body, int64_t scan_inputs)
+      : node_(&node), body_(std::move(body)), scan_inputs_(scan_inputs) {}
+
+  Status Run(Scope& scope, const ConstantTable& constants) const override {
+    const size_t states = static_cast<size_t>(node_->input_size() - scan_inputs_);
+    const size_t scan_inputs = static_cast<size_t>(scan_inputs_);
+    const onnx::GraphProto& body = body_->proto();
+    const size_t scan_outputs = static_cast<size_t>(body.output_size()) - states;
+    const std::vector<int64_t> in_axes = IntsAttribute(*node_, "scan_input_axes", scan_inputs);
+    const std::vector<int64_t> in_dirs = IntsAttribute(*node_, "scan_input_directions", scan_inputs);
+    const std::vector<int64_t> out_axes = IntsAttribute(*node_, "scan_output_axes", scan_outputs);
+    const std::vector<int64_t> out_dirs =
+        IntsAttribute(*node_, "scan_output_directions", scan_outputs);
+    if (in_axes.size() != scan_inputs || in_dirs.size() != scan_inputs ||
+        out_axes.size() != scan_outputs || out_dirs.size() != scan_outputs) {
+      return InvalidModel("{}: its scan axes and directions must give one value per scan input "
+                          "({}) and per scan output ({})",
+                          Describe(), scan_inputs, scan_outputs);
+    }
+    std::vector<Tensor> values;
+    for (int i = 0; i < node_->input_size(); ++i) {
+      COLLAGE_ASSIGN_OR_RETURN(Tensor value, ReadValue(scope, constants, node_->input(i), Describe()));
+      values.push_back(std::move(value));
+    }
+    std::vector<Tensor> state(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(states));
+    // Every scan input is cut along its axis into the same number of slices.
+    int64_t length = -1;
+    std::vector<int64_t> axes(scan_inputs);
+    for (size_t j = 0; j < scan_inputs; ++j) {
+      const Tensor& x = values[states + j];
+      const int64_t axis = in_axes[j] < 0 ? in_axes[j] + x.rank() : in_axes[j];
+      if (axis < 0 || axis >= x.rank()) {
+        return InvalidArgument("{}: scan input {} ({}) has no axis {}", Describe(), j,
+                               ShapeToString(x.shape()), in_axes[j]);
+      }
+      axes[j] = axis;
+      if (length >= 0 && x.dim(axis) != length) {
+        return InvalidArgument("{}: scan inputs have {} and {} slices; they must agree", Describe(),
+                               length, x.dim(axis));
+      }
+      length = x.dim(axis);
+    }
+    std::vector<std::vector<Tensor>> rows(scan_outputs);
+    for (int64_t t = 0; t < length; ++t) {
+      std::vector<Tensor> inputs = state;
+      for (size_t j = 0; j < scan_inputs; ++j) {
+        const int64_t at = in_dirs[j] == 1 ? length - 1 - t : t;
+        inputs.push_back(SliceAlong(values[states + j], axes[j], at));
+      }
+      StatusOr<std::vector<Tensor>> outputs = body_->Run(scope, inputs);
+      if (!outputs.ok()) return outputs.status().WithContext(fmt::format("{}, iteration {}", Describe(), t));
+      for (size_t s = 0; s < states; ++s) state[s] = std::move((*outputs)[s]);
+      for (size_t k = 0; k < scan_outputs; ++k) rows[k].push_back(std::move((*outputs)[states + k]));
+    }
+    std::vector<Tensor> results = std::move(state);
+    for (size_t k = 0; k < scan_outputs; ++k) {
+      if (out_dirs[k] == 1) std::reverse(rows[k].begin(), rows[k].end());
+      if (rows[k].empty()) {
+        COLLAGE_ASSIGN_OR_RETURN(Tensor empty,
+                                 EmptyStack(body.output(static_cast<int>(states + k)), out_axes[k]));
+        results.push_back(std::move(empty));
+        continue;
+      }
+      const int64_t rank = rows[k].front().rank() + 1;
+      const int64_t axis = out_axes[k] < 0 ? out_axes[k] + rank : out_axes[k];
+      if (axis < 0 || axis >= rank) {
+        return InvalidArgument("{}: scan output {} has no axis {} (rank {})", Describe(), k,
+                               out_axes[k], rank);
+      }
+      const std::string what = fmt::format("{}: scan output {}", Describe(), k);
+      COLLAGE_ASSIGN_OR_RETURN(Tensor stacked, StackAlong(rows[k], axis, what.c_str()));
+      results.push_back(std::move(stacked));
+    }
+    return SetOutputs(*node_, std::move(results), scope);
+  }
+  int num_compiled() const override { return body_->num_compiled(); }
+  std::string Describe() const override { return NodeLabel(*node_); }
+
+ private:
+  const onnx::NodeProto* node_;
+  std::unique_ptr<StagedGraph> body_;
+  int64_t scan_inputs_;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Step>> MakeControlFlowStep(const onnx::NodeProto& node,
+                                                    std::shared_ptr<const StagedContext> context,
+                                                    const ConstantTable& constants, int depth) {
+  const std::string& op = node.op_type();
+  if (op == "If") {
+    if (node.input_size() != 1 || node.input(0).empty()) {
+      return InvalidModel("{}: has {} inputs, expected the condition only", NodeLabel(node),
+                          node.input_size());
+    }
+    COLLAGE_ASSIGN_OR_RETURN(const onnx::GraphProto* then_graph, GraphAttribute(node, "then_branch"));
+    COLLAGE_ASSIGN_OR_RETURN(const onnx::GraphProto* else_graph, GraphAttribute(node, "else_branch"));
+    for (const onnx::GraphProto* branch : {then_graph, else_graph}) {
+      if (BodyInputCount(*branch) != 0 || branch->output_size() != node.output_size()) {
+        return InvalidModel("{}: branch '{}' must take no inputs and give {} outputs",
+                            NodeLabel(node), branch->name(), node.output_size());
+      }
+    }
+    COLLAGE_ASSIGN_OR_RETURN(auto then_body, BuildBody(*then_graph, context, constants, depth));
+    COLLAGE_ASSIGN_OR_RETURN(auto else_body, BuildBody(*else_graph, context, constants, depth));
+    return std::unique_ptr<Step>(new IfStep(node, std::move(then_body), std::move(else_body)));
+  }
+  COLLAGE_ASSIGN_OR_RETURN(const onnx::GraphProto* body_graph, GraphAttribute(node, "body"));
+  if (op == "Loop") {
+    const int64_t carried = node.input_size() - 2;
+    if (node.input_size() < 2 || BodyInputCount(*body_graph) != carried + 2 ||
+        body_graph->output_size() < carried + 1 ||
+        node.output_size() > body_graph->output_size() - 1) {
+      return InvalidModel("{}: its body must take the iteration number, the condition and the "
+                          "{} loop-carried values, and give the condition, those values and "
+                          "the scan outputs",
+                          NodeLabel(node), std::max<int64_t>(carried, 0));
+    }
+    COLLAGE_ASSIGN_OR_RETURN(auto body, BuildBody(*body_graph, context, constants, depth));
+    return std::unique_ptr<Step>(new LoopStep(node, std::move(body)));
+  }
+  // Scan
+  if (context->opset < 9) {
+    return Unsupported("{}: Scan before opset 9 (a batch axis and sequence lengths) is not "
+                       "supported",
+                       NodeLabel(node));
+  }
+  const onnx::AttributeProto* count = FindAttribute(node, "num_scan_inputs");
+  if (count == nullptr || count->i() < 1 || count->i() > node.input_size()) {
+    return InvalidModel("{}: num_scan_inputs must be 1 to its {} inputs", NodeLabel(node),
+                        node.input_size());
+  }
+  const int64_t states = node.input_size() - count->i();
+  if (BodyInputCount(*body_graph) != node.input_size() || body_graph->output_size() < states ||
+      node.output_size() > body_graph->output_size()) {
+    return InvalidModel("{}: its body must take the {} state values and one slice of each scan "
+                        "input, and give the states and the scan outputs",
+                        NodeLabel(node), states);
+  }
+  COLLAGE_ASSIGN_OR_RETURN(auto body, BuildBody(*body_graph, context, constants, depth));
+  return std::unique_ptr<Step>(new ScanStep(node, std::move(body), count->i()));
+}
+
+}  // namespace collage

@@ -1,0 +1,128 @@
+#include "session/host_nodes.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <algorithm>
+#include <set>
+#include <unordered_set>
+
+namespace collage {
+namespace {
+
+bool IsOp(const onnx::NodeProto& node, const char* op) {
+  return (node.domain().empty() || node.domain() == "ai.onnx") && node.op_type() == op;
+}
+
+bool IsRandom(const onnx::NodeProto& node) {
+  static const std::set<std::string> kRandom = {"RandomNormal", "RandomNormalLike",
+                                                "RandomUniform", "RandomUniformLike",
+                                                "Multinomial", "Bernoulli"};
+  return (node.domain().empty() || node.domain() == "ai.onnx") && kRandom.count(node.op_type());
+}
+
+std::vector<int> AllInputs(const onnx::NodeProto& node) {
+  std::vector<int> all;
+  for (int i = 0; i < node.input_size(); ++i) all.push_back(i);
+  return all;
+}
+
+}  // namespace
+
+bool IsControlFlow(const onnx::NodeProto& node) {
+  return IsOp(node, "If") || IsOp(node, "Loop") || IsOp(node, "Scan");
+}
+
+std::vector<int> ShapeSettingInputs(const onnx::NodeProto& node, int64_t opset) {
+  if (!node.domain().empty() && node.domain() != "ai.onnx") return {};
+  const std::string& op = node.op_type();
+  // Outputs whose every dim is counted from data.
+  if (op == "NonZero" || op == "Unique" || op == "NonMaxSuppression" || op == "Range" ||
+      op == "ConstantOfShape") {
+    return AllInputs(node);
+  }
+  if (op == "Compress" || op == "Reshape" || op == "Expand" || op == "Tile" || op == "OneHot" ||
+      op == "CenterCropPad" || op == "Upsample") {
+    return {1};
+  }
+  if (op == "Slice" && opset >= 10) return {1, 2, 3, 4};
+  if (op == "TopK" && opset >= 10) return {1};
+  if (op == "Pad" && opset >= 11) return {1, 3};
+  if (op == "Resize") return opset >= 11 ? std::vector<int>{2, 3} : std::vector<int>{1};
+  if ((op == "Squeeze" || op == "Unsqueeze" || op == "Split") && opset >= 13) return {1};
+  if (op == "ReduceSum" && opset >= 13) return {1};
+  if (op.rfind("Reduce", 0) == 0 && opset >= 18) return {1};
+  if (op == "MaxUnpool") return {2};
+  if (op == "Col2Im") return {1, 2};
+  if (op == "HannWindow" || op == "HammingWindow" || op == "BlackmanWindow") return {0};
+  if (op == "DFT") return {1};
+  return {};
+}
+
+bool SubgraphsHold(const onnx::NodeProto& node,
+                   const std::function<bool(const onnx::NodeProto&)>& matches) {
+  auto graph_holds = [&](const onnx::GraphProto& graph) {
+    for (const onnx::NodeProto& inner : graph.node()) {
+      if (matches(inner) || SubgraphsHold(inner, matches)) return true;
+    }
+    return false;
+  };
+  for (const onnx::AttributeProto& attr : node.attribute()) {
+    if (attr.has_g() && graph_holds(attr.g())) return true;
+    for (const onnx::GraphProto& g : attr.graphs()) {
+      if (graph_holds(g)) return true;
+    }
+  }
+  return false;
+}
+
+std::vector<bool> HostNodes(const onnx::GraphProto& graph, int64_t opset,
+                            const std::function<bool(const std::string&)>& foldable) {
+  std::unordered_set<std::string> computed;       // outputs of this graph's nodes
+  std::unordered_set<std::string> folds;          // ... of those, the foldable ones
+  auto is_foldable = [&](const std::string& name) {
+    if (name.empty()) return true;
+    return computed.count(name) ? folds.count(name) != 0 : foldable(name);
+  };
+  std::vector<bool> host;
+  host.reserve(static_cast<size_t>(graph.node_size()));
+  for (const onnx::NodeProto& node : graph.node()) {
+    bool on_host = false;
+    if (IsOp(node, "Loop") || IsOp(node, "Scan")) {
+      on_host = true;
+    } else if (IsOp(node, "If")) {
+      // An If the import can inline: its condition folds, and its branches need no host.
+      on_host = node.input_size() < 1 || !is_foldable(node.input(0)) ||
+                SubgraphsHold(node, IsControlFlow);
+      for (const onnx::AttributeProto& attr : node.attribute()) {
+        if (on_host || !attr.has_g()) continue;
+        std::unordered_set<std::string> branch_constants;
+        for (const auto& init : attr.g().initializer()) branch_constants.insert(init.name());
+        const std::vector<bool> inner = HostNodes(attr.g(), opset, [&](const std::string& name) {
+          return branch_constants.count(name) != 0 || is_foldable(name);
+        });
+        on_host = std::find(inner.begin(), inner.end(), true) != inner.end();
+      }
+    } else {
+      for (int i : ShapeSettingInputs(node, opset)) {
+        if (i < node.input_size() && !is_foldable(node.input(i))) on_host = true;
+      }
+      // Ops with subgraphs other than the control flow ops are not run by collage (the import
+      // names them); a node holding control flow deeper down is the host's as well.
+      if (SubgraphsHold(node, IsControlFlow)) on_host = true;
+    }
+    host.push_back(on_host);
+    bool outputs_fold = !on_host && !IsRandom(node);
+    const bool reads_shapes_only = IsOp(node, "Shape") || IsOp(node, "Size");
+    if (outputs_fold && !reads_shapes_only) {
+      for (const std::string& in : node.input()) outputs_fold &= is_foldable(in);
+    }
+    for (const std::string& out : node.output()) {
+      if (out.empty()) continue;
+      computed.insert(out);
+      if (outputs_fold) folds.insert(out);
+    }
+  }
+  return host;
+}
+
+}  // namespace collage
