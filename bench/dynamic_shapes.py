@@ -1,6 +1,11 @@
 #!/usr/bin/python3
 """One session, input shapes that change between runs: collage against ONNX Runtime.
 
+With --set control_flow, the models are those whose control flow or shapes their data decide
+(scripts/export_torch_models.py --set control_flow: a small detector with torchvision's
+post-processing, a scripted recurrent Loop at several sequence lengths), which collage runs in
+segments compiled per run with the control flow between them.
+
 Exports two models with dynamic axes with PyTorch (Debian's python3-torch): torchvision's
 ResNet-18 (batch, height and width dynamic) and a two-layer Transformer encoder (batch and
 sequence length dynamic). Each contender loads each model once and runs it at a sequence of
@@ -17,7 +22,7 @@ max |ort|). collage runs each model on one backend (a session that compiles per 
 be optimized: the search measures one graph).
 
     bench/dynamic_shapes.py [--build build] [--threads 2] [--rounds 7]
-                            [--backends onednn,onnxruntime]
+                            [--backends onednn,onnxruntime] [--set shapes|control_flow]
 
 Needs the collage Python module (build/python, built by `make test`) and ONNX Runtime
 (build/engines, installed by `make build`).
@@ -26,6 +31,7 @@ import argparse
 import glob
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -65,6 +71,30 @@ def export_models(folder):
     ]
 
 
+def export_control_flow_models(folder):
+    script = os.path.join(HERE, "..", "scripts", "export_torch_models.py")
+    subprocess.run([sys.executable, script, folder, "--set", "control_flow"], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return [
+        ("tiny_detector", os.path.join(folder, "tiny_detector", "model.onnx"), "input",
+         [(1, 3, 128, 128), (1, 3, 128, 128)]),
+        ("recurrent_loop", os.path.join(folder, "recurrent_loop", "model.onnx"), "input",
+         [(7, 16), (64, 16), (7, 16)]),
+    ]
+
+
+def max_error(outputs, reference):
+    """The largest of each output's max |a - b| / max |reference|."""
+    worst = 0.0
+    for got, want in zip(outputs, reference):
+        if got.shape != want.shape:
+            return float("inf")
+        scale = max(float(np.max(np.abs(want))) if want.size else 0.0, 1e-30)
+        if want.size:
+            worst = max(worst, float(np.max(np.abs(got.astype(np.float64) - want))) / scale)
+    return worst
+
+
 def timed(run):
     start = time.perf_counter()
     out = run()
@@ -77,6 +107,7 @@ def main():
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--backends", default="onednn,onnxruntime")
+    parser.add_argument("--set", choices=["shapes", "control_flow"], default="shapes")
     args = parser.parse_args()
     sys.path.insert(0, os.path.join(args.build, "python"))
     sys.path[1:1] = glob.glob(os.path.join(args.build, "engines", "lib", "python3*", "site-packages"))
@@ -86,7 +117,8 @@ def main():
     print(f"collage {collage.__version__ if hasattr(collage, '__version__') else ''}, "
           f"ONNX Runtime {ort.__version__}, {args.threads} threads, {args.rounds} rounds")
     with tempfile.TemporaryDirectory() as folder:
-        for name, path, input_name, shapes in export_models(folder):
+        models = export_models(folder) if args.set == "shapes" else export_control_flow_models(folder)
+        for name, path, input_name, shapes in models:
             options = ort.SessionOptions()
             options.intra_op_num_threads = args.threads
             contenders = {"onnxruntime": ort.InferenceSession(path, options,
@@ -104,7 +136,7 @@ def main():
                 first, outputs = {}, {}
                 for label, session in contenders.items():
                     first[label], out = timed(lambda: session.run(None, {input_name: x}))
-                    outputs[label] = out[0]
+                    outputs[label] = out
                 # A round's figure is the median of enough runs to last about ROUND_MS, so
                 # that one slow run (the machine's noise) does not decide it.
                 repeats = {}
@@ -120,13 +152,12 @@ def main():
                                 for _ in range(repeats[label])]
                         rounds[label].append(statistics.median(runs))
                 reference = outputs["onnxruntime"]
-                scale = max(float(np.max(np.abs(reference))), 1e-30)
                 again = " (again)" if shape in seen else ""
                 seen.add(shape)
                 for label in labels:
                     steady = statistics.median(rounds[label])
                     ratios = [a / b for a, b in zip(rounds[label], rounds["onnxruntime"])]
-                    error = float(np.max(np.abs(outputs[label] - reference))) / scale
+                    error = max_error(outputs[label], reference)
                     print(f"{'x'.join(map(str, shape)) + again:>16} {label:>20} "
                           f"{first[label]:9.1f} {steady:10.2f} "
                           f"{first[label] / first['onnxruntime']:9.2f} "

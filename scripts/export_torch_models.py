@@ -1,14 +1,20 @@
 #!/usr/bin/python3
 """Export models with PyTorch's ONNX exporter as conformance cases for collage_conformance.
 
-Usage: /usr/bin/python3 scripts/export_torch_models.py OUT_DIR [--only a,b] [--force] [--list]
+Usage: /usr/bin/python3 scripts/export_torch_models.py OUT_DIR [--set models|control_flow]
+           [--only a,b] [--force] [--list]
 
 Needs Debian's python3-torch (1.13) and python3-torchvision (0.14), python3-onnx, numpy.
 Writes, per model, the layout of the ONNX backend tests:
   OUT_DIR/<name>/model.onnx
   OUT_DIR/<name>/test_data_set_0/input_N.pb, output_N.pb   (onnx.numpy_helper TensorProtos)
-  OUT_DIR/<name>/shapes.txt   (models exported with a dynamic batch axis: the input shapes of
-                               the test data, "name=2x3x224x224", for SessionOptions::input_shapes)
+  OUT_DIR/<name>/shapes.txt   (models exported with a dynamic axis: the input shapes of the test
+                               data, "name=2x3x224x224", for SessionOptions::input_shapes)
+The control_flow set (--set control_flow) exercises control flow and shapes set by data: a
+small anchor detector with
+torchvision's post-processing (score threshold, top-k, class-wise NonMaxSuppression inside an
+If), and a recurrent cell scripted with TorchScript (a Loop over the time steps holding an If
+on the hidden state).
 Weights are random (torch.manual_seed per model); BatchNorm running statistics and affine
 parameters are randomised too, so that inference-mode BatchNorm is not an identity. Models run
 in eval mode; the expected outputs are PyTorch's own (float32, CPU).
@@ -29,6 +35,7 @@ import torch
 import torch.nn as nn
 import torchvision
 from onnx import numpy_helper
+from torchvision.ops import batched_nms, clip_boxes_to_image, remove_small_boxes
 
 
 # --- models that are not in torchvision ----------------------------------------------------
@@ -81,13 +88,79 @@ class LstmModel(nn.Module):
 
 # --- the list -------------------------------------------------------------------------------
 
+class TinyDetector(nn.Module):
+    """A one-level anchor detector: a small conv backbone, per-anchor class scores and box
+    deltas, then torchvision's post-processing (score threshold, top-k, class-wise NMS), whose
+    output count is set by the data. Returns boxes, scores and labels."""
+    def __init__(self, classes=4, anchors=3):
+        super().__init__()
+        self.classes, self.anchors = classes, anchors
+        self.backbone = nn.Sequential(
+            nn.Conv2d(3, 16, 3, stride=2, padding=1), nn.ReLU(),
+            nn.Conv2d(16, 32, 3, stride=2, padding=1), nn.ReLU(),
+            nn.Conv2d(32, 32, 3, stride=2, padding=1), nn.ReLU())
+        self.cls = nn.Conv2d(32, anchors * classes, 3, padding=1)
+        self.reg = nn.Conv2d(32, anchors * 4, 3, padding=1)
+        with torch.no_grad():  # spread the scores, so that no two of the kept ones nearly tie
+            self.cls.weight.mul_(10)
+        self.coder = torchvision.models.detection._utils.BoxCoder((10., 10., 5., 5.))
+
+    def forward(self, x):
+        f = self.backbone(x)
+        _, _, h, w = f.shape
+        scores = torch.sigmoid(self.cls(f)).permute(0, 2, 3, 1).reshape(-1, self.classes)
+        deltas = self.reg(f).permute(0, 2, 3, 1).reshape(-1, 4)
+        stride = x.shape[-1] // w
+        ys, xs = torch.meshgrid(torch.arange(h), torch.arange(w), indexing='ij')
+        centers = torch.stack([xs, ys], -1).reshape(-1, 1, 2).float() * stride + stride / 2
+        sizes = torch.tensor([16., 32., 64.]).reshape(1, -1, 1)
+        anchors = torch.cat([centers - sizes / 2, centers + sizes / 2], -1).reshape(-1, 4)
+        boxes = clip_boxes_to_image(self.coder.decode_single(deltas, anchors), x.shape[-2:])
+        boxes = boxes.unsqueeze(1).expand(-1, self.classes, 4).reshape(-1, 4)
+        labels = torch.arange(self.classes).expand(scores.shape[0], -1).reshape(-1)
+        scores = scores.reshape(-1)
+        keep = torch.where(scores > 0.3)[0]
+        boxes, scores, labels = boxes[keep], scores[keep], labels[keep]
+        keep = remove_small_boxes(boxes, 1.0)
+        boxes, scores, labels = boxes[keep], scores[keep], labels[keep]
+        top = scores.topk(min(200, scores.shape[0]))[1]
+        boxes, scores, labels = boxes[top], scores[top], labels[top]
+        keep = batched_nms(boxes, scores, labels, 0.5)[:20]
+        return boxes[keep], scores[keep], labels[keep]
+
+
+class RecurrentLoop(nn.Module):
+    """A recurrent cell over a sequence of any length, scripted (torch.jit.script) so that the
+    exporter writes a Loop; its body holds an If on the hidden state."""
+    def __init__(self):
+        super().__init__()
+        self.inp = nn.Linear(16, 32)
+        self.rec = nn.Linear(32, 32)
+        self.out = nn.Linear(32, 16)
+
+    def forward(self, x):
+        h = torch.zeros(1, 32)
+        acc = torch.zeros(1, 16)
+        for t in range(x.shape[0]):
+            h = torch.tanh(self.inp(x[t:t + 1]) + self.rec(h))
+            if bool(h.sum() > 0):
+                acc = acc + self.out(h)
+            else:
+                acc = acc - self.out(h)
+        return acc
+
+
 class Spec:
-    def __init__(self, name, opset, make, input_shape, dynamic_batch=False):
+    def __init__(self, name, opset, make, input_shape, dynamic_batch=False, outputs=('output',),
+                 script=False, dynamic_axes=None):
         self.name = name
         self.opset = opset
         self.make = make
         self.input_shape = input_shape      # shape of the test data
         self.dynamic_batch = dynamic_batch  # export axis 0 of input and output as dynamic
+        self.outputs = outputs              # the model's output names, in order
+        self.script = script                # export the TorchScript of the model
+        self.dynamic_axes = dynamic_axes    # other dynamic axes, as torch.onnx.export takes them
 
 
 tv = torchvision.models
@@ -104,6 +177,14 @@ SPECS = [
     Spec('transformer_encoder', 17, lambda: TransformerEncoderModel(), (1, 32, 256)),
     Spec('lstm', 14, lambda: LstmModel(), (2, 32, 64), dynamic_batch=True),
 ]
+# Exported apart (--set control_flow): the quantizer and the comparisons take the set above.
+CONTROL_FLOW_SPECS = [
+    Spec('tiny_detector', 13, lambda: TinyDetector(), (1, 3, 128, 128),
+         outputs=('boxes', 'scores', 'labels')),
+    Spec('recurrent_loop', 14, lambda: RecurrentLoop(), (7, 16), script=True,
+         dynamic_axes={'input': {0: 'steps'}}),
+]
+SETS = {'models': SPECS, 'control_flow': CONTROL_FLOW_SPECS}
 
 
 def randomise_batchnorm(model, generator):
@@ -135,28 +216,34 @@ def export_one(spec, case_dir):
     randomise_batchnorm(model, torch.Generator().manual_seed(1))
     model.eval()
     x = torch.randn(*spec.input_shape, generator=torch.Generator().manual_seed(2))
+    if spec.script:
+        model = torch.jit.script(model)
     with torch.no_grad():
         expected = model(x)
-    if not isinstance(expected, torch.Tensor):
-        raise RuntimeError('{}: the model returned {}, not one tensor'.format(spec.name, type(expected)))
+    expected = (expected,) if isinstance(expected, torch.Tensor) else tuple(expected)
+    if len(expected) != len(spec.outputs) or not all(isinstance(e, torch.Tensor) for e in expected):
+        raise RuntimeError('{}: the model returned {}, not {} tensors'.format(
+            spec.name, [type(e) for e in expected], len(spec.outputs)))
 
     tmp = case_dir + '.tmp{}'.format(os.getpid())
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(os.path.join(tmp, 'test_data_set_0'))
     dynamic_axes = {'input': {0: 'batch'}, 'output': {0: 'batch'}} if spec.dynamic_batch else None
+    dynamic_axes = spec.dynamic_axes or dynamic_axes
     with torch.no_grad():
         torch.onnx.export(model, (x,), os.path.join(tmp, 'model.onnx'), opset_version=spec.opset,
-                          input_names=['input'], output_names=['output'],
+                          input_names=['input'], output_names=list(spec.outputs),
                           dynamic_axes=dynamic_axes, do_constant_folding=True)
     write_tensor(x.numpy(), 'input', os.path.join(tmp, 'test_data_set_0', 'input_0.pb'))
-    write_tensor(expected.numpy(), 'output', os.path.join(tmp, 'test_data_set_0', 'output_0.pb'))
-    if spec.dynamic_batch:
+    for i, (name, value) in enumerate(zip(spec.outputs, expected)):
+        write_tensor(value.numpy(), name, os.path.join(tmp, 'test_data_set_0', 'output_{}.pb'.format(i)))
+    if dynamic_axes:
         with open(os.path.join(tmp, 'shapes.txt'), 'w') as f:
-            f.write('# input shapes of test_data_set_0 (the model has a dynamic batch axis)\n')
+            f.write('# input shapes of test_data_set_0 (the model has a dynamic axis)\n')
             f.write('input={}\n'.format('x'.join(str(d) for d in spec.input_shape)))
     shutil.rmtree(case_dir, ignore_errors=True)
     os.rename(tmp, case_dir)
-    e = expected.numpy()
+    e = expected[0].numpy()
     return 'output {} max|y| {:.3g} std {:.3g}'.format('x'.join(map(str, e.shape)),
                                                        float(np.abs(e).max()), float(e.std()))
 
@@ -167,15 +254,19 @@ def main():
     parser.add_argument('--only', default='', help='comma-separated model names')
     parser.add_argument('--force', action='store_true', help='export even if up to date')
     parser.add_argument('--list', action='store_true', help='print the models and opsets')
+    parser.add_argument('--set', choices=sorted(SETS), default='models',
+                        help='which models: the CNNs, transformers and RNNs (models), or those '
+                             'with control flow and data-set shapes (control_flow)')
     args = parser.parse_args()
+    specs = SETS[args.set]
 
     if args.list:
-        for s in SPECS:
+        for s in specs:
             print('{:22s} opset {}  input {}{}'.format(s.name, s.opset, 'x'.join(map(str, s.input_shape)),
                                                        '  (dynamic batch)' if s.dynamic_batch else ''))
         return 0
     only = [n for n in args.only.split(',') if n]
-    unknown = [n for n in only if n not in {s.name for s in SPECS}]
+    unknown = [n for n in only if n not in {s.name for s in specs}]
     if unknown:
         print('unknown model(s): {}'.format(', '.join(unknown)), file=sys.stderr)
         return 2
@@ -184,7 +275,7 @@ def main():
         stamp = stamp_text(f.read())
     os.makedirs(args.out_dir, exist_ok=True)
     start = time.time()
-    for spec in SPECS:
+    for spec in specs:
         if only and spec.name not in only:
             continue
         case_dir = os.path.join(args.out_dir, spec.name)

@@ -18,6 +18,9 @@ struct ModelSummary {
   // Floating-point operations of one run: a multiply-add counts 2, other ops one per output
   // element.
   double flops = 0;
+  // False where a run's data sets the shapes (control flow, NonZero of a computed value): the
+  // counts above are then of the model as written, before folding, and `flops` is 0.
+  bool flops_known = true;
 };
 
 }  // namespace collage

@@ -473,6 +473,7 @@ class Importer {
       }
       node.inputs.push_back(it->second);
     }
+    if (ComputesInFloat32Instead(*def, node, proto)) return AddInFloat32(proto, name, depth);
     // Output values exist (untyped) before inference, so ops see which optional outputs are
     // used and pointers into the value table stay valid during inference.
     for (const std::string& output : proto.output()) {
@@ -540,6 +541,83 @@ class Importer {
         graph_.mutable_value(node.outputs[i]).type = ctx.output_types[i];
     }
     return graph_.AddNode(std::move(node)).status();
+  }
+
+  // 16-bit float arithmetic: an op whose kernels take float32 but not float16 or bfloat16
+  // computes on its 16-bit inputs widened to float32, and its float outputs are rounded back
+  // (to nearest even) — what a float16 kernel does for one elementwise op; products and
+  // reductions then accumulate in float32, as float16 kernels on CPUs do. Whether the op
+  // refuses the 16-bit types is asked of its own type inference, on a copy of the node.
+  bool ComputesInFloat32Instead(const OpDef& def, const Node& node,
+                                const onnx::NodeProto& proto) const {
+    if (node.domain.empty() && (node.op_type == "Cast" || node.op_type == "CastLike")) return false;
+    bool half = false;
+    for (ValueId in : node.inputs) {
+      if (in == kNoValue) continue;
+      const DType dtype = graph_.value(in).type.dtype;
+      half |= dtype == DType::kFloat16 || dtype == DType::kBFloat16;
+    }
+    if (!half) return false;
+    Node trial = node;  // its outputs stand in for values not yet made
+    for (int i = 0; i < proto.output_size(); ++i) {
+      trial.outputs.push_back(proto.output(i).empty() ? kNoValue : static_cast<ValueId>(i));
+    }
+    InferContext ctx{trial, opset_, {}, {}, {}};
+    for (ValueId in : node.inputs) {
+      ctx.input_types.push_back(in == kNoValue ? nullptr : &graph_.value(in).type);
+      ctx.input_values.push_back(in == kNoValue || !graph_.value(in).is_constant()
+                                     ? nullptr
+                                     : &*graph_.value(in).constant);
+    }
+    const Status inferred = InferNodeTypes(def, ctx);
+    return !inferred.ok() && inferred.code() == StatusCode::kUnsupported &&
+           (inferred.message().find("float16") != std::string::npos ||
+            inferred.message().find("bfloat16") != std::string::npos);
+  }
+
+  // The node on float32 copies of its 16-bit inputs, its float32 outputs cast back to the
+  // 16-bit type (its other outputs, indices say, passed on as they are).
+  Status AddInFloat32(const onnx::NodeProto& proto, const std::string& name, int depth) {
+    int32_t half_type = onnx::TensorProto::FLOAT16;
+    onnx::NodeProto widened = proto;
+    widened.clear_output();
+    for (int i = 0; i < proto.input_size(); ++i) {
+      if (proto.input(i).empty()) continue;
+      const DType dtype = graph_.value(ids_.at(proto.input(i))).type.dtype;
+      if (dtype != DType::kFloat16 && dtype != DType::kBFloat16) continue;
+      half_type = static_cast<int32_t>(dtype);
+      onnx::NodeProto cast;
+      cast.set_op_type("Cast");
+      cast.add_input(proto.input(i));
+      cast.add_output(fmt::format("{}/float32_input_{}", name, i));
+      auto* to = cast.add_attribute();
+      to->set_name("to");
+      to->set_type(onnx::AttributeProto::INT);
+      to->set_i(onnx::TensorProto::FLOAT);
+      COLLAGE_RETURN_IF_ERROR(AddNode(cast, fmt::format("{}/to_float32_{}", name, i), depth + 1));
+      widened.set_input(i, cast.output(0));
+    }
+    for (int i = 0; i < proto.output_size(); ++i) {
+      widened.add_output(proto.output(i).empty() ? std::string()
+                                                 : fmt::format("{}/float32_output_{}", name, i));
+    }
+    COLLAGE_RETURN_IF_ERROR(AddNode(widened, name + "/float32", depth + 1));
+    for (int i = 0; i < proto.output_size(); ++i) {
+      if (proto.output(i).empty()) continue;
+      const bool is_float = graph_.value(ids_.at(widened.output(i))).type.dtype == DType::kFloat32;
+      onnx::NodeProto back;
+      back.set_op_type(is_float ? "Cast" : "Identity");
+      back.add_input(widened.output(i));
+      back.add_output(proto.output(i));
+      if (is_float) {
+        auto* to = back.add_attribute();
+        to->set_name("to");
+        to->set_type(onnx::AttributeProto::INT);
+        to->set_i(half_type);
+      }
+      COLLAGE_RETURN_IF_ERROR(AddNode(back, fmt::format("{}/from_float32_{}", name, i), depth + 1));
+    }
+    return Status::Ok();
   }
 
   // An If whose condition is known when the model loads (a constant, or folded from constants:

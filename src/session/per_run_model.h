@@ -7,6 +7,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,8 @@ class PerRunModel {
   virtual Status RefuseFixedGraphUse(const std::string& what) const = 0;
   // What DescribePlacement says before (or instead of) a compiled session's placement.
   virtual std::string placement_note() const = 0;
+  // What the model is made of where no one compiled session shows it; nullopt otherwise.
+  virtual std::optional<ModelSummary> written_summary() const { return std::nullopt; }
 };
 
 }  // namespace collage

@@ -384,6 +384,9 @@ const LoadTimes& Session::load_times() const { return impl_->load_times; }
 const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs; }
 ModelSummary Session::summary() const {
   if (auto latest = impl_->latest()) return latest->summary();
+  if (impl_->per_run) {
+    if (std::optional<ModelSummary> written = impl_->per_run->written_summary()) return *written;
+  }
   return SummarizeGraph(impl_->graph);
 }
 std::string Session::DescribePlacement() const {

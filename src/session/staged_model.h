@@ -31,6 +31,9 @@ class StagedModel : public PerRunModel {
   std::shared_ptr<Session> latest() const override { return nullptr; }
   Status RefuseFixedGraphUse(const std::string& what) const override;
   std::string placement_note() const override;
+  // The nodes of every graph of the model (bodies included) as written, its initializers'
+  // elements; no FLOPs (the data of each run sets the shapes).
+  std::optional<ModelSummary> written_summary() const override;
 
  private:
   StagedModel() = default;

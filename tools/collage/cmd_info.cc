@@ -34,12 +34,19 @@ int RunInfo(const InfoFlags& flags) {
     std::printf("  %-24s %-8s %s\n", PrintableText(t.name).c_str(), DTypeName(t.dtype),
                 ShapeToString(t.shape).c_str());
   }
-  std::printf("nodes: %d (after constant folding)\n", summary.num_nodes);
+  std::printf("nodes: %d (%s)\n", summary.num_nodes,
+              summary.flops_known ? "after constant folding"
+                                  : "as written: control flow or shapes set by its data, run "
+                                    "in segments compiled per run");
   for (const auto& [op, count] : summary.op_counts)
     std::printf("  %-24s %d\n", PrintableText(op).c_str(), count);
   std::printf("parameters: %lld (%.1f M)\n", static_cast<long long>(summary.num_parameters),
               static_cast<double>(summary.num_parameters) / 1e6);
-  std::printf("compute: %.3f GFLOP per run (a multiply-add counts 2)\n", summary.flops / 1e9);
+  if (summary.flops_known) {
+    std::printf("compute: %.3f GFLOP per run (a multiply-add counts 2)\n", summary.flops / 1e9);
+  } else {
+    std::printf("compute: set by each run's data\n");
+  }
   return 0;
 }
 
