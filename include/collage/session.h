@@ -31,7 +31,9 @@ struct SessionOptions {
   // Runs every node on this backend where one of its rules matches, and on "native"
   // elsewhere (`collage backends` lists them).
   std::string backend = "native";
-  // Runs the placement saved in this plan file (`collage optimize --save-plan`) instead.
+  // Runs the placement saved in this plan file (`collage optimize --save-plan`) instead. A
+  // file of plans at several input shapes (SavePlans) gives the one for the input shapes (each
+  // run's, in a session that compiles per run), else the nearest shapes' where it applies.
   std::string plan_path;
   // The NaN/Inf contract (docs/backends.md): NaN propagates and infinities follow IEEE
   // arithmetic, as the ONNX spec and the reference kernels compute them. By default groups
@@ -121,6 +123,12 @@ class Session {
   Status LoadPlan(const std::string& path);
   // Saves the current placement as a plan (JSON): groups, backends, costs, model hash.
   Status SavePlan(const std::string& path) const;
+  // Saves the placements of sessions of one model, each loaded at other input shapes, as one
+  // plan file. A session given it (plan_path) runs the plan made for its input shapes, else
+  // the one of the nearest shapes, each group where its rule still offers it at these shapes
+  // and on native where not (warnings() says so).
+  static constexpr int kMaxPlansPerFile = 64;
+  static Status SavePlans(const std::vector<const Session*>& sessions, const std::string& path);
   // The end-to-end latency measured for the current placement, saved with the plan.
   void RecordMeasuredLatency(double milliseconds);
   // What produced the current placement: "single-backend:<name>", "op-level", or the search

@@ -17,6 +17,7 @@
 #include "runtime/threading.h"
 #include "search/optimizer.h"
 #include "search/plan.h"
+#include "search/plan_set.h"
 #include "session/run_inputs.h"
 #include "session/session_access.h"
 #include "session/shape_specializer.h"
@@ -179,9 +180,8 @@ StatusOr<std::unique_ptr<Session>> Session::Impl::LoadParsed(
         if (!options.plan_path.empty()) return graph.status();
         return Staged(std::move(parsed), options, import_ms);
       }
-      if (!options.shapes_per_run || !options.plan_path.empty() || !(dynamic || by_value)) {
-        return graph.status();
-      }
+      // A plan (set) given to such a session places each compiled signature (LoadPlan).
+      if (!options.shapes_per_run || !(dynamic || by_value)) return graph.status();
       return PerRun(std::move(parsed), options, needs.value_inputs, import_ms);
     }
     COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
@@ -307,7 +307,12 @@ Status Session::Optimize(const OptimizeOptions& options, OptimizeReport* report)
 Status Session::LoadPlan(const std::string& path) {
   if (impl_->per_run) return impl_->per_run->RefuseFixedGraphUse("running a plan");
   return GuardExceptions([&]() -> Status {
-    COLLAGE_ASSIGN_OR_RETURN(Plan plan, ReadPlanFile(path));
+    COLLAGE_ASSIGN_OR_RETURN(std::vector<Plan> plans, ReadPlanSetFile(path));
+    // The plan made for these input shapes, else the same model's at the nearest shapes; for
+    // none of the set, the first plan's refusal says why (another model, other shapes).
+    const ChosenPlan chosen = ChoosePlan(plans, impl_->graph);
+    Plan plan = chosen.plan != nullptr ? *chosen.plan : plans.front();
+    const bool at_other_shapes = chosen.plan != nullptr && !chosen.exact;
     // The plan runs as it was measured unless the session asked for a count.
     int threads = impl_->requested_threads;
     if (impl_->threads_from_plan) {
@@ -321,7 +326,10 @@ Status Session::LoadPlan(const std::string& path) {
     }
     std::vector<std::string> warnings;
     auto placement =
-        PlacementFromPlan(plan, impl_->graph, BackendRegistry::Global(), threads, &warnings);
+        at_other_shapes
+            ? PlacementAtOtherShapes(plan, impl_->graph, BackendRegistry::Global(), threads,
+                                     &warnings)
+            : PlacementFromPlan(plan, impl_->graph, BackendRegistry::Global(), threads, &warnings);
     if (!placement.ok()) {
       return Status(placement.status().code(), "plan " + path + ": " + placement.status().message());
     }
@@ -332,6 +340,11 @@ Status Session::LoadPlan(const std::string& path) {
     if (plan.strict_non_finite && !contract.ok()) {
       // Placed in strict mode, but a rule has since withdrawn its declaration.
       warnings.push_back("it was placed in strict NaN/Inf mode, but " + contract.message());
+    }
+    if (at_other_shapes) {
+      // What runs is this placement at these shapes, as a plan saved from it records it.
+      plan = MakePlan(impl_->graph, *placement, BackendRegistry::Global(),
+                      "plan measured at other shapes", threads);
     }
     plan.strict_non_finite = contract.ok() && (plan.strict_non_finite || impl_->strict_non_finite);
     COLLAGE_RETURN_IF_ERROR(impl_->Install(*placement, std::move(plan), threads));
@@ -348,6 +361,27 @@ Status Session::SavePlan(const std::string& path) const {
     plan = impl_->plan;
   }
   return WritePlanFile(plan, path);
+}
+
+Status Session::SavePlans(const std::vector<const Session*>& sessions, const std::string& path) {
+  static_assert(kMaxPlansPerFile == static_cast<int>(kMaxPlansInSet));
+  if (sessions.empty() || sessions.size() > kMaxPlansInSet) {
+    return InvalidArgument("a plan file holds 1 to {} plans, {} were given", kMaxPlansInSet,
+                           sessions.size());
+  }
+  std::vector<Plan> plans;
+  for (const Session* session : sessions) {
+    if (session->impl_->per_run) return session->impl_->per_run->RefuseFixedGraphUse("saving a plan");
+    std::lock_guard<std::mutex> lock(session->impl_->mutex);
+    plans.push_back(session->impl_->plan);
+  }
+  for (const Plan& plan : plans) {
+    if (plan.model_name != plans.front().model_name) {
+      return InvalidArgument("the plans are of different models ('{}' and '{}')",
+                             plans.front().model_name, plan.model_name);
+    }
+  }
+  return WritePlanSetFile(plans, path);
 }
 
 void Session::RecordMeasuredLatency(double milliseconds) {

@@ -8,7 +8,9 @@
 // - a placement PlacementFromPlan accepts passes ValidatePlacement (every node in exactly
 //   one convex group whose inputs earlier groups compute).
 // Mutated model hashes would stop nearly every input at the hash check, so each plan is
-// also checked with its hash set to the model's.
+// also checked with its hash set to the model's. The text is read as a plan set too, and each
+// of its plans placed as one made at other input shapes (PlacementAtOtherShapes), whose
+// placements must pass ValidatePlacement as well.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -18,6 +20,7 @@
 #include "fuzz_fixtures.h"
 #include "runtime/placement.h"
 #include "search/plan.h"
+#include "search/plan_set.h"
 
 namespace {
 
@@ -51,6 +54,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const BackendRegistry& registry = BackendRegistry::Global();
 
   const std::string text(reinterpret_cast<const char*>(data), size);
+  auto set = PlanSetFromJson(text, "fuzz.plan.json");
+  if (!set.ok()) fuzz::CheckNotInternal("PlanSetFromJson", set.status());
+  for (const Plan& member : set.ok() ? *set : std::vector<Plan>{}) {
+    auto placement = PlacementAtOtherShapes(member, graph, registry, /*threads=*/1, nullptr);
+    if (!placement.ok()) {
+      fuzz::CheckNotInternal("PlacementAtOtherShapes", placement.status());
+      continue;
+    }
+    Status valid = ValidatePlacement(graph, *placement, registry);
+    if (!valid.ok())
+      fuzz::Fail("PlacementAtOtherShapes accepted an invalid placement", valid.ToString());
+  }
   auto plan = PlanFromJson(text, "fuzz.plan.json");
   if (!plan.ok()) {
     fuzz::CheckNotInternal("PlanFromJson", plan.status());

@@ -5,7 +5,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <sstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "collage/duration_text.h"
 #include "collage/file_io.h"
@@ -56,29 +60,48 @@ std::vector<std::string> SplitList(const std::string& text) {
   return items;
 }
 
-Status Optimize(const OptimizeFlags& flags) {
-  // Ctrl-C stops measuring at the next candidate, keeping every measurement made.
-  RequestInterruptOnSignals();
-  COLLAGE_RETURN_IF_ERROR(LoadPlugins(flags.plugin_dirs));
-  if (flags.rounds < 1) return InvalidArgument("--rounds must be >= 1");
-  if (flags.calibrate < 0)
-    return InvalidArgument("--calibrate must be >= 0 (0: groups priced alone only)");
-  if (flags.beam < 0) return InvalidArgument("--beam must be >= 0 (0: unbounded)");
-  SessionOptions options;
-  options.shapes_per_run = false;  // the command line fixes every shape (commands.h)
-  options.num_threads = flags.threads;
-  // The session is strict, so its Optimize is, every finalist of its end-to-end decision
-  // with it; the saved plan records it.
-  options.strict_non_finite = flags.strict_nan;
-  COLLAGE_RETURN_IF_ERROR(ParseShapeFlags(flags.shapes, options));
-  COLLAGE_ASSIGN_OR_RETURN(auto session, Session::LoadFile(flags.model, options));
+// The --shape flags as sets of shapes to optimize for: one set when each input is named once;
+// with an input named N times (`--shape x=1x3x320x320 --shape x=1x3x640x640`), N sets, the
+// k-th taking each such input's k-th shape and the inputs named once in every set.
+StatusOr<std::vector<std::vector<std::string>>> ShapeSets(const std::vector<std::string>& flags) {
+  std::map<std::string, std::vector<std::string>> by_input;
+  std::vector<std::string> order;
+  for (const std::string& flag : flags) {
+    const std::string name = flag.substr(0, flag.find('='));
+    if (!by_input.count(name)) order.push_back(name);
+    by_input[name].push_back(flag);
+  }
+  size_t sets = 1;
+  for (const auto& [name, values] : by_input) sets = std::max(sets, values.size());
+  if (sets > static_cast<size_t>(Session::kMaxPlansPerFile)) {
+    return InvalidArgument(fmt::format(
+        "--shape gives {} shapes of one input; a plan file holds at most {}", sets,
+        Session::kMaxPlansPerFile));
+  }
+  for (const auto& [name, values] : by_input) {
+    if (values.size() != 1 && values.size() != sets) {
+      return InvalidArgument(fmt::format(
+          "--shape names '{}' {} times and another input {} times: give each input once (the "
+          "same at every shape) or as many times as the others",
+          name, values.size(), sets));
+    }
+  }
+  std::vector<std::vector<std::string>> result(sets);
+  for (size_t k = 0; k < sets; ++k) {
+    for (const std::string& name : order) {
+      const std::vector<std::string>& values = by_input[name];
+      result[k].push_back(values.size() == 1 ? values.front() : values[k]);
+    }
+  }
+  return result;
+}
 
+OptimizeOptions OptimizeOptionsOf(const OptimizeFlags& flags) {
   OptimizeOptions optimize;
   optimize.backends = SplitList(flags.backends);
   optimize.cost_db_path = flags.cost_db;
   optimize.beam_width = flags.beam;
   optimize.search = flags.search;
-  COLLAGE_ASSIGN_OR_RETURN(optimize.budget_seconds, ParseSeconds(flags.budget, "--budget"));
   optimize.population = flags.population;
   optimize.generations = flags.generations;
   optimize.seed = flags.seed;
@@ -91,38 +114,79 @@ Status Optimize(const OptimizeFlags& flags) {
   optimize.calibration_rounds = flags.calibrate;
   optimize.precision = *PrecisionChoiceNamed(flags.precision);  // the flag's check names them
   optimize.tolerance = flags.tolerance;
+  return optimize;
+}
+
+Status Optimize(const OptimizeFlags& flags) {
+  // Ctrl-C stops measuring at the next candidate, keeping every measurement made.
+  RequestInterruptOnSignals();
+  COLLAGE_RETURN_IF_ERROR(LoadPlugins(flags.plugin_dirs));
+  if (flags.rounds < 1) return InvalidArgument("--rounds must be >= 1");
+  if (flags.calibrate < 0)
+    return InvalidArgument("--calibrate must be >= 0 (0: groups priced alone only)");
+  if (flags.beam < 0) return InvalidArgument("--beam must be >= 0 (0: unbounded)");
+  COLLAGE_ASSIGN_OR_RETURN(std::vector<std::vector<std::string>> shape_sets,
+                           ShapeSets(flags.shapes));
+  if (shape_sets.size() > 1 && (!flags.report.empty() || !flags.json.empty())) {
+    return InvalidArgument(fmt::format(
+        "--report and --json describe one optimize; with {} shapes of an input, optimize each "
+        "shape apart for them (the plan file holds every shape's plan)",
+        shape_sets.size()));
+  }
+  OptimizeOptions optimize = OptimizeOptionsOf(flags);
+  COLLAGE_ASSIGN_OR_RETURN(optimize.budget_seconds, ParseSeconds(flags.budget, "--budget"));
   if (!flags.calibration_inputs.empty()) {
     COLLAGE_ASSIGN_OR_RETURN(optimize.accuracy_inputs, ReadInputSets(flags.calibration_inputs));
   }
-  OptimizeReport report;
-  COLLAGE_RETURN_IF_ERROR(OptimizeWithProgress(*session, optimize, &report));
 
-  const int threads = session->num_threads();
-  std::printf("model: %s  threads: %d\n", flags.model.c_str(), threads);
-  std::printf("%s\n", PlacementSummary(*session).c_str());
-  COLLAGE_ASSIGN_OR_RETURN(RunProfile in_run, ProfileInRun(*session, report));
-  PrintOptimizeReport(report, in_run);
-  if (report.search == "two-level") PrintTwoLevelSearch(report);
-  PrintAccuracyCheck(report);
-  std::printf("\n");
-  PrintFinalists(report);
+  std::vector<std::unique_ptr<Session>> sessions;
+  for (const std::vector<std::string>& shapes : shape_sets) {
+    SessionOptions options;
+    options.shapes_per_run = false;  // the command line fixes every shape (commands.h)
+    options.num_threads = flags.threads;
+    // The session is strict, so its Optimize is, every finalist of its end-to-end decision
+    // with it; the saved plan records it.
+    options.strict_non_finite = flags.strict_nan;
+    COLLAGE_RETURN_IF_ERROR(ParseShapeFlags(shapes, options));
+    COLLAGE_ASSIGN_OR_RETURN(auto session, Session::LoadFile(flags.model, options));
+    if (shape_sets.size() > 1) {
+      std::printf("== shapes %s\n", fmt::format("{}", fmt::join(shapes, " ")).c_str());
+    }
 
+    OptimizeReport report;
+    COLLAGE_RETURN_IF_ERROR(OptimizeWithProgress(*session, optimize, &report));
+
+    const int threads = session->num_threads();
+    std::printf("model: %s  threads: %d\n", flags.model.c_str(), threads);
+    std::printf("%s\n", PlacementSummary(*session).c_str());
+    COLLAGE_ASSIGN_OR_RETURN(RunProfile in_run, ProfileInRun(*session, report));
+    PrintOptimizeReport(report, in_run);
+    if (report.search == "two-level") PrintTwoLevelSearch(report);
+    PrintAccuracyCheck(report);
+    std::printf("\n");
+    PrintFinalists(report);
+
+    if (!flags.report.empty()) {
+      PlacementReportOptions page;
+      page.title = std::filesystem::path(flags.model).filename().string();
+      COLLAGE_RETURN_IF_ERROR(WriteFileAtomically(
+          flags.report, PlacementReportHtml(*session, report, in_run, page)));
+      std::printf("report written to %s\n", flags.report.c_str());
+    }
+    if (!flags.json.empty()) {
+      const OptimizeJsonContext context{flags.model, threads, flags.save_plan};
+      COLLAGE_RETURN_IF_ERROR(
+          WriteFileAtomically(flags.json, OptimizeSummaryJson(context, report, in_run)));
+      std::printf("summary written to %s\n", flags.json.c_str());
+    }
+    sessions.push_back(std::move(session));
+  }
   if (!flags.save_plan.empty()) {
-    COLLAGE_RETURN_IF_ERROR(session->SavePlan(flags.save_plan));
-    std::printf("plan saved to %s\n", flags.save_plan.c_str());
-  }
-  if (!flags.report.empty()) {
-    PlacementReportOptions page;
-    page.title = std::filesystem::path(flags.model).filename().string();
-    COLLAGE_RETURN_IF_ERROR(WriteFileAtomically(
-        flags.report, PlacementReportHtml(*session, report, in_run, page)));
-    std::printf("report written to %s\n", flags.report.c_str());
-  }
-  if (!flags.json.empty()) {
-    const OptimizeJsonContext context{flags.model, threads, flags.save_plan};
-    COLLAGE_RETURN_IF_ERROR(
-        WriteFileAtomically(flags.json, OptimizeSummaryJson(context, report, in_run)));
-    std::printf("summary written to %s\n", flags.json.c_str());
+    std::vector<const Session*> placed;
+    for (const auto& session : sessions) placed.push_back(session.get());
+    COLLAGE_RETURN_IF_ERROR(Session::SavePlans(placed, flags.save_plan));
+    std::printf("plan%s saved to %s\n", sessions.size() > 1 ? "s of every shape" : "",
+                flags.save_plan.c_str());
   }
   return Status();
 }
@@ -134,7 +198,9 @@ void AddOptimizeCommand(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "optimize", "Measure every backend's candidates and find the fastest placement");
   cmd->add_option("model", flags->model, "ONNX model file")->required();
-  cmd->add_option("--shape", flags->shapes, "Fix an input's shape: NAME=1x3x224x224 (repeatable)");
+  cmd->add_option("--shape", flags->shapes,
+                  "Fix an input's shape: NAME=1x3x224x224 (repeatable; an input named N times "
+                  "is optimized at each of its N shapes, into one plan file)");
   cmd->add_option(
          "--backends", flags->backends,
          "Backends the placement may use, comma-separated (default: all; native is always in)")

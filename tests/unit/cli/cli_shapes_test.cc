@@ -117,15 +117,53 @@ TEST_F(CliShapesTest, APlanKeepsItsShapesAndThreads) {
   EXPECT_NE(r.output.find("threads: 2\n"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("measured with 1 threads, running with 2"), std::string::npos) << r.output;
 
-  // Another shape: refused, saying which plan to make.
+  // Another shape: the plan's placement where it applies, saying at which shapes it was
+  // measured and how to measure these.
   const std::string input = WriteInput("x3.npy", {3, 4});
-  r = RunCli("run " + model + " --input x=" + input + " --plan " + plan);
-  EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("the plan was made for input shapes x=2x4, these inputs are x=3x4"),
+  r = RunCli("run " + model + " --input x=" + input + " --plan " + plan + " --check");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("the plan was measured at input shapes x=2x4, these are x=3x4"),
             std::string::npos)
       << r.output;
-  EXPECT_NE(r.output.find("collage optimize MODEL --shape x=3x4 --save-plan NEW.plan"),
+  EXPECT_NE(r.output.find("run `collage optimize` with --shape for these shapes"),
             std::string::npos)
+      << r.output;
+}
+
+TEST_F(CliShapesTest, OneOptimizeMeasuresSeveralShapesIntoOnePlanFile) {
+  const std::string model = WriteDynamicModel();
+  const std::string plan = (dir_ / "plans.json").string();
+  CommandResult r = RunCli("optimize " + model + " --shape x=2x4 --shape x=8x4 --threads 1 " +
+                           "--no-compare --cost-db " + (dir_ / "costs.sqlite").string() +
+                           " --save-plan " + plan);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("== shapes x=2x4"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("== shapes x=8x4"), std::string::npos) << r.output;
+  nlohmann::json j = nlohmann::json::parse(ReadAll(plan), nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["format"], "collage-plan-set");
+  ASSERT_EQ(j["plans"].size(), 2u);
+  EXPECT_EQ(j["plans"][0]["input_shapes"]["x"], nlohmann::json({2, 4}));
+  EXPECT_EQ(j["plans"][1]["input_shapes"]["x"], nlohmann::json({8, 4}));
+
+  // Each measured shape runs its own plan, without a word; another runs the nearest one's.
+  for (const std::string shape : {"2x4", "8x4"}) {
+    r = RunCli("run " + model + " --shape x=" + shape + " --random-inputs --plan " + plan);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(r.output.find("warning"), std::string::npos) << r.output;
+  }
+  r = RunCli("run " + model + " --shape x=6x4 --random-inputs --check --plan " + plan);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("measured at input shapes x=8x4, these are x=6x4"), std::string::npos)
+      << r.output;
+
+  // A shape for no input is refused, and so is a report of several optimizes.
+  r = RunCli("optimize " + model + " --shape x=2x4 --shape x=8x4 --shape y=1 --no-compare");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  r = RunCli("optimize " + model + " --shape x=2x4 --shape x=8x4 --no-compare --json " +
+             (dir_ / "o.json").string());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("--report and --json describe one optimize"), std::string::npos)
       << r.output;
 }
 
