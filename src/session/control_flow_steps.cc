@@ -106,7 +106,10 @@ class IfStep : public Step {
  public:
   IfStep(const onnx::NodeProto& node, std::unique_ptr<StagedGraph> then_branch,
          std::unique_ptr<StagedGraph> else_branch)
-      : node_(&node), then_(std::move(then_branch)), else_(std::move(else_branch)) {}
+      : node_(&node),
+        label_(NodeLabel(node)),
+        then_(std::move(then_branch)),
+        else_(std::move(else_branch)) {}
 
   Status Run(Scope& scope, const ConstantTable& constants) const override {
     COLLAGE_ASSIGN_OR_RETURN(bool cond, ReadScalar<bool>(scope, constants, node_->input(0),
@@ -116,17 +119,18 @@ class IfStep : public Step {
     return SetOutputs(*node_, std::move(outputs).value(), scope);
   }
   int num_compiled() const override { return then_->num_compiled() + else_->num_compiled(); }
-  std::string Describe() const override { return NodeLabel(*node_); }
+  const std::string& Describe() const override { return label_; }
 
  private:
   const onnx::NodeProto* node_;
+  std::string label_;  // messages name the node at every run
   std::unique_ptr<StagedGraph> then_, else_;
 };
 
 class LoopStep : public Step {
  public:
   LoopStep(const onnx::NodeProto& node, std::unique_ptr<StagedGraph> body)
-      : node_(&node), body_(std::move(body)) {}
+      : node_(&node), label_(NodeLabel(node)), body_(std::move(body)) {}
 
   Status Run(Scope& scope, const ConstantTable& constants) const override {
     const bool has_trip_count = !node_->input(0).empty();
@@ -188,10 +192,11 @@ class LoopStep : public Step {
     return SetOutputs(*node_, std::move(results), scope);
   }
   int num_compiled() const override { return body_->num_compiled(); }
-  std::string Describe() const override { return NodeLabel(*node_); }
+  const std::string& Describe() const override { return label_; }
 
  private:
   const onnx::NodeProto* node_;
+  std::string label_;  // messages name the node at every run
   std::unique_ptr<StagedGraph> body_;
 };
 
@@ -199,7 +204,7 @@ class LoopStep : public Step {
 class ScanStep : public Step {
  public:
   ScanStep(const onnx::NodeProto& node, std::unique_ptr<StagedGraph> body, int64_t scan_inputs)
-      : node_(&node), body_(std::move(body)), scan_inputs_(scan_inputs) {}
+      : node_(&node), label_(NodeLabel(node)), body_(std::move(body)), scan_inputs_(scan_inputs) {}
 
   Status Run(Scope& scope, const ConstantTable& constants) const override {
     const size_t states = static_cast<size_t>(node_->input_size() - scan_inputs_);
@@ -274,10 +279,11 @@ class ScanStep : public Step {
     return SetOutputs(*node_, std::move(results), scope);
   }
   int num_compiled() const override { return body_->num_compiled(); }
-  std::string Describe() const override { return NodeLabel(*node_); }
+  const std::string& Describe() const override { return label_; }
 
  private:
   const onnx::NodeProto* node_;
+  std::string label_;  // messages name the node at every run
   std::unique_ptr<StagedGraph> body_;
   int64_t scan_inputs_;
 };

@@ -42,15 +42,21 @@ ShapeSpecializer::ShapeSpecializer(ParsedModel model, SessionOptions options,
 }
 
 std::string ShapeSpecializer::Signature(const std::map<std::string, Tensor>& inputs) const {
+  // Raw bytes, not text: a staged model's bodies look their signature up at every iteration.
+  // Each input adds its rank, its dims, and the byte count and bytes of a bound value, so no
+  // two signatures run together.
   std::string key;
+  auto append = [&key](int64_t n) { key.append(reinterpret_cast<const char*>(&n), sizeof(n)); };
   for (const TensorInfo& info : inputs_) {
     const Tensor& t = inputs.at(info.name);
-    key += ShapeToString(t.shape());
-    key += ';';
+    append(t.rank());
+    for (int64_t d : t.shape()) append(d);
     if (value_inputs_.count(info.name) && t.nbytes() > 0) {
+      append(static_cast<int64_t>(t.nbytes()));
       key.append(static_cast<const char*>(t.data()), t.nbytes());
+    } else {
+      append(-1);
     }
-    key += '|';
   }
   return key;
 }

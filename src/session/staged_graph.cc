@@ -130,11 +130,13 @@ class Segment : public Step {
 
   Status Run(Scope& scope, const ConstantTable& constants) const override {
     std::map<std::string, Tensor> feeds;
-    std::string key;
+    VariantKey key;  // each input's dtype and rank: what the compiled model declares
+    key.reserve(2 * inputs.size());
     for (const std::string& name : inputs) {
       COLLAGE_ASSIGN_OR_RETURN(Tensor value, ReadValue(scope, constants, name, Describe()));
-      key += fmt::format("{}:{};", static_cast<int>(value.dtype()), value.rank());
-      feeds.emplace(name, std::move(value));
+      key.push_back(static_cast<int64_t>(value.dtype()));
+      key.push_back(value.rank());
+      feeds.emplace_hint(feeds.end(), name, std::move(value));
     }
     COLLAGE_ASSIGN_OR_RETURN(PerRunModel * compiled, Compiled(key, feeds));
     StatusOr<std::map<std::string, Tensor>> results = compiled->Run(feeds, nullptr);
@@ -154,12 +156,16 @@ class Segment : public Step {
     return total;
   }
 
-  std::string Describe() const override {
-    return fmt::format("segment {} ({} node{})", index_, nodes.size(), nodes.size() == 1 ? "" : "s");
+  // Once its nodes are known: messages name it at every run.
+  void Label() {
+    label_ = fmt::format("segment {} ({} node{})", index_, nodes.size(), nodes.size() == 1 ? "" : "s");
   }
+  const std::string& Describe() const override { return label_; }
 
  private:
-  StatusOr<PerRunModel*> Compiled(const std::string& key,
+  using VariantKey = std::vector<int64_t>;
+
+  StatusOr<PerRunModel*> Compiled(const VariantKey& key,
                                   const std::map<std::string, Tensor>& feeds) const {
     std::lock_guard<std::mutex> lock(mutex_);
     for (const auto& [k, model] : variants_) {
@@ -198,8 +204,9 @@ class Segment : public Step {
   const onnx::GraphProto* graph_;
   const ConstantTable* constants_;
   int index_;
+  std::string label_;
   mutable std::mutex mutex_;
-  mutable std::vector<std::pair<std::string, std::unique_ptr<ShapeSpecializer>>> variants_;
+  mutable std::vector<std::pair<VariantKey, std::unique_ptr<ShapeSpecializer>>> variants_;
 };
 
 // A node whose output shapes come from values computed in this run, on the reference kernels.
@@ -253,11 +260,13 @@ class HostNodeStep : public Step {
     return Status::Ok();
   }
   int num_compiled() const override { return 0; }
-  std::string Describe() const override { return NodeLabel(*proto_) + " (on the host)"; }
+  const std::string& Describe() const override { return label_; }
 
  private:
-  HostNodeStep(const onnx::NodeProto& proto, int64_t opset) : proto_(&proto), opset_(opset) {}
+  HostNodeStep(const onnx::NodeProto& proto, int64_t opset)
+      : proto_(&proto), label_(NodeLabel(proto) + " (on the host)"), opset_(opset) {}
   const onnx::NodeProto* proto_;
+  std::string label_;
   int64_t opset_;
   Node node_;
 };
@@ -338,6 +347,7 @@ StatusOr<std::unique_ptr<StagedGraph>> StagedGraph::Build(
       if (!out.empty()) defined_here.insert(out);
     }
   }
+  staged->num_values_ = defined_here.size() + staged->formal_inputs_.size();
   std::unordered_map<std::string, int> stage;
   std::vector<std::vector<const onnx::NodeProto*>> segment_nodes(1);
   std::vector<std::vector<const onnx::NodeProto*>> hosts_after(1);
@@ -377,6 +387,7 @@ StatusOr<std::unique_ptr<StagedGraph>> StagedGraph::Build(
       auto segment = std::make_unique<Segment>(context, graph, constants,
                                                static_cast<int>(staged->steps_.size()));
       segment->nodes = segment_nodes[k];
+      segment->Label();
       std::unordered_set<std::string> inside;
       std::set<std::string> read;
       for (const onnx::NodeProto* node : segment->nodes) {
@@ -431,7 +442,7 @@ StatusOr<std::unique_ptr<StagedGraph>> StagedGraph::Build(
 
 StatusOr<std::vector<Tensor>> StagedGraph::Run(const Scope& outer,
                                                const std::vector<Tensor>& inputs) const {
-  Scope scope(&outer);
+  Scope scope(&outer, num_values_);
   if (inputs.size() != formal_inputs_.size()) {
     return InvalidArgument("graph '{}' takes {} inputs, was given {}", graph_->name(),
                            formal_inputs_.size(), inputs.size());

@@ -36,7 +36,9 @@ struct StagedContext {
 // name, those of the graphs around it.
 class Scope {
  public:
-  explicit Scope(const Scope* parent = nullptr) : parent_(parent) {}
+  explicit Scope(const Scope* parent = nullptr, size_t expected_values = 0) : parent_(parent) {
+    values_.reserve(expected_values);
+  }
   const Tensor* Find(const std::string& name) const;
   void Set(const std::string& name, Tensor value) { values_[name] = std::move(value); }
 
@@ -79,8 +81,9 @@ class Step {
   virtual Status Run(Scope& scope, const ConstantTable& constants) const = 0;
   // How many compiled models the step keeps (segments, and the bodies of control flow).
   virtual int num_compiled() const = 0;
-  // "segment of 12 nodes", "Loop node 'loop_0'": for DescribePlacement.
-  virtual std::string Describe() const = 0;
+  // "segment 0 (12 nodes)", "Loop node 'loop_0'": for messages and DescribePlacement. Made
+  // once: runs name the step in every value they read.
+  virtual const std::string& Describe() const = 0;
 };
 
 class StagedGraph {
@@ -112,6 +115,7 @@ class StagedGraph {
 
   const onnx::GraphProto* graph_;
   std::vector<std::string> formal_inputs_;  // the graph's inputs that are no initializers
+  size_t num_values_ = 0;                   // inputs and node outputs: a run's scope size
   ConstantTable constants_;
   std::vector<std::unique_ptr<Step>> steps_;
 };
