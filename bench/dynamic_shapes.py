@@ -3,7 +3,8 @@
 
 With --set control_flow, the models are those whose control flow or shapes their data decide
 (scripts/export_torch_models.py --set control_flow: a small detector with torchvision's
-post-processing, a scripted recurrent Loop at several sequence lengths), which collage runs in
+post-processing, scripted recurrent Loops at several sequence lengths, one filling a list),
+which collage runs in
 segments compiled per run with the control flow between them.
 
 Exports two models with dynamic axes with PyTorch (Debian's python3-torch): torchvision's
@@ -80,6 +81,8 @@ def export_control_flow_models(folder):
          [(1, 3, 128, 128), (1, 3, 128, 128)]),
         ("recurrent_loop", os.path.join(folder, "recurrent_loop", "model.onnx"), "input",
          [(7, 16), (64, 16), (7, 16)]),
+        ("recurrent_list", os.path.join(folder, "recurrent_list", "model.onnx"), "input",
+         [(5, 16), (64, 16)]),
     ]
 
 

@@ -13,8 +13,8 @@ Writes, per model, the layout of the ONNX backend tests:
 The control_flow set (--set control_flow) exercises control flow and shapes set by data: a
 small anchor detector with
 torchvision's post-processing (score threshold, top-k, class-wise NonMaxSuppression inside an
-If), and a recurrent cell scripted with TorchScript (a Loop over the time steps holding an If
-on the hidden state).
+If), and recurrent cells scripted with TorchScript (a Loop over the time steps holding an If
+on the hidden state; a Loop filling a list, a sequence, concatenated after it).
 Weights are random (torch.manual_seed per model); BatchNorm running statistics and affine
 parameters are randomised too, so that inference-mode BatchNorm is not an identity. Models run
 in eval mode; the expected outputs are PyTorch's own (float32, CPU).
@@ -150,6 +150,23 @@ class RecurrentLoop(nn.Module):
         return acc
 
 
+class RecurrentList(nn.Module):
+    """The recurrent cell's hidden states gathered in a Python list and concatenated after the
+    loop (scripted: a Loop carrying a sequence, SequenceInsert, ConcatFromSequence)."""
+    def __init__(self):
+        super().__init__()
+        self.inp = nn.Linear(16, 32)
+        self.rec = nn.Linear(32, 32)
+
+    def forward(self, x):
+        h = torch.zeros(1, 32)
+        states = []
+        for t in range(x.shape[0]):
+            h = torch.tanh(self.inp(x[t:t + 1]) + self.rec(h))
+            states.append(h)
+        return torch.cat(states, 0)
+
+
 class Spec:
     def __init__(self, name, opset, make, input_shape, dynamic_batch=False, outputs=('output',),
                  script=False, dynamic_axes=None):
@@ -183,6 +200,8 @@ CONTROL_FLOW_SPECS = [
          outputs=('boxes', 'scores', 'labels')),
     Spec('recurrent_loop', 14, lambda: RecurrentLoop(), (7, 16), script=True,
          dynamic_axes={'input': {0: 'steps'}}),
+    Spec('recurrent_list', 14, lambda: RecurrentList(), (5, 16), script=True,
+         dynamic_axes={'input': {0: 'steps'}, 'output': {0: 'steps'}}),
 ]
 SETS = {'models': SPECS, 'control_flow': CONTROL_FLOW_SPECS}
 

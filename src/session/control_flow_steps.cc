@@ -38,10 +38,13 @@ StatusOr<std::unique_ptr<StagedGraph>> BuildBody(const onnx::GraphProto& body,
                                                  const ConstantTable& constants, int depth) {
   for (const auto* list : {&body.input(), &body.output()}) {
     for (const onnx::ValueInfoProto& value : *list) {
-      if (value.type().value_case() != onnx::TypeProto::VALUE_NOT_SET &&
-          !value.type().has_tensor_type()) {
-        return Unsupported("body '{}': '{}' is a sequence or optional value; collage runs "
-                           "tensors only",
+      const onnx::TypeProto& type = value.type();
+      const bool sequence_of_tensors =
+          type.has_sequence_type() && type.sequence_type().elem_type().has_tensor_type();
+      if (type.value_case() != onnx::TypeProto::VALUE_NOT_SET && !type.has_tensor_type() &&
+          !sequence_of_tensors) {
+        return Unsupported("body '{}': '{}' is an optional, a map or a sequence of those; "
+                           "collage runs tensors and sequences of tensors",
                            body.name(), value.name());
       }
     }
@@ -91,7 +94,7 @@ StatusOr<Tensor> EmptyStack(const onnx::ValueInfoProto& element, int64_t axis) {
   return Tensor(dtype, shape);
 }
 
-Status SetOutputs(const onnx::NodeProto& node, std::vector<Tensor> values, Scope& scope) {
+Status SetOutputs(const onnx::NodeProto& node, std::vector<RunValue> values, Scope& scope) {
   if (static_cast<int>(values.size()) < node.output_size()) {
     return InvalidModel("{} has {} outputs, its body gives {}", NodeLabel(node),
                         node.output_size(), values.size());
@@ -114,7 +117,7 @@ class IfStep : public Step {
   Status Run(Scope& scope, const ConstantTable& constants) const override {
     COLLAGE_ASSIGN_OR_RETURN(bool cond, ReadScalar<bool>(scope, constants, node_->input(0),
                                                          Describe(), "condition"));
-    StatusOr<std::vector<Tensor>> outputs = (cond ? then_ : else_)->Run(scope, {});
+    StatusOr<std::vector<RunValue>> outputs = (cond ? then_ : else_)->Run(scope, {});
     if (!outputs.ok()) return outputs.status().WithContext(Describe());
     return SetOutputs(*node_, std::move(outputs).value(), scope);
   }
@@ -150,24 +153,33 @@ class LoopStep : public Step {
                                                       Describe(), "condition"));
     }
     const size_t carried_count = static_cast<size_t>(std::max(node_->input_size() - 2, 0));
-    std::vector<Tensor> carried;
+    std::vector<RunValue> carried;  // tensors or sequences
     for (size_t i = 0; i < carried_count; ++i) {
-      COLLAGE_ASSIGN_OR_RETURN(Tensor value, ReadValue(scope, constants,
-                                                       node_->input(static_cast<int>(i) + 2),
-                                                       Describe()));
+      COLLAGE_ASSIGN_OR_RETURN(RunValue value, ReadRunValue(scope, constants,
+                                                            node_->input(static_cast<int>(i) + 2),
+                                                            Describe()));
       carried.push_back(std::move(value));
     }
     const onnx::GraphProto& body = body_->proto();
     const size_t scan_count = static_cast<size_t>(body.output_size()) - 1 - carried_count;
     std::vector<std::vector<Tensor>> scans(scan_count);
     for (int64_t i = 0; (!has_trip_count || i < trip_count) && cond; ++i) {
-      std::vector<Tensor> inputs = {Tensor::Scalar<int64_t>(i), Tensor::Scalar<bool>(cond)};
+      std::vector<RunValue> inputs = {Tensor::Scalar<int64_t>(i), Tensor::Scalar<bool>(cond)};
       inputs.insert(inputs.end(), carried.begin(), carried.end());
-      StatusOr<std::vector<Tensor>> outputs = body_->Run(scope, inputs);
+      StatusOr<std::vector<RunValue>> outputs = body_->Run(scope, inputs);
       if (!outputs.ok()) return outputs.status().WithContext(fmt::format("{}, iteration {}", Describe(), i));
-      std::vector<Tensor>& out = *outputs;
+      std::vector<RunValue>& out = *outputs;
+      for (size_t k = 0; k < scan_count; ++k) {
+        if (out[1 + carried_count + k].is_sequence()) {
+          return InvalidModel("{}: scan output {} is a sequence; scan outputs are tensors",
+                              Describe(), k);
+        }
+      }
       if (has_condition) {
-        const Tensor& next = out[0];
+        if (out[0].is_sequence()) {
+          return InvalidModel("{}: its body gives the condition as a sequence", Describe());
+        }
+        const Tensor& next = out[0].tensor;
         if (next.dtype() != DType::kBool || next.num_elements() != 1) {
           return InvalidArgument("{}: iteration {} gave the condition as {} {}, not one bool",
                                  Describe(), i, DTypeName(next.dtype()), ShapeToString(next.shape()));
@@ -175,9 +187,11 @@ class LoopStep : public Step {
         cond = *next.data_as<bool>();
       }
       for (size_t c = 0; c < carried_count; ++c) carried[c] = std::move(out[1 + c]);
-      for (size_t k = 0; k < scan_count; ++k) scans[k].push_back(std::move(out[1 + carried_count + k]));
+      for (size_t k = 0; k < scan_count; ++k) {
+        scans[k].push_back(std::move(out[1 + carried_count + k].tensor));
+      }
     }
-    std::vector<Tensor> results = std::move(carried);
+    std::vector<RunValue> results = std::move(carried);
     for (size_t k = 0; k < scan_count; ++k) {
       if (scans[k].empty()) {
         COLLAGE_ASSIGN_OR_RETURN(Tensor empty,
@@ -227,7 +241,7 @@ class ScanStep : public Step {
       COLLAGE_ASSIGN_OR_RETURN(Tensor value, ReadValue(scope, constants, node_->input(i), Describe()));
       values.push_back(std::move(value));
     }
-    std::vector<Tensor> state(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(states));
+    std::vector<RunValue> state(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(states));
     // Every scan input is cut along its axis into the same number of slices.
     int64_t length = -1;
     std::vector<int64_t> axes(scan_inputs);
@@ -247,17 +261,24 @@ class ScanStep : public Step {
     }
     std::vector<std::vector<Tensor>> rows(scan_outputs);
     for (int64_t t = 0; t < length; ++t) {
-      std::vector<Tensor> inputs = state;
+      std::vector<RunValue> inputs = state;
       for (size_t j = 0; j < scan_inputs; ++j) {
         const int64_t at = in_dirs[j] == 1 ? length - 1 - t : t;
-        inputs.push_back(SliceAlong(values[states + j], axes[j], at));
+        inputs.emplace_back(SliceAlong(values[states + j], axes[j], at));
       }
-      StatusOr<std::vector<Tensor>> outputs = body_->Run(scope, inputs);
+      StatusOr<std::vector<RunValue>> outputs = body_->Run(scope, inputs);
       if (!outputs.ok()) return outputs.status().WithContext(fmt::format("{}, iteration {}", Describe(), t));
+      for (const RunValue& value : *outputs) {
+        if (value.is_sequence()) {
+          return InvalidModel("{}: its body gives a sequence; Scan carries tensors", Describe());
+        }
+      }
       for (size_t s = 0; s < states; ++s) state[s] = std::move((*outputs)[s]);
-      for (size_t k = 0; k < scan_outputs; ++k) rows[k].push_back(std::move((*outputs)[states + k]));
+      for (size_t k = 0; k < scan_outputs; ++k) {
+        rows[k].push_back(std::move((*outputs)[states + k].tensor));
+      }
     }
-    std::vector<Tensor> results = std::move(state);
+    std::vector<RunValue> results = std::move(state);
     for (size_t k = 0; k < scan_outputs; ++k) {
       if (out_dirs[k] == 1) std::reverse(rows[k].begin(), rows[k].end());
       if (rows[k].empty()) {

@@ -32,6 +32,44 @@ bool IsControlFlow(const onnx::NodeProto& node) {
   return IsOp(node, "If") || IsOp(node, "Loop") || IsOp(node, "Scan");
 }
 
+bool IsSequenceOp(const onnx::NodeProto& node) {
+  static const std::set<std::string> kSequenceOps = {
+      "SequenceEmpty", "SequenceConstruct", "SequenceInsert",     "SequenceAt",
+      "SequenceLength", "SequenceErase",    "ConcatFromSequence", "SplitToSequence"};
+  return (node.domain().empty() || node.domain() == "ai.onnx") && kSequenceOps.count(node.op_type());
+}
+
+namespace {
+
+bool IsSequenceType(const onnx::ValueInfoProto& value) { return value.type().has_sequence_type(); }
+
+// The outputs of `node` that are sequences: a sequence op's (all but SequenceAt's and
+// SequenceLength's, and ConcatFromSequence's), a Loop's or an If's as its body declares them,
+// an Identity's of a sequence.
+std::vector<bool> SequenceOutputs(const onnx::NodeProto& node,
+                                  const std::unordered_set<std::string>& sequences) {
+  std::vector<bool> out(static_cast<size_t>(node.output_size()), false);
+  if (IsSequenceOp(node)) {
+    const bool gives_tensor = IsOp(node, "SequenceAt") || IsOp(node, "SequenceLength") ||
+                              IsOp(node, "ConcatFromSequence");
+    std::fill(out.begin(), out.end(), !gives_tensor);
+  } else if (IsOp(node, "Identity")) {
+    std::fill(out.begin(), out.end(), node.input_size() > 0 && sequences.count(node.input(0)));
+  } else if (IsOp(node, "Loop") || IsOp(node, "If")) {
+    // A Loop's outputs are its body's outputs after the condition; an If's, its branch's.
+    const int skip = IsOp(node, "Loop") ? 1 : 0;
+    for (const onnx::AttributeProto& attr : node.attribute()) {
+      if (!attr.has_g() || (attr.name() != "body" && attr.name() != "then_branch")) continue;
+      for (int i = 0; i < node.output_size() && i + skip < attr.g().output_size(); ++i) {
+        out[static_cast<size_t>(i)] = IsSequenceType(attr.g().output(i + skip));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<int> ShapeSettingInputs(const onnx::NodeProto& node, int64_t opset) {
   if (!node.domain().empty() && node.domain() != "ai.onnx") return {};
   const std::string& op = node.op_type();
@@ -83,11 +121,17 @@ std::vector<bool> HostNodes(const onnx::GraphProto& graph, int64_t opset,
     if (name.empty()) return true;
     return computed.count(name) ? folds.count(name) != 0 : foldable(name);
   };
+  std::unordered_set<std::string> sequences;  // values of this graph that are sequences
+  for (const onnx::ValueInfoProto& input : graph.input()) {
+    if (IsSequenceType(input)) sequences.insert(input.name());
+  }
   std::vector<bool> host;
   host.reserve(static_cast<size_t>(graph.node_size()));
   for (const onnx::NodeProto& node : graph.node()) {
     bool on_host = false;
-    if (IsOp(node, "Loop") || IsOp(node, "Scan")) {
+    bool reads_sequence = false;
+    for (const std::string& in : node.input()) reads_sequence |= sequences.count(in) != 0;
+    if (IsOp(node, "Loop") || IsOp(node, "Scan") || IsSequenceOp(node) || reads_sequence) {
       on_host = true;
     } else if (IsOp(node, "If")) {
       // An If the import can inline: its condition folds, and its branches need no host.
@@ -116,10 +160,13 @@ std::vector<bool> HostNodes(const onnx::GraphProto& graph, int64_t opset,
     if (outputs_fold && !reads_shapes_only) {
       for (const std::string& in : node.input()) outputs_fold &= is_foldable(in);
     }
-    for (const std::string& out : node.output()) {
+    const std::vector<bool> sequence_outputs = SequenceOutputs(node, sequences);
+    for (int i = 0; i < node.output_size(); ++i) {
+      const std::string& out = node.output(i);
       if (out.empty()) continue;
       computed.insert(out);
       if (outputs_fold) folds.insert(out);
+      if (sequence_outputs[static_cast<size_t>(i)]) sequences.insert(out);
     }
   }
   return host;

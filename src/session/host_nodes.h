@@ -22,6 +22,10 @@ namespace collage {
 // Loop, Scan and If: ops with subgraphs.
 bool IsControlFlow(const onnx::NodeProto& node);
 
+// The ops that make or read sequences of tensors (SequenceEmpty, SequenceInsert,
+// ConcatFromSequence, ...): always host steps, since segments hold tensors only.
+bool IsSequenceOp(const onnx::NodeProto& node);
+
 // The inputs of `node` whose values (not only shapes) set the shapes of its outputs, as the
 // ONNX spec defines the op at `opset`: a Reshape's shape, a Slice's starts and ends, a TopK's
 // k, every input of NonZero, Unique, Compress's condition, NonMaxSuppression's inputs.
@@ -36,8 +40,10 @@ bool SubgraphsHold(const onnx::NodeProto& node,
 // value) is known when a segment compiles: a constant, or a small input that a segment binds
 // by value. A node's outputs are foldable when every input is (Shape and Size: always) and it
 // is no random op. A node runs on the host when it is Loop or Scan, an If whose condition is
-// not foldable or whose branches hold control flow or a host node, or a node whose
-// shape-setting inputs are not all foldable; a host node's outputs are not foldable.
+// not foldable or whose branches hold control flow or a host node, a sequence op or a node
+// reading a sequence (the graph's sequence inputs, the sequence outputs of sequence ops, of
+// Loop and of If as their bodies declare them), or a node whose shape-setting inputs are not
+// all foldable; a host node's outputs are not foldable.
 std::vector<bool> HostNodes(const onnx::GraphProto& graph, int64_t opset,
                             const std::function<bool(const std::string&)>& foldable);
 

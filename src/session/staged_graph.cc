@@ -14,11 +14,12 @@
 #include "onnx/tensor_proto.h"
 #include "session/control_flow_steps.h"
 #include "session/host_nodes.h"
+#include "session/sequence_steps.h"
 #include "session/shape_specializer.h"
 
 namespace collage {
 
-const Tensor* Scope::Find(const std::string& name) const {
+const RunValue* Scope::Find(const std::string& name) const {
   for (const Scope* s = this; s != nullptr; s = s->parent_) {
     auto it = s->values_.find(name);
     if (it != s->values_.end()) return &it->second;
@@ -55,15 +56,24 @@ StatusOr<Tensor> ConstantTable::Decoded(const std::string& name) const {
   return NotFound("no constant named '{}'", name);
 }
 
-StatusOr<Tensor> ReadValue(const Scope& scope, const ConstantTable& constants,
-                           const std::string& name, const std::string& reader) {
-  if (const Tensor* value = scope.Find(name)) return *value;
+StatusOr<RunValue> ReadRunValue(const Scope& scope, const ConstantTable& constants,
+                                const std::string& name, const std::string& reader) {
+  if (const RunValue* value = scope.Find(name)) return *value;
   if (constants.Find(name) != nullptr) {
     StatusOr<Tensor> decoded = constants.Decoded(name);
     if (!decoded.ok()) return decoded.status().WithContext(fmt::format("constant '{}'", name));
-    return decoded;
+    return RunValue(std::move(decoded).value());
   }
   return InvalidModel("{} reads '{}', which nothing computed before it", reader, name);
+}
+
+StatusOr<Tensor> ReadValue(const Scope& scope, const ConstantTable& constants,
+                           const std::string& name, const std::string& reader) {
+  COLLAGE_ASSIGN_OR_RETURN(RunValue value, ReadRunValue(scope, constants, name, reader));
+  if (value.is_sequence()) {
+    return InvalidModel("{} reads '{}' as a tensor, but it is a sequence", reader, name);
+  }
+  return std::move(value.tensor);
 }
 
 std::string NodeLabel(const onnx::NodeProto& node) {
@@ -411,6 +421,9 @@ StatusOr<std::unique_ptr<StagedGraph>> StagedGraph::Build(
       std::unique_ptr<Step> step;
       if (IsControlFlow(*node)) {
         COLLAGE_ASSIGN_OR_RETURN(step, MakeControlFlowStep(*node, context, constants, depth));
+      } else if (IsSequenceOp(*node) || node->op_type() == "Identity") {
+        // An Identity is a host step only where it passes a sequence on.
+        COLLAGE_ASSIGN_OR_RETURN(step, MakeSequenceStep(*node, context->opset));
       } else {
         COLLAGE_ASSIGN_OR_RETURN(step,
                                  HostNodeStep::Make(*node, context->opset, context->model.base_dir));
@@ -440,8 +453,8 @@ StatusOr<std::unique_ptr<StagedGraph>> StagedGraph::Build(
   return staged;
 }
 
-StatusOr<std::vector<Tensor>> StagedGraph::Run(const Scope& outer,
-                                               const std::vector<Tensor>& inputs) const {
+StatusOr<std::vector<RunValue>> StagedGraph::Run(const Scope& outer,
+                                                 const std::vector<RunValue>& inputs) const {
   Scope scope(&outer, num_values_);
   if (inputs.size() != formal_inputs_.size()) {
     return InvalidArgument("graph '{}' takes {} inputs, was given {}", graph_->name(),
@@ -449,11 +462,10 @@ StatusOr<std::vector<Tensor>> StagedGraph::Run(const Scope& outer,
   }
   for (size_t i = 0; i < inputs.size(); ++i) scope.Set(formal_inputs_[i], inputs[i]);
   for (const auto& step : steps_) COLLAGE_RETURN_IF_ERROR(step->Run(scope, constants_));
-  std::vector<Tensor> outputs;
+  std::vector<RunValue> outputs;
   for (const onnx::ValueInfoProto& output : graph_->output()) {
-    COLLAGE_ASSIGN_OR_RETURN(
-        Tensor value,
-        ReadValue(scope, constants_, output.name(), fmt::format("graph '{}'", graph_->name())));
+    COLLAGE_ASSIGN_OR_RETURN(RunValue value, ReadRunValue(scope, constants_, output.name(),
+                                                          "the outputs of graph '" + graph_->name() + "'"));
     outputs.push_back(std::move(value));
   }
   return outputs;

@@ -32,6 +32,23 @@ struct StagedContext {
   SessionOptions options;  // how segments are compiled: backend, threads, cache size
 };
 
+// A value of a run: a tensor, or a sequence of tensors (what the sequence ops make, and what
+// a Loop carries or an If gives of them). Sequences live between host steps only: segments
+// read and write tensors.
+struct RunValue {
+  RunValue() = default;
+  RunValue(Tensor t) : tensor(std::move(t)) {}  // NOLINT: a tensor is a run value
+  static RunValue Sequence(std::vector<Tensor> items) {
+    RunValue value;
+    value.sequence = std::make_shared<const std::vector<Tensor>>(std::move(items));
+    return value;
+  }
+  bool is_sequence() const { return sequence != nullptr; }
+
+  Tensor tensor;
+  std::shared_ptr<const std::vector<Tensor>> sequence;  // shared: sequences are not copied
+};
+
 // The values a graph reads at run time: its own (inputs, what its steps computed) and, by
 // name, those of the graphs around it.
 class Scope {
@@ -39,12 +56,12 @@ class Scope {
   explicit Scope(const Scope* parent = nullptr, size_t expected_values = 0) : parent_(parent) {
     values_.reserve(expected_values);
   }
-  const Tensor* Find(const std::string& name) const;
-  void Set(const std::string& name, Tensor value) { values_[name] = std::move(value); }
+  const RunValue* Find(const std::string& name) const;
+  void Set(const std::string& name, RunValue value) { values_[name] = std::move(value); }
 
  private:
   const Scope* parent_;
-  std::unordered_map<std::string, Tensor> values_;
+  std::unordered_map<std::string, RunValue> values_;
 };
 
 // The constants a graph sees: its initializers and Constant nodes, and those of the graphs
@@ -70,9 +87,13 @@ class ConstantTable {
   mutable std::unordered_map<std::string, Tensor> decoded_;
 };
 
-// Reads `name` at run time: from the scope, else a constant. Names the reader in errors.
+// Reads the tensor `name` at run time: from the scope, else a constant. Names the reader in
+// errors (a sequence where a tensor is read among them).
 StatusOr<Tensor> ReadValue(const Scope& scope, const ConstantTable& constants,
                            const std::string& name, const std::string& reader);
+// Reads `name`, a tensor or a sequence.
+StatusOr<RunValue> ReadRunValue(const Scope& scope, const ConstantTable& constants,
+                                const std::string& name, const std::string& reader);
 
 // One step of a staged graph: reads its inputs from the scope, writes its outputs there.
 class Step {
@@ -100,7 +121,7 @@ class StagedGraph {
   // Runs the graph with its inputs (in the order the graph declares them, initializers
   // listed as inputs left out) in a scope whose
   // parent is `outer`; returns its outputs in the order it declares them.
-  StatusOr<std::vector<Tensor>> Run(const Scope& outer, const std::vector<Tensor>& inputs) const;
+  StatusOr<std::vector<RunValue>> Run(const Scope& outer, const std::vector<RunValue>& inputs) const;
 
   const onnx::GraphProto& proto() const { return *graph_; }
   int num_compiled() const;

@@ -35,9 +35,10 @@ int64_t DefaultOpset(const onnx::ModelProto& model) {
 void CollectUnsupported(const onnx::GraphProto& graph, const FunctionExpander& functions,
                         std::map<std::string, std::string>& unsupported) {
   static const std::set<std::string> kStagedOps = {"Constant", "If", "Loop", "Scan"};
+  // (The sequence ops, run as host steps: IsSequenceOp.)
   for (const onnx::NodeProto& node : graph.node()) {
     const std::string domain = IsDefaultDomain(node.domain()) ? "" : node.domain();
-    const bool known = (domain.empty() && kStagedOps.count(node.op_type())) ||
+    const bool known = (domain.empty() && kStagedOps.count(node.op_type())) || IsSequenceOp(node) ||
                        OpRegistry::Global().Find(domain, node.op_type()) != nullptr ||
                        functions.HasBody(node);
     if (!known) {
@@ -94,6 +95,17 @@ StatusOr<std::unique_ptr<StagedModel>> StagedModel::Load(ParsedModel model,
                        unsupported.size() == 1 ? "" : "s", fmt::join(items, ", "));
   }
 
+  for (const auto* list : {&proto.graph().input(), &proto.graph().output()}) {
+    for (const onnx::ValueInfoProto& value : *list) {
+      if (value.type().value_case() != onnx::TypeProto::VALUE_NOT_SET &&
+          !value.type().has_tensor_type()) {
+        return Unsupported("{} '{}' is {}; a session takes and gives tensors (sequences run "
+                           "inside the model only)",
+                           list == &proto.graph().input() ? "input" : "output", value.name(),
+                           value.type().has_sequence_type() ? "a sequence" : "not a tensor");
+      }
+    }
+  }
   std::unique_ptr<StagedModel> staged(new StagedModel());
   for (const DeclaredTensor& input : DeclaredInputs(proto)) {
     TensorInfo info{input.name, input.dtype, input.shape};
@@ -129,14 +141,17 @@ StatusOr<std::unique_ptr<StagedModel>> StagedModel::Load(ParsedModel model,
 StatusOr<std::map<std::string, Tensor>> StagedModel::Run(
     const std::map<std::string, Tensor>& inputs, RunProfile* /*profile*/) {
   COLLAGE_RETURN_IF_ERROR(CheckRunInputs(inputs_, inputs, UnshapedInputs::kAnyRankIfUnshaped));
-  std::vector<Tensor> ordered;
-  for (const TensorInfo& info : inputs_) ordered.push_back(inputs.at(info.name));
+  std::vector<RunValue> ordered;
+  for (const TensorInfo& info : inputs_) ordered.emplace_back(inputs.at(info.name));
   Scope top;
-  COLLAGE_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, graph_->Run(top, ordered));
+  COLLAGE_ASSIGN_OR_RETURN(std::vector<RunValue> outputs, graph_->Run(top, ordered));
   std::map<std::string, Tensor> named;
   for (size_t i = 0; i < outputs.size(); ++i) {
+    if (outputs[i].is_sequence()) {  // the graph's declarations said tensor (Load checks them)
+      return InvalidModel("output '{}' is a sequence; a session gives tensors", outputs_[i].name);
+    }
     // Owned and the caller's alone: an output that is an input or a constant is copied.
-    named[outputs_[i].name] = outputs[i].Clone();
+    named[outputs_[i].name] = outputs[i].tensor.Clone();
   }
   return named;
 }

@@ -308,5 +308,68 @@ TEST(StagedModelTest, AWrongInputShapeIsRefusedBeforeAnythingRuns) {
   EXPECT_NE(out.status().message().find("s0"), std::string::npos) << out.status().ToString();
 }
 
+// x [4 x 2] split into rows (SplitToSequence without split, keepdims 0); a sequence made of
+// the first and last rows, then the second inserted at position 1 and the last erased; its
+// length; the row at -1; the rows stacked along a new axis 1; and x split into pieces of 3
+// rows (the last of 1), concatenated back.
+ModelBuilder SequencesModel() {
+  ModelBuilder b(13);
+  b.Input("x", kFloat, {4, 2});
+  b.Output("count", kInt64, {}).Output("last", kFloat, {2}).Output("stacked", kFloat, {2, 3});
+  b.Output("again", kFloat, {4, 2});
+  AddIntAttr(b.Node("SplitToSequence", {"x"}, {"rows"}, "rows"), "keepdims", 0);
+  b.Int64Init("zero", {}, {0}).Int64Init("one", {}, {1}).Int64Init("minus_one", {}, {-1});
+  b.Int64Init("three", {}, {3});
+  b.Node("SequenceAt", {"rows", "zero"}, {"row0"}, "first");
+  b.Node("SequenceAt", {"rows", "minus_one"}, {"row3"}, "last_row");
+  b.Node("SequenceAt", {"rows", "one"}, {"row1"}, "second");
+  b.Node("SequenceConstruct", {"row0", "row3"}, {"pair"}, "pair");
+  b.Node("SequenceInsert", {"pair", "row1", "one"}, {"triple"}, "insert");
+  b.Node("SequenceInsert", {"triple", "row3"}, {"four"}, "append");
+  b.Node("SequenceErase", {"four"}, {"three_rows"}, "erase");
+  b.Node("SequenceLength", {"three_rows"}, {"count"}, "length");
+  b.Node("SequenceAt", {"three_rows", "minus_one"}, {"last"}, "at_end");
+  auto& stack = b.Node("ConcatFromSequence", {"three_rows"}, {"stacked"}, "stack");
+  AddIntAttr(stack, "axis", 1);
+  AddIntAttr(stack, "new_axis", 1);
+  b.Node("SplitToSequence", {"x", "three"}, {"pieces"}, "pieces");
+  AddIntAttr(b.Node("ConcatFromSequence", {"pieces"}, {"again"}, "join"), "axis", 0);
+  return b;
+}
+
+TEST(StagedModelTest, TheSequenceOpsMakeAndReadSequencesAsTheSpecSays) {
+  const std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8};
+  auto out = RunModel(SequencesModel(), {{"x", Floats({4, 2}, x)}});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->at("count").ToVector<int64_t>(), (std::vector<int64_t>{3}));
+  EXPECT_EQ(out->at("last").ToVector<float>(), (std::vector<float>{7, 8}));
+  // Rows 0, 1, 3 as the columns of a 2 x 3.
+  EXPECT_EQ(out->at("stacked").shape(), (Shape{2, 3}));
+  EXPECT_EQ(out->at("stacked").ToVector<float>(), (std::vector<float>{1, 3, 7, 2, 4, 8}));
+  EXPECT_EQ(out->at("again").ToVector<float>(), x);
+}
+
+TEST(StagedModelTest, ASequencePositionOutOfRangeIsAnError) {
+  ModelBuilder b = SequencesModel();
+  b.graph()->mutable_initializer(2)->set_int64_data(0, -5);  // minus_one → -5 of 4 rows
+  auto out = RunModel(b, {{"x", Floats({4, 2}, {1, 2, 3, 4, 5, 6, 7, 8})}});
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("position -5 is outside [-4, 3]"), std::string::npos)
+      << out.status().ToString();
+}
+
+TEST(StagedModelTest, ASequenceInputOfTheModelIsRefusedByName) {
+  ModelBuilder b(13);
+  auto* in = b.graph()->add_input();
+  in->set_name("items");
+  SetTensorType(in->mutable_type()->mutable_sequence_type()->mutable_elem_type(), kFloat, {2});
+  b.Output("n", kInt64, {});
+  b.Node("SequenceLength", {"items"}, {"n"}, "length");
+  const Status status = Session::LoadBytes(b.Bytes()).status();
+  EXPECT_EQ(status.code(), StatusCode::kUnsupported) << status.ToString();
+  EXPECT_NE(status.message().find("input 'items' is a sequence"), std::string::npos)
+      << status.ToString();
+}
+
 }  // namespace
 }  // namespace collage
