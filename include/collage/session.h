@@ -55,6 +55,9 @@ struct SessionOptions {
   // compiled per run whatever this says: no input shape decides those.
   bool shapes_per_run = true;
   int shape_cache_size = 8;
+  // A Loop (of such a model) that has run this many iterations without stopping ends the run
+  // with an error naming it: a hostile or broken model cannot hold a run for ever.
+  int64_t max_loop_iterations = int64_t{1} << 20;
 };
 
 // What the search that made the current placement estimated it would cost: each group's

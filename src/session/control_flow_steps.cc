@@ -1,6 +1,7 @@
 #include "session/control_flow_steps.h"
 
 #include <algorithm>
+#include <string>
 
 #include "collage/sdk/errors.h"
 #include "onnx/onnx_pb.h"
@@ -132,8 +133,9 @@ class IfStep : public Step {
 
 class LoopStep : public Step {
  public:
-  LoopStep(const onnx::NodeProto& node, std::unique_ptr<StagedGraph> body)
-      : node_(&node), label_(NodeLabel(node)), body_(std::move(body)) {}
+  LoopStep(const onnx::NodeProto& node, std::unique_ptr<StagedGraph> body,
+           std::shared_ptr<const StagedContext> context)
+      : node_(&node), label_(NodeLabel(node)), body_(std::move(body)), context_(std::move(context)) {}
 
   Status Run(Scope& scope, const ConstantTable& constants) const override {
     const bool has_trip_count = !node_->input(0).empty();
@@ -163,7 +165,14 @@ class LoopStep : public Step {
     const onnx::GraphProto& body = body_->proto();
     const size_t scan_count = static_cast<size_t>(body.output_size()) - 1 - carried_count;
     std::vector<std::vector<Tensor>> scans(scan_count);
+    const int64_t limit = context_->options.max_loop_iterations;
     for (int64_t i = 0; (!has_trip_count || i < trip_count) && cond; ++i) {
+      if (i >= limit) {
+        return InvalidArgument("{} ran {} iterations without stopping (its trip count is {}); "
+                               "a run stops a loop there (SessionOptions::max_loop_iterations)",
+                               Describe(), limit,
+                               has_trip_count ? std::to_string(trip_count) : "not given");
+      }
       std::vector<RunValue> inputs = {Tensor::Scalar<int64_t>(i), Tensor::Scalar<bool>(cond)};
       inputs.insert(inputs.end(), carried.begin(), carried.end());
       StatusOr<std::vector<RunValue>> outputs = body_->Run(scope, inputs);
@@ -212,6 +221,7 @@ class LoopStep : public Step {
   const onnx::NodeProto* node_;
   std::string label_;  // messages name the node at every run
   std::unique_ptr<StagedGraph> body_;
+  std::shared_ptr<const StagedContext> context_;  // the iteration limit
 };
 
 // Scan from opset 9 on: no batch axis, no sequence lengths.
@@ -344,7 +354,7 @@ StatusOr<std::unique_ptr<Step>> MakeControlFlowStep(const onnx::NodeProto& node,
                           NodeLabel(node), std::max<int64_t>(carried, 0));
     }
     COLLAGE_ASSIGN_OR_RETURN(auto body, BuildBody(*body_graph, context, constants, depth));
-    return std::unique_ptr<Step>(new LoopStep(node, std::move(body)));
+    return std::unique_ptr<Step>(new LoopStep(node, std::move(body), context));
   }
   // Scan
   if (context->opset < 9) {

@@ -114,10 +114,10 @@ StatusOr<std::unique_ptr<StagedModel>> StagedModel::Load(ParsedModel model,
     }
     staged->inputs_.push_back(std::move(info));
   }
-  for (const auto& [name, shape] : options.input_shapes) {
+  for (const auto& fixed : options.input_shapes) {
     if (std::none_of(staged->inputs_.begin(), staged->inputs_.end(),
-                     [&](const TensorInfo& info) { return info.name == name; })) {
-      return InvalidArgument("--shape names '{}', which is not a graph input", name);
+                     [&](const TensorInfo& info) { return info.name == fixed.first; })) {
+      return InvalidArgument("--shape names '{}', which is not a graph input", fixed.first);
     }
   }
   for (const DeclaredTensor& output : DeclaredOutputs(proto)) {

@@ -276,6 +276,25 @@ TEST(StagedModelTest, ALoopWithNeitherTripCountNorConditionIsAnError) {
       << out.status().ToString();
 }
 
+TEST(StagedModelTest, ALoopThatDoesNotStopWithinTheLimitEndsTheRun) {
+  SessionOptions options;
+  options.max_loop_iterations = 100;
+  auto session = Session::LoadBytes(LoopModel().Bytes(), options);
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  const std::map<std::string, Tensor> feeds = {{"x", Floats({1}, {1})},
+                                               {"trip", Tensor::Scalar<int64_t>(int64_t{1} << 40)},
+                                               {"acc0", Floats({1}, {1})}};
+  auto out = (*session)->Run(feeds);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("Loop node 'loop' ran 100 iterations without stopping"),
+            std::string::npos)
+      << out.status().ToString();
+  // Within the limit, the same session runs.
+  std::map<std::string, Tensor> fewer = feeds;
+  fewer["trip"] = Tensor::Scalar<int64_t>(100);
+  EXPECT_TRUE((*session)->Run(fewer).ok());
+}
+
 TEST(StagedModelTest, ATripCountOfTheWrongTypeIsNamed) {
   ModelBuilder b = LoopModel();
   b.graph()->mutable_input(1)->mutable_type()->mutable_tensor_type()->set_elem_type(kFloat);
