@@ -14,8 +14,8 @@
 #include "onnx/tensor_proto.h"
 #include "session/control_flow_steps.h"
 #include "session/host_nodes.h"
+#include "session/segment_step.h"
 #include "session/sequence_steps.h"
-#include "session/shape_specializer.h"
 
 namespace collage {
 
@@ -121,103 +121,6 @@ std::vector<std::string> NamesRead(const onnx::NodeProto& node) {
 }
 
 namespace {
-
-// A segment keeps at most this many compiled variants (one per dtype and rank of its inputs);
-// beyond, the oldest are dropped. Each variant keeps its own shape cache.
-constexpr size_t kMaxSegmentVariants = 8;
-
-// A run of ordinary nodes, compiled per input signature on the session's backend.
-class Segment : public Step {
- public:
-  Segment(std::shared_ptr<const StagedContext> context, const onnx::GraphProto& graph,
-          const ConstantTable& constants, int index)
-      : context_(std::move(context)), graph_(&graph), constants_(&constants), index_(index) {}
-
-  std::vector<const onnx::NodeProto*> nodes;
-  std::vector<std::string> inputs;          // read from the scope
-  std::vector<std::string> embedded;        // constants copied into the compiled model
-  std::vector<std::string> outputs;         // what later steps and the graph's outputs read
-
-  Status Run(Scope& scope, const ConstantTable& constants) const override {
-    std::map<std::string, Tensor> feeds;
-    VariantKey key;  // each input's dtype and rank: what the compiled model declares
-    key.reserve(2 * inputs.size());
-    for (const std::string& name : inputs) {
-      COLLAGE_ASSIGN_OR_RETURN(Tensor value, ReadValue(scope, constants, name, Describe()));
-      key.push_back(static_cast<int64_t>(value.dtype()));
-      key.push_back(value.rank());
-      feeds.emplace_hint(feeds.end(), name, std::move(value));
-    }
-    COLLAGE_ASSIGN_OR_RETURN(PerRunModel * compiled, Compiled(key, feeds));
-    StatusOr<std::map<std::string, Tensor>> results = compiled->Run(feeds, nullptr);
-    if (!results.ok()) return results.status().WithContext(Describe());
-    for (const std::string& name : outputs) {
-      auto it = results->find(name);
-      if (it == results->end()) return Internal("{}: output '{}' missing", Describe(), name);
-      scope.Set(name, std::move(it->second));
-    }
-    return Status::Ok();
-  }
-
-  int num_compiled() const override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    int total = 0;
-    for (const auto& [key, model] : variants_) total += model->num_compiled();
-    return total;
-  }
-
-  // Once its nodes are known: messages name it at every run.
-  void Label() {
-    label_ = fmt::format("segment {} ({} node{})", index_, nodes.size(), nodes.size() == 1 ? "" : "s");
-  }
-  const std::string& Describe() const override { return label_; }
-
- private:
-  using VariantKey = std::vector<int64_t>;
-
-  StatusOr<PerRunModel*> Compiled(const VariantKey& key,
-                                  const std::map<std::string, Tensor>& feeds) const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (const auto& [k, model] : variants_) {
-      if (k == key) return model.get();
-    }
-    auto model = std::make_shared<onnx::ModelProto>();
-    const onnx::ModelProto& source = *context_->model.proto;
-    model->set_ir_version(source.ir_version());
-    *model->mutable_opset_import() = source.opset_import();
-    *model->mutable_functions() = source.functions();
-    onnx::GraphProto* graph = model->mutable_graph();
-    graph->set_name(fmt::format("{} {}", graph_->name(), Describe()));
-    for (const onnx::NodeProto* node : nodes) *graph->add_node() = *node;
-    for (const std::string& name : inputs) {
-      const Tensor& value = feeds.at(name);
-      onnx::ValueInfoProto* input = graph->add_input();
-      input->set_name(name);
-      // Dynamic dims of the run's rank: the segment compiles per shape signature.
-      FillTypeProto(TensorType{value.dtype(), Shape(static_cast<size_t>(value.rank()), -1)},
-                    *input->mutable_type());
-    }
-    for (const std::string& name : embedded) *graph->add_initializer() = *constants_->Find(name);
-    for (const std::string& name : outputs) graph->add_output()->set_name(name);
-    ParsedModel parsed{std::move(model),
-                       fmt::format("{} ({})", context_->model.source_name, Describe()),
-                       context_->model.base_dir};
-    auto compiled = std::make_unique<ShapeSpecializer>(std::move(parsed), context_->options,
-                                                       std::vector<std::string>{},
-                                                       /*checked_whole=*/true);
-    if (variants_.size() >= kMaxSegmentVariants) variants_.erase(variants_.begin());
-    variants_.emplace_back(key, std::move(compiled));
-    return variants_.back().second.get();
-  }
-
-  std::shared_ptr<const StagedContext> context_;
-  const onnx::GraphProto* graph_;
-  const ConstantTable* constants_;
-  int index_;
-  std::string label_;
-  mutable std::mutex mutex_;
-  mutable std::vector<std::pair<VariantKey, std::unique_ptr<ShapeSpecializer>>> variants_;
-};
 
 // A node whose output shapes come from values computed in this run, on the reference kernels.
 class HostNodeStep : public Step {
