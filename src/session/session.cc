@@ -177,8 +177,14 @@ StatusOr<std::unique_ptr<Session>> Session::Impl::LoadParsed(
       // Control flow and shapes set by computed values: only a run can decide them, whatever
       // shapes_per_run says (fixing the input shapes cannot fix those).
       if (StagedModel::NeedsStaging(parsed)) {
-        if (!options.plan_path.empty()) return graph.status();
-        return Staged(std::move(parsed), options, import_ms);
+        SessionOptions staged = options;
+        staged.plan_path.clear();
+        COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
+                                 Staged(std::move(parsed), staged, import_ms));
+        if (!options.plan_path.empty()) {
+          return session->impl_->per_run->RefuseFixedGraphUse("running a plan");
+        }
+        return session;
       }
       // A plan (set) given to such a session places each compiled signature (LoadPlan).
       if (!options.shapes_per_run || !(dynamic || by_value)) return graph.status();

@@ -263,6 +263,13 @@ TEST(StagedModelTest, OptimizingIsRefusedWithTheReason) {
   EXPECT_NE(status.message().find("control flow"), std::string::npos) << status.ToString();
   EXPECT_NE((*session)->DescribePlacement().find("Loop node 'loop'"), std::string::npos)
       << (*session)->DescribePlacement();
+  // A plan too (before the file is even read: no plan can place such a model).
+  SessionOptions with_plan;
+  with_plan.plan_path = "no_such.plan";
+  const Status plan = Session::LoadBytes(LoopModel().Bytes(), with_plan).status();
+  EXPECT_EQ(plan.code(), StatusCode::kUnsupported) << plan.ToString();
+  EXPECT_NE(plan.message().find("running a plan needs one graph"), std::string::npos)
+      << plan.ToString();
 }
 
 TEST(StagedModelTest, ALoopWithNeitherTripCountNorConditionIsAnError) {
