@@ -116,3 +116,51 @@ def test_a_model_of_dynamic_dims_runs_at_any_input_shape(dynamic_tiny_model):
     assert session.num_compiled_shapes() == 3  # the last shape was compiled already
     with pytest.raises(collage.InvalidArgumentError, match=r"expects \?x4x\?x\?"):
         session.run(None, {"x": np.zeros((1, 3, 8, 8), np.float32)})
+
+
+def test_a_loop_whose_data_decides_its_trip_count_runs(tmp_path):
+    """A while-loop (a Loop whose condition its body computes) doubling a vector until its sum
+    reaches a limit given at each run: the trip count and the stacked rows' count are the
+    data's."""
+    onnx = pytest.importorskip("onnx", reason="the onnx package (python3-onnx) builds the model")
+    from onnx import TensorProto, helper, numpy_helper
+
+    two = numpy_helper.from_array(np.array(2, np.float32), "two")
+    body = helper.make_graph(
+        [helper.make_node("Mul", ["v", "two"], ["v_out"]),
+         helper.make_node("ReduceSum", ["v_out"], ["s"], keepdims=0),
+         helper.make_node("Less", ["s", "limit"], ["c_out"]),
+         helper.make_node("Identity", ["v_out"], ["row"])],
+        "double",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v_out", TensorProto.FLOAT, [3]),
+         helper.make_tensor_value_info("row", TensorProto.FLOAT, [3])],
+        [two])
+    graph = helper.make_graph(
+        [helper.make_node("ReduceSum", ["v0"], ["s0"], keepdims=0),
+         helper.make_node("Less", ["s0", "limit"], ["go"]),
+         helper.make_node("Loop", ["", "go", "v0"], ["v_last", "rows"], body=body)],
+        "while_loop",
+        [helper.make_tensor_value_info("v0", TensorProto.FLOAT, [3]),
+         helper.make_tensor_value_info("limit", TensorProto.FLOAT, [])],
+        [helper.make_tensor_value_info("v_last", TensorProto.FLOAT, [3]),
+         helper.make_tensor_value_info("rows", TensorProto.FLOAT, ["steps", 3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    path = tmp_path / "while_loop.onnx"
+    onnx.save(model, str(path))
+
+    session = collage.InferenceSession(str(path), threads=1)
+    v0 = np.array([0.5, 1.0, 1.5], np.float32)
+    for limit in (10.0, 1000.0, 2.0):
+        v, rows = v0.copy(), []
+        while v.sum() < limit:
+            v = v * 2
+            rows.append(v)
+        v_last, got_rows = session.run(None, {"v0": v0, "limit": np.array(limit, np.float32)})
+        np.testing.assert_array_equal(v_last, v)
+        assert got_rows.shape == (len(rows), 3)
+        if rows:
+            np.testing.assert_array_equal(got_rows, np.stack(rows))
