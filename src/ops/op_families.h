@@ -43,5 +43,8 @@ void RegisterRearrangeOps(OpRegistry& registry);  // rearrange_ops.cc: DepthToSp
 
 void RegisterSelectionOps(
     OpRegistry& registry);  // selection_ops.cc: NonZero, Compress, Unique, NonMaxSuppression
+void RegisterSignalOps(OpRegistry& registry);     // signal_ops.cc: DFT, STFT, MelWeightMatrix
+void RegisterDetOps(OpRegistry& registry);        // det.cc: Det
+void RegisterMaxUnpoolOps(OpRegistry& registry);  // max_unpool.cc: MaxUnpool
 
 }  // namespace collage

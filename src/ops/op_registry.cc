@@ -42,6 +42,9 @@ OpRegistry BuildGlobalRegistry() {
   RegisterSamplingOps(registry);
   RegisterRearrangeOps(registry);
   RegisterSelectionOps(registry);
+  RegisterSignalOps(registry);
+  RegisterDetOps(registry);
+  RegisterMaxUnpoolOps(registry);
   return registry;
 }
 

@@ -92,7 +92,9 @@ std::vector<int> ShapeSettingInputs(const onnx::NodeProto& node, int64_t opset) 
   if (op == "MaxUnpool") return {2};
   if (op == "Col2Im") return {1, 2};
   if (op == "HannWindow" || op == "HammingWindow" || op == "BlackmanWindow") return {0};
-  if (op == "DFT") return {1};
+  if (op == "DFT") return opset >= 20 ? std::vector<int>{1, 2} : std::vector<int>{1};
+  if (op == "STFT") return {1, 3};
+  if (op == "MelWeightMatrix") return AllInputs(node);
   return {};
 }
 
