@@ -373,7 +373,14 @@ class Importer {
         return InvalidModel("initializer '{}' is defined twice (or is also a graph input)",
                             init.name());
       }
-      COLLAGE_ASSIGN_OR_RETURN(Tensor tensor, TensorFromProto(init, base_dir_));
+      Tensor tensor;
+      std::map<std::string, Tensor>* decoded = options_.decoded_initializers;
+      if (decoded != nullptr && decoded->count(init.name())) {
+        tensor = decoded->at(init.name());  // shared: constants are never written in place
+      } else {
+        COLLAGE_ASSIGN_OR_RETURN(tensor, TensorFromProto(init, base_dir_));
+        if (decoded != nullptr) decoded->emplace(init.name(), tensor);
+      }
       ids_[init.name()] = graph_.AddConstant(init.name(), std::move(tensor));
     }
     return Status::Ok();

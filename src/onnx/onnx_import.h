@@ -38,6 +38,10 @@ struct ImportOptions {
   // was checked when it loaded (a segment of a staged model, src/session/staged_graph.h):
   // such a part declares its outputs without types, which the checker refuses.
   bool run_onnx_checker = true;
+  // Where set: the model's initializers as an earlier import of the same parsed model decoded
+  // them, reused (and filled) here. A model imported at several input shapes decodes its
+  // weights once, and its compiled shapes share them.
+  std::map<std::string, Tensor>* decoded_initializers = nullptr;
 };
 
 // What a failed import lacked that a run could give it.

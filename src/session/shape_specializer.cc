@@ -66,6 +66,7 @@ StatusOr<std::shared_ptr<Session>> ShapeSpecializer::Compile(
   for (int round = 0;; ++round) {
     ImportOptions import;
     import.run_onnx_checker = !checked_whole_;
+    import.decoded_initializers = &decoded_initializers_;
     for (const TensorInfo& info : inputs_) {
       const Tensor& t = inputs.at(info.name);
       import.input_shapes[info.name] = t.shape();
@@ -83,6 +84,8 @@ StatusOr<std::shared_ptr<Session>> ShapeSpecializer::Compile(
       if (learned && round < kMaxBindingRounds) continue;
       return graph.status().WithContext("compiling for the input shapes of this run");
     }
+    // The checker reads the model as written, which no input shape changes: once is enough.
+    checked_whole_ = true;
     SessionOptions fixed = options_;
     fixed.input_shapes.clear();
     fixed.input_shape_origins.clear();

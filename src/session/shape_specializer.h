@@ -51,12 +51,14 @@ class ShapeSpecializer : public PerRunModel {
 
   ParsedModel model_;
   SessionOptions options_;
-  bool checked_whole_ = false;
+  bool checked_whole_ = false;  // the checker passed the model (at load, or a first import)
   std::vector<TensorInfo> inputs_;
   std::vector<TensorInfo> outputs_;
 
   mutable std::mutex mutex_;
   std::set<std::string> value_inputs_;  // bound to their values at each run; only ever grows
+  // The weights as the first import decoded them: every compiled signature shares them.
+  std::map<std::string, Tensor> decoded_initializers_;
   std::list<std::pair<std::string, std::shared_ptr<Session>>> cache_;  // most recent first
 };
 
