@@ -135,12 +135,14 @@ TEST_F(CliTest, DynamicDimsNeedShapeAndUnsupportedOpsAreAllNamed) {
   unsupported.Input("x", onnx::TensorProto::FLOAT, {int64_t{4}})
       .Output("z", onnx::TensorProto::FLOAT, {int64_t{4}});
   unsupported.Node("Relu", {"x"}, {"a"}, "fine");
-  unsupported.Node("Det", {"a"}, {"b"}, "det_1");
+  unsupported.Domain("com.example", 1);
+  unsupported.Node("Unknown", {"a"}, {"b"}, "unknown_1", "com.example");
   unsupported.Node("RandomUniformLike", {"b"}, {"c"}, "random_1");
   unsupported.Node("Identity", {"c"}, {"z"}, "id");
   r = RunCli("info " + WriteBytes("unsupported.onnx", unsupported.Bytes()));
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.output.find("Det (node 'det_1')"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("com.example::Unknown (node 'unknown_1')"), std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("RandomUniformLike (node 'random_1')"), std::string::npos) << r.output;
 }
 
