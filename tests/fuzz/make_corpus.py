@@ -118,6 +118,33 @@ def seeds():
         part.dims.append(1000)
     yield "sparse_initializer_short", sparse
 
+    # Control flow and shapes set by data (a staged model): a Loop whose body holds an If on
+    # its data and fills a sequence, concatenated after it; a NonZero of a computed value.
+    branch_then = helper.make_graph([helper.make_node("Neg", ["v"], ["t"])], "then", [],
+                                    [vi("t", [2])])
+    branch_else = helper.make_graph([helper.make_node("Abs", ["v"], ["e"])], "else", [],
+                                    [vi("e", [2])])
+    body = helper.make_graph([
+        helper.make_node("ReduceSum", ["v"], ["s"], keepdims=0),
+        helper.make_node("Greater", ["s", "zero"], ["big"]),
+        helper.make_node("If", ["big"], ["w"], then_branch=branch_then, else_branch=branch_else),
+        helper.make_node("SequenceInsert", ["rows", "w"], ["rows_out"]),
+        helper.make_node("Identity", ["c"], ["c_out"]),
+    ], "body", [vi("i", [], TensorProto.INT64), vi("c", [], TensorProto.BOOL), vi("v", [2]),
+                helper.make_tensor_sequence_value_info("rows", TensorProto.FLOAT, [2])],
+        [vi("c_out", [], TensorProto.BOOL), vi("w", [2]),
+         helper.make_tensor_sequence_value_info("rows_out", TensorProto.FLOAT, [2])])
+    staged = model([
+        helper.make_node("SequenceEmpty", [], ["empty"], dtype=TensorProto.FLOAT),
+        helper.make_node("Loop", ["trip", "", "x", "empty"], ["v_last", "rows"], body=body),
+        helper.make_node("ConcatFromSequence", ["rows"], ["y"], axis=0),
+        helper.make_node("Greater", ["y", "zero"], ["positive"]),
+        helper.make_node("NonZero", ["positive"], ["where"]),
+    ], [vi("x", [2]), vi("trip", [], TensorProto.INT64)],
+        [vi("y", ["n"]), vi("where", [1, "k"], TensorProto.INT64)],
+        [numpy_helper.from_array(np.array(0, dtype=np.float32), "zero")])
+    yield "staged_loop_if_sequence", staged
+
 
 def main():
     default = os.path.join(os.path.dirname(__file__), "corpus", "model_loader")

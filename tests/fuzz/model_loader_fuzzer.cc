@@ -6,7 +6,9 @@
 // Beyond "does not crash", it checks invariants that must hold for every input:
 // - kInternal means a broken invariant inside collage (including collage's type inference
 //   disagreeing with ONNX's): treated as a crash;
-// - an imported graph validates, exports, and re-imports to a graph of the same shape.
+// - an imported graph validates, exports, and re-imports to a graph of the same shape;
+// - a model that runs in stages (control flow, shapes set by data) loads or gives an error
+//   Status (StagedModel::Load).
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +16,7 @@
 
 #include "onnx/onnx_export.h"
 #include "onnx/onnx_import.h"
+#include "session/staged_model.h"
 
 namespace {
 
@@ -29,6 +32,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto graph = collage::ImportOnnxBytes(bytes, {}, "fuzz.onnx");
   if (!graph.ok()) {
     if (graph.status().code() == collage::StatusCode::kInternal) Fail("import", graph.status());
+    // A model whose control flow or shapes only a run decides: its checks and stages are built
+    // (not run: a Loop may be written to run for ever).
+    auto parsed = collage::ParseOnnxBytes(bytes, "fuzz.onnx");
+    if (parsed.ok() && collage::StagedModel::NeedsStaging(*parsed)) {
+      auto staged = collage::StagedModel::Load(*parsed, collage::SessionOptions{});
+      if (!staged.ok() && staged.status().code() == collage::StatusCode::kInternal) {
+        Fail("staged load", staged.status());
+      }
+    }
     return 0;
   }
   collage::Status valid = graph->Validate();
