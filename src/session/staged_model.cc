@@ -110,6 +110,17 @@ StatusOr<std::unique_ptr<StagedModel>> StagedModel::Load(ParsedModel model,
   for (const DeclaredTensor& input : DeclaredInputs(proto)) {
     TensorInfo info{input.name, input.dtype, input.shape};
     if (auto fixed = options.input_shapes.find(input.name); fixed != options.input_shapes.end()) {
+      // Only dynamic dims are fixed: the model's static ones stand.
+      bool agrees = input.shape.empty() || fixed->second.size() == input.shape.size();
+      for (size_t d = 0; agrees && d < input.shape.size(); ++d) {
+        agrees = input.shape[d] < 0 || input.shape[d] == fixed->second[d];
+      }
+      if (!agrees) {
+        return InvalidArgument("--shape {}={} contradicts input '{}' ({}): only dynamic dims can be "
+                               "fixed",
+                               input.name, ShapeToString(fixed->second), input.name,
+                               ShapeToString(input.shape));
+      }
       info.shape = fixed->second;
     }
     staged->inputs_.push_back(std::move(info));

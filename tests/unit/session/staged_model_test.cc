@@ -325,6 +325,17 @@ TEST(StagedModelTest, AnUnsupportedOpInsideABodyIsNamedAtLoad) {
   EXPECT_NE(status.message().find("custom.ops::NoSuchOp"), std::string::npos) << status.ToString();
 }
 
+TEST(StagedModelTest, AFixedShapeThatContradictsAStaticDimIsRefused) {
+  SessionOptions options;
+  options.input_shapes["s0"] = Shape{3};  // the model says 2
+  const Status status = Session::LoadBytes(ScanModel().Bytes(), options).status();
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << status.ToString();
+  EXPECT_NE(status.message().find("contradicts input 's0'"), std::string::npos) << status.ToString();
+  options.input_shapes["s0"] = Shape{2};
+  options.input_shapes["a"] = Shape{5, 2};  // a dynamic dim: fine
+  EXPECT_TRUE(Session::LoadBytes(ScanModel().Bytes(), options).ok());
+}
+
 TEST(StagedModelTest, AWrongInputShapeIsRefusedBeforeAnythingRuns) {
   auto out = RunModel(ScanModel(), {{"s0", Floats({3}, {0, 0, 0})},
                                {"a", Floats({1, 2}, {1, 2})},
