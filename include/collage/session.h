@@ -165,6 +165,9 @@ class Session {
   explicit Session(std::unique_ptr<Impl> impl);
   StatusOr<std::map<std::string, Tensor>> RunUnguarded(const std::map<std::string, Tensor>& inputs,
                                                        RunProfile* profile);
+  // Inputs checked, in the order of inputs(); outputs in the order of outputs().
+  StatusOr<std::vector<Tensor>> RunOrderedChecked(const std::vector<Tensor>& ordered,
+                                                  RunProfile* profile);
   // Takes an already imported graph: the library's own way in (SessionAccess::FromGraph);
   // applications use LoadFile, LoadBytes or LoadZooModel (collage/zoo.h).
   static StatusOr<std::unique_ptr<Session>> FromGraph(Graph graph, const SessionOptions& options);

@@ -22,7 +22,35 @@ bool HasDynamicDim(const Shape& shape) {
   return std::any_of(shape.begin(), shape.end(), [](int64_t d) { return d < 0; });
 }
 
+Status CheckRunInput(const TensorInfo& info, const Tensor& t, UnshapedInputs unshaped) {
+  if (info.dtype != DType::kUndefined && t.dtype() != info.dtype) {
+    return InvalidArgument("input '{}' has dtype {}, the model expects {}", info.name,
+                           DTypeName(t.dtype()), DTypeName(info.dtype));
+  }
+  if (!Fits(info.shape, t.shape(), unshaped)) {
+    return InvalidArgument("input '{}' has shape {}, the model expects {}{}", info.name,
+                           ShapeToString(t.shape()), ShapeToString(info.shape),
+                           HasDynamicDim(info.shape) ? " (?: any size)" : "");
+  }
+  if (t.data() == nullptr && t.nbytes() > 0) {
+    return InvalidArgument("input '{}' has no data", info.name);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+Status CheckOrderedRunInputs(const std::vector<TensorInfo>& declared,
+                             const std::vector<Tensor>& inputs, UnshapedInputs unshaped) {
+  if (inputs.size() != declared.size()) {
+    return InvalidArgument("the model takes {} inputs, {} were given", declared.size(),
+                           inputs.size());
+  }
+  for (size_t i = 0; i < declared.size(); ++i) {
+    COLLAGE_RETURN_IF_ERROR(CheckRunInput(declared[i], inputs[i], unshaped));
+  }
+  return Status::Ok();
+}
 
 Status CheckRunInputs(const std::vector<TensorInfo>& declared,
                       const std::map<std::string, Tensor>& inputs, UnshapedInputs unshaped) {
@@ -33,19 +61,7 @@ Status CheckRunInputs(const std::vector<TensorInfo>& declared,
       missing.push_back(info.name);
       continue;
     }
-    const Tensor& t = it->second;
-    if (info.dtype != DType::kUndefined && t.dtype() != info.dtype) {
-      return InvalidArgument("input '{}' has dtype {}, the model expects {}", info.name,
-                             DTypeName(t.dtype()), DTypeName(info.dtype));
-    }
-    if (!Fits(info.shape, t.shape(), unshaped)) {
-      return InvalidArgument("input '{}' has shape {}, the model expects {}{}", info.name,
-                             ShapeToString(t.shape()), ShapeToString(info.shape),
-                             HasDynamicDim(info.shape) ? " (?: any size)" : "");
-    }
-    if (t.data() == nullptr && t.nbytes() > 0) {
-      return InvalidArgument("input '{}' has no data", info.name);
-    }
+    COLLAGE_RETURN_IF_ERROR(CheckRunInput(info, it->second, unshaped));
   }
   if (!missing.empty()) return InvalidArgument("missing input(s): {}", fmt::join(missing, ", "));
   for (const auto& given : inputs) {

@@ -18,5 +18,10 @@ enum class UnshapedInputs { kScalar, kAnyRankIfUnshaped };
 Status CheckRunInputs(const std::vector<TensorInfo>& declared,
                       const std::map<std::string, Tensor>& inputs,
                       UnshapedInputs unshaped = UnshapedInputs::kScalar);
+// The same, for inputs given in the declared order (the library's own callers: a staged
+// model's segments, run at every iteration of a loop).
+Status CheckOrderedRunInputs(const std::vector<TensorInfo>& declared,
+                             const std::vector<Tensor>& inputs,
+                             UnshapedInputs unshaped = UnshapedInputs::kScalar);
 
 }  // namespace collage

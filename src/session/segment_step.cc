@@ -19,23 +19,23 @@ void Segment::Label() {
 }
 
 Status Segment::Run(Scope& scope, const ConstantTable& constants) const {
-  std::map<std::string, Tensor> feeds;
+  std::vector<Tensor> feeds;  // in the order of `inputs`, as the compiled model declares them
+  feeds.reserve(inputs.size());
   VariantKey key;
   key.reserve(2 * inputs.size());
   for (const std::string& name : inputs) {
     COLLAGE_ASSIGN_OR_RETURN(Tensor value, ReadValue(scope, constants, name, label_));
     key.push_back(static_cast<int64_t>(value.dtype()));
     key.push_back(value.rank());
-    feeds.emplace_hint(feeds.end(), name, std::move(value));
+    feeds.push_back(std::move(value));
   }
-  COLLAGE_ASSIGN_OR_RETURN(std::shared_ptr<PerRunModel> compiled, Compiled(key, feeds));
-  StatusOr<std::map<std::string, Tensor>> results = compiled->Run(feeds, nullptr);
+  COLLAGE_ASSIGN_OR_RETURN(std::shared_ptr<ShapeSpecializer> compiled, Compiled(key, feeds));
+  StatusOr<std::vector<Tensor>> results = compiled->RunOrdered(feeds);
   if (!results.ok()) return results.status().WithContext(label_);
-  for (const std::string& name : outputs) {
-    auto it = results->find(name);
-    if (it == results->end()) return Internal("{}: output '{}' missing", label_, name);
-    scope.Set(name, std::move(it->second));
+  if (results->size() != outputs.size()) {
+    return Internal("{}: {} outputs for {}", label_, results->size(), outputs.size());
   }
+  for (size_t i = 0; i < outputs.size(); ++i) scope.Set(outputs[i], std::move((*results)[i]));
   return Status::Ok();
 }
 
@@ -46,11 +46,11 @@ int Segment::num_compiled() const {
   return total;
 }
 
-StatusOr<std::shared_ptr<PerRunModel>> Segment::Compiled(
-    const VariantKey& key, const std::map<std::string, Tensor>& feeds) const {
+StatusOr<std::shared_ptr<ShapeSpecializer>> Segment::Compiled(
+    const VariantKey& key, const std::vector<Tensor>& feeds) const {
   std::lock_guard<std::mutex> lock(mutex_);
   for (const auto& variant : variants_) {
-    if (variant.first == key) return std::shared_ptr<PerRunModel>(variant.second);
+    if (variant.first == key) return variant.second;
   }
   auto model = std::make_shared<onnx::ModelProto>();
   const onnx::ModelProto& source = *context_->model.proto;
@@ -60,10 +60,10 @@ StatusOr<std::shared_ptr<PerRunModel>> Segment::Compiled(
   onnx::GraphProto* graph = model->mutable_graph();
   graph->set_name(fmt::format("{} {}", graph_->name(), label_));
   for (const onnx::NodeProto* node : nodes) *graph->add_node() = *node;
-  for (const std::string& name : inputs) {
-    const Tensor& value = feeds.at(name);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& value = feeds[i];
     onnx::ValueInfoProto* input = graph->add_input();
-    input->set_name(name);
+    input->set_name(inputs[i]);
     // Dynamic dims of the run's rank: the segment compiles per shape signature.
     FillTypeProto(TensorType{value.dtype(), Shape(static_cast<size_t>(value.rank()), -1)},
                   *input->mutable_type());
@@ -78,7 +78,7 @@ StatusOr<std::shared_ptr<PerRunModel>> Segment::Compiled(
                                                      /*checked_whole=*/true);
   if (variants_.size() >= kMaxSegmentVariants) variants_.erase(variants_.begin());
   variants_.emplace_back(key, compiled);
-  return std::shared_ptr<PerRunModel>(std::move(compiled));
+  return compiled;
 }
 
 }  // namespace collage

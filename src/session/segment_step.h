@@ -37,8 +37,8 @@ class Segment : public Step {
 
   // The compiled model for inputs of these dtypes and ranks, made at the first such run.
   // Shared: a run keeps its variant while another run's new variant evicts the oldest.
-  StatusOr<std::shared_ptr<PerRunModel>> Compiled(const VariantKey& key,
-                                                  const std::map<std::string, Tensor>& feeds) const;
+  StatusOr<std::shared_ptr<ShapeSpecializer>> Compiled(const VariantKey& key,
+                                                       const std::vector<Tensor>& feeds) const;
 
   std::shared_ptr<const StagedContext> context_;
   const onnx::GraphProto* graph_;

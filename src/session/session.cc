@@ -454,6 +454,14 @@ StatusOr<std::map<std::string, Tensor>> Session::RunUnguarded(
   COLLAGE_RETURN_IF_ERROR(CheckRunInputs(impl_->inputs, inputs));
   std::vector<Tensor> ordered;
   for (const TensorInfo& info : impl_->inputs) ordered.push_back(inputs.at(info.name));
+  COLLAGE_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, RunOrderedChecked(ordered, profile));
+  std::map<std::string, Tensor> named;
+  for (size_t i = 0; i < outputs.size(); ++i) named[impl_->outputs[i].name] = std::move(outputs[i]);
+  return named;
+}
+
+StatusOr<std::vector<Tensor>> Session::RunOrderedChecked(const std::vector<Tensor>& ordered,
+                                                         RunProfile* profile) {
   for (const IndexInputBound& bound : impl_->index_bounds) {
     // The message is made only for an input that fails.
     if (Status in_range = CheckIndexValues(ordered[bound.input], bound.axes); !in_range.ok()) {
@@ -466,13 +474,22 @@ StatusOr<std::map<std::string, Tensor>> Session::RunUnguarded(
   // kernels hold the pool of the count they were compiled for).
   const auto [executable, threads] = impl_->current_with_threads();
   ApplyThreadPolicy(threads);
-  COLLAGE_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, executable->Run(ordered, profile));
-  std::map<std::string, Tensor> named;
-  for (size_t i = 0; i < outputs.size(); ++i) named[impl_->outputs[i].name] = std::move(outputs[i]);
-  return named;
+  return executable->Run(ordered, profile);
 }
 
 const Graph& SessionAccess::graph(const Session& session) { return session.impl_->graph; }
+
+StatusOr<std::vector<Tensor>> SessionAccess::RunOrdered(Session& session,
+                                                       const std::vector<Tensor>& inputs,
+                                                       RunProfile* profile) {
+  if (session.impl_->per_run) {
+    return Internal("a session that compiles per run has no fixed order of inputs to run by");
+  }
+  return GuardExceptions([&]() -> StatusOr<std::vector<Tensor>> {
+    COLLAGE_RETURN_IF_ERROR(CheckOrderedRunInputs(session.impl_->inputs, inputs));
+    return session.RunOrderedChecked(inputs, profile);
+  });
+}
 
 StatusOr<std::unique_ptr<Session>> SessionAccess::FromGraph(Graph graph,
                                                            const SessionOptions& options) {

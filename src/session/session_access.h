@@ -4,6 +4,8 @@
 // installed: the application API shows no IR type (collage/session.h).
 #pragma once
 
+#include <vector>
+
 #include "collage/session.h"
 #include "collage/sdk/graph.h"
 
@@ -14,6 +16,12 @@ struct SessionAccess {
   // Session::LoadBytes without the import: `graph` is already imported and checked.
   static StatusOr<std::unique_ptr<Session>> FromGraph(Graph graph,
                                                       const SessionOptions& options = {});
+  // Session::Run with the inputs in the order of inputs() and the outputs in the order of
+  // outputs(), no names looked up (a session of fixed shapes only): what a staged model's
+  // segments run at every iteration of a loop.
+  static StatusOr<std::vector<Tensor>> RunOrdered(Session& session,
+                                                  const std::vector<Tensor>& inputs,
+                                                  RunProfile* profile = nullptr);
 };
 
 // The graph `session` runs.

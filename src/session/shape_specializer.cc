@@ -41,17 +41,17 @@ ShapeSpecializer::ShapeSpecializer(ParsedModel model, SessionOptions options,
   options_.shape_cache_size = std::max(options_.shape_cache_size, 1);
 }
 
-std::string ShapeSpecializer::Signature(const std::map<std::string, Tensor>& inputs) const {
+std::string ShapeSpecializer::Signature(const std::vector<Tensor>& inputs) const {
   // Raw bytes, not text: a staged model's bodies look their signature up at every iteration.
   // Each input adds its rank, its dims, and the byte count and bytes of a bound value, so no
   // two signatures run together.
   std::string key;
   auto append = [&key](int64_t n) { key.append(reinterpret_cast<const char*>(&n), sizeof(n)); };
-  for (const TensorInfo& info : inputs_) {
-    const Tensor& t = inputs.at(info.name);
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const Tensor& t = inputs[i];
     append(t.rank());
     for (int64_t d : t.shape()) append(d);
-    if (value_inputs_.count(info.name) && t.nbytes() > 0) {
+    if (value_inputs_.count(inputs_[i].name) && t.nbytes() > 0) {
       append(static_cast<int64_t>(t.nbytes()));
       key.append(static_cast<const char*>(t.data()), t.nbytes());
     } else {
@@ -61,18 +61,18 @@ std::string ShapeSpecializer::Signature(const std::map<std::string, Tensor>& inp
   return key;
 }
 
-StatusOr<std::shared_ptr<Session>> ShapeSpecializer::Compile(
-    const std::map<std::string, Tensor>& inputs) {
+StatusOr<ShapeSpecializer::Compiled> ShapeSpecializer::Compile(const std::vector<Tensor>& inputs) {
   for (int round = 0;; ++round) {
     ImportOptions import;
     import.run_onnx_checker = !checked_whole_;
     import.decoded_initializers = &decoded_initializers_;
-    for (const TensorInfo& info : inputs_) {
-      const Tensor& t = inputs.at(info.name);
-      import.input_shapes[info.name] = t.shape();
-      import.input_shape_origins[info.name] =
-          fmt::format("input '{}' of this run (shape {})", info.name, ShapeToString(t.shape()));
-      if (value_inputs_.count(info.name)) import.input_values.emplace(info.name, t);
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      const std::string& name = inputs_[i].name;
+      const Tensor& t = inputs[i];
+      import.input_shapes[name] = t.shape();
+      import.input_shape_origins[name] =
+          fmt::format("input '{}' of this run (shape {})", name, ShapeToString(t.shape()));
+      if (value_inputs_.count(name)) import.input_values.emplace(name, t);
     }
     ImportNeeds needs;
     import.needs = &needs;
@@ -91,35 +91,60 @@ StatusOr<std::shared_ptr<Session>> ShapeSpecializer::Compile(
     fixed.input_shape_origins.clear();
     COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
                              SessionAccess::FromGraph(std::move(graph).value(), fixed));
-    return std::shared_ptr<Session>(std::move(session));
+    Compiled compiled;
+    for (const TensorInfo& input : session->inputs()) {
+      auto at = std::find_if(inputs_.begin(), inputs_.end(),
+                             [&](const TensorInfo& info) { return info.name == input.name; });
+      if (at == inputs_.end()) {
+        return Internal("the compiled model takes an input '{}' the model does not declare",
+                        input.name);
+      }
+      compiled.feeds.push_back(static_cast<size_t>(at - inputs_.begin()));
+    }
+    compiled.session = std::move(session);
+    return compiled;
   }
 }
 
-StatusOr<std::map<std::string, Tensor>> ShapeSpecializer::Run(
-    const std::map<std::string, Tensor>& inputs, RunProfile* profile) {
-  COLLAGE_RETURN_IF_ERROR(CheckRunInputs(inputs_, inputs, UnshapedInputs::kAnyRankIfUnshaped));
+StatusOr<std::vector<Tensor>> ShapeSpecializer::RunOrdered(const std::vector<Tensor>& inputs,
+                                                           RunProfile* profile) {
+  COLLAGE_RETURN_IF_ERROR(
+      CheckOrderedRunInputs(inputs_, inputs, UnshapedInputs::kAnyRankIfUnshaped));
   std::shared_ptr<Session> session;
+  std::vector<Tensor> feeds;
   {
     // Compiling under the lock keeps two runs at one new signature from compiling it twice.
     std::lock_guard<std::mutex> lock(mutex_);
     const std::string key = Signature(inputs);
     auto hit = std::find_if(cache_.begin(), cache_.end(),
-                            [&](const auto& entry) { return entry.first == key; });
+                            [&](const Compiled& entry) { return entry.signature == key; });
     if (hit != cache_.end()) {
       cache_.splice(cache_.begin(), cache_, hit);
     } else {
-      COLLAGE_ASSIGN_OR_RETURN(std::shared_ptr<Session> compiled, Compile(inputs));
+      COLLAGE_ASSIGN_OR_RETURN(Compiled compiled, Compile(inputs));
       // Compiling may have bound more inputs, which changes the key.
-      cache_.emplace_front(Signature(inputs), std::move(compiled));
+      compiled.signature = Signature(inputs);
+      cache_.push_front(std::move(compiled));
       while (cache_.size() > static_cast<size_t>(options_.shape_cache_size)) cache_.pop_back();
     }
-    session = cache_.front().second;
+    session = cache_.front().session;
+    // Bound inputs are constants of the compiled model, no longer its inputs.
+    for (size_t at : cache_.front().feeds) feeds.push_back(inputs[at]);
   }
-  // Bound inputs are constants of the compiled model, no longer its inputs.
-  std::map<std::string, Tensor> feeds;
-  for (const TensorInfo& input : session->inputs())
-    feeds.emplace(input.name, inputs.at(input.name));
-  return session->Run(feeds, profile);
+  return SessionAccess::RunOrdered(*session, feeds, profile);
+}
+
+StatusOr<std::map<std::string, Tensor>> ShapeSpecializer::Run(
+    const std::map<std::string, Tensor>& inputs, RunProfile* profile) {
+  COLLAGE_RETURN_IF_ERROR(CheckRunInputs(inputs_, inputs, UnshapedInputs::kAnyRankIfUnshaped));
+  std::vector<Tensor> ordered;
+  for (const TensorInfo& info : inputs_) ordered.push_back(inputs.at(info.name));
+  COLLAGE_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, RunOrdered(ordered, profile));
+  std::map<std::string, Tensor> named;
+  for (size_t i = 0; i < outputs.size() && i < outputs_.size(); ++i) {
+    named[outputs_[i].name] = std::move(outputs[i]);
+  }
+  return named;
 }
 
 Status ShapeSpecializer::RefuseFixedGraphUse(const std::string& what) const {
@@ -137,7 +162,7 @@ int ShapeSpecializer::num_compiled() const {
 
 std::shared_ptr<Session> ShapeSpecializer::latest() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return cache_.empty() ? nullptr : cache_.front().second;
+  return cache_.empty() ? nullptr : cache_.front().session;
 }
 
 }  // namespace collage

@@ -35,6 +35,10 @@ class ShapeSpecializer : public PerRunModel {
   // unless a kept one fits, and runs it.
   StatusOr<std::map<std::string, Tensor>> Run(const std::map<std::string, Tensor>& inputs,
                                               RunProfile* profile) override;
+  // The same with the inputs in the order of inputs() and the outputs in the order of
+  // outputs(): no names looked up (a staged model's segments, at every iteration of a loop).
+  StatusOr<std::vector<Tensor>> RunOrdered(const std::vector<Tensor>& inputs,
+                                           RunProfile* profile = nullptr);
 
   int num_compiled() const override;
   // The session compiled for the latest run; nullptr before the first.
@@ -45,9 +49,16 @@ class ShapeSpecializer : public PerRunModel {
   }
 
  private:
+  // A model compiled for one signature, and which of the inputs (positions in inputs_) it
+  // takes, in its order: the bound ones are constants of it.
+  struct Compiled {
+    std::string signature;
+    std::shared_ptr<Session> session;
+    std::vector<size_t> feeds;
+  };
   // The cache key of a run: every input's shape, and the bytes of the bound ones.
-  std::string Signature(const std::map<std::string, Tensor>& inputs) const;
-  StatusOr<std::shared_ptr<Session>> Compile(const std::map<std::string, Tensor>& inputs);
+  std::string Signature(const std::vector<Tensor>& inputs) const;
+  StatusOr<Compiled> Compile(const std::vector<Tensor>& inputs);
 
   ParsedModel model_;
   SessionOptions options_;
@@ -59,7 +70,7 @@ class ShapeSpecializer : public PerRunModel {
   std::set<std::string> value_inputs_;  // bound to their values at each run; only ever grows
   // The weights as the first import decoded them: every compiled signature shares them.
   std::map<std::string, Tensor> decoded_initializers_;
-  std::list<std::pair<std::string, std::shared_ptr<Session>>> cache_;  // most recent first
+  std::list<Compiled> cache_;  // most recent first
 };
 
 }  // namespace collage
