@@ -43,6 +43,24 @@ namespace {
 
 bool IsSequenceType(const onnx::ValueInfoProto& value) { return value.type().has_sequence_type(); }
 
+// Whether any graph attribute of `node`, at any depth, holds a node `matches` selects.
+bool SubgraphsHold(const onnx::NodeProto& node,
+                   const std::function<bool(const onnx::NodeProto&)>& matches) {
+  auto graph_holds = [&](const onnx::GraphProto& graph) {
+    for (const onnx::NodeProto& inner : graph.node()) {
+      if (matches(inner) || SubgraphsHold(inner, matches)) return true;
+    }
+    return false;
+  };
+  for (const onnx::AttributeProto& attr : node.attribute()) {
+    if (attr.has_g() && graph_holds(attr.g())) return true;
+    for (const onnx::GraphProto& g : attr.graphs()) {
+      if (graph_holds(g)) return true;
+    }
+  }
+  return false;
+}
+
 // The outputs of `node` that are sequences: a sequence op's (all but SequenceAt's and
 // SequenceLength's, and ConcatFromSequence's), a Loop's or an If's as its body declares them,
 // an Identity's of a sequence.
@@ -98,23 +116,6 @@ std::vector<int> ShapeSettingInputs(const onnx::NodeProto& node, int64_t opset) 
   return {};
 }
 
-bool SubgraphsHold(const onnx::NodeProto& node,
-                   const std::function<bool(const onnx::NodeProto&)>& matches) {
-  auto graph_holds = [&](const onnx::GraphProto& graph) {
-    for (const onnx::NodeProto& inner : graph.node()) {
-      if (matches(inner) || SubgraphsHold(inner, matches)) return true;
-    }
-    return false;
-  };
-  for (const onnx::AttributeProto& attr : node.attribute()) {
-    if (attr.has_g() && graph_holds(attr.g())) return true;
-    for (const onnx::GraphProto& g : attr.graphs()) {
-      if (graph_holds(g)) return true;
-    }
-  }
-  return false;
-}
-
 std::vector<bool> HostNodes(const onnx::GraphProto& graph, int64_t opset,
                             const std::function<bool(const std::string&)>& foldable) {
   std::unordered_set<std::string> computed;       // outputs of this graph's nodes
@@ -136,9 +137,10 @@ std::vector<bool> HostNodes(const onnx::GraphProto& graph, int64_t opset,
     if (IsOp(node, "Loop") || IsOp(node, "Scan") || IsSequenceOp(node) || reads_sequence) {
       on_host = true;
     } else if (IsOp(node, "If")) {
-      // An If the import can inline: its condition folds, and its branches need no host.
-      on_host = node.input_size() < 1 || !is_foldable(node.input(0)) ||
-                SubgraphsHold(node, IsControlFlow);
+      // An If the import can inline: its condition folds, and its branches need no host
+      // (nested Ifs whose conditions fold are inlined with it; a Loop or Scan inside is a
+      // host node of the branch).
+      on_host = node.input_size() < 1 || !is_foldable(node.input(0));
       for (const onnx::AttributeProto& attr : node.attribute()) {
         if (on_host || !attr.has_g()) continue;
         std::unordered_set<std::string> branch_constants;

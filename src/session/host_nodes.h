@@ -31,16 +31,12 @@ bool IsSequenceOp(const onnx::NodeProto& node);
 // k, every input of NonZero, Unique, Compress's condition, NonMaxSuppression's inputs.
 std::vector<int> ShapeSettingInputs(const onnx::NodeProto& node, int64_t opset);
 
-// Whether any graph attribute of `node`, at any depth, holds a node `matches` selects.
-bool SubgraphsHold(const onnx::NodeProto& node,
-                   const std::function<bool(const onnx::NodeProto&)>& matches);
-
 // For each node of `graph` in order, whether it runs on the host. `foldable(name)` says
 // whether a value from outside the graph's nodes (an input, an initializer, an outer-scope
 // value) is known when a segment compiles: a constant, or a small input that a segment binds
 // by value. A node's outputs are foldable when every input is (Shape and Size: always) and it
 // is no random op. A node runs on the host when it is Loop or Scan, an If whose condition is
-// not foldable or whose branches hold control flow or a host node, a sequence op or a node
+// not foldable or whose branches hold a host node (at any depth), a sequence op or a node
 // reading a sequence (the graph's sequence inputs, the sequence outputs of sequence ops, of
 // Loop and of If as their bodies declare them), or a node whose shape-setting inputs are not
 // all foldable; a host node's outputs are not foldable.

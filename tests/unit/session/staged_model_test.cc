@@ -255,6 +255,45 @@ TEST(StagedModelTest, ANonZeroOfAComputedValueSetsTheShapesAfterItAtEachRun) {
   }
 }
 
+// An If on a shape check holding another If on a shape check (as exporters nest them): both
+// fold, so the model compiles per input shape with the branches inlined, not in stages.
+TEST(StagedModelTest, NestedIfsOnShapesAreInlinedNotStaged) {
+  ModelBuilder b(13);
+  b.Input("x", kFloat, {"n", 3}).Output("y", kFloat, {"n", 3});
+  b.Int64Init("zero", {}, {0}).Int64Init("one", {}, {1});
+  b.Int64Init("two", {}, {2}).Int64Init("three", {}, {3});
+  b.Node("Shape", {"x"}, {"shape"}, "shape");
+  b.Node("Gather", {"shape", "zero"}, {"rows"}, "rows");
+  b.Node("Equal", {"rows", "two"}, {"two_rows"}, "check_rows");
+  BodyBuilder relu("relu"), neg("neg"), inner_then("inner"), abs_branch("abs");
+  relu.Node("Relu", {"x"}, {"r"});
+  relu.Output("r", kFloat, {"n", 3});
+  neg.Node("Neg", {"x"}, {"g"});
+  neg.Output("g", kFloat, {"n", 3});
+  inner_then.Node("Shape", {"x"}, {"inner_shape"});
+  inner_then.Node("Gather", {"inner_shape", "one"}, {"cols"});
+  inner_then.Node("Equal", {"cols", "three"}, {"three_cols"});
+  auto& inner = inner_then.Node("If", {"three_cols"}, {"t"});
+  AddGraphAttr(inner, "then_branch", relu.graph());
+  AddGraphAttr(inner, "else_branch", neg.graph());
+  inner_then.Output("t", kFloat, {"n", 3});
+  abs_branch.Node("Abs", {"x"}, {"a"});
+  abs_branch.Output("a", kFloat, {"n", 3});
+  auto& outer = b.Node("If", {"two_rows"}, {"y"}, "choose");
+  AddGraphAttr(outer, "then_branch", inner_then.graph());
+  AddGraphAttr(outer, "else_branch", abs_branch.graph());
+  auto session = Session::LoadBytes(b.Bytes());
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  EXPECT_EQ((*session)->DescribePlacement().find("staged"), std::string::npos)
+      << (*session)->DescribePlacement();
+  auto two = (*session)->Run({{"x", Floats({2, 3}, {-1, 2, -3, 4, -5, 6})}});
+  ASSERT_TRUE(two.ok()) << two.status().ToString();
+  EXPECT_EQ(two->at("y").ToVector<float>(), (std::vector<float>{0, 2, 0, 4, 0, 6}));
+  auto one = (*session)->Run({{"x", Floats({1, 3}, {-1, 2, -3})}});
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  EXPECT_EQ(one->at("y").ToVector<float>(), (std::vector<float>{1, 2, 3}));
+}
+
 TEST(StagedModelTest, OptimizingIsRefusedWithTheReason) {
   auto session = Session::LoadBytes(LoopModel().Bytes());
   ASSERT_TRUE(session.ok()) << session.status().ToString();
