@@ -16,7 +16,7 @@
 namespace collage {
 
 class Graph;
-struct ParsedModel;  // the library's parsed ONNX model (src/onnx/onnx_import.h)
+class PerRunModel;   // a model compiled while it runs (src/session/per_run_model.h)
 
 struct SessionOptions {
   // Fixes the dynamic dims of graph inputs (every dynamic dim must be fixed): name → the
@@ -171,14 +171,10 @@ class Session {
   // Takes an already imported graph: the library's own way in (SessionAccess::FromGraph);
   // applications use LoadFile, LoadBytes or LoadZooModel (collage/zoo.h).
   static StatusOr<std::unique_ptr<Session>> FromGraph(Graph graph, const SessionOptions& options);
-  // A session that compiles per input signature (SessionOptions::shapes_per_run).
-  static StatusOr<std::unique_ptr<Session>> PerRun(ParsedModel parsed,
-                                                   const SessionOptions& options,
-                                                   const std::vector<std::string>& value_inputs,
-                                                   double import_ms);
-  // A session whose control flow or data-set shapes are decided by each run (the model runs
-  // in segments compiled per run, src/session/staged_model.h).
-  static StatusOr<std::unique_ptr<Session>> Staged(ParsedModel parsed,
+  // A session that compiles while it runs: per input signature (SessionOptions::
+  // shapes_per_run), or in stages where control flow or data-set shapes need it
+  // (src/session/per_run_model.h).
+  static StatusOr<std::unique_ptr<Session>> PerRun(std::unique_ptr<PerRunModel> model,
                                                    const SessionOptions& options,
                                                    double import_ms);
   std::unique_ptr<Impl> impl_;

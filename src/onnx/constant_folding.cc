@@ -10,12 +10,6 @@ namespace collage {
 
 namespace {
 
-bool IsRandom(const Node& node) {
-  static const std::set<std::string> kRandomOps = {"RandomNormal",  "RandomNormalLike",
-                                                   "RandomUniform", "RandomUniformLike",
-                                                   "Multinomial",   "Bernoulli"};
-  return node.domain.empty() && kRandomOps.count(node.op_type) != 0;
-}
 
 // A dequantized constant (an int8 weight and its scale) stays a node: the integer kernels of
 // the backends, and the engines' own quantized-graph fusions, need the integer weight beside
@@ -30,9 +24,16 @@ bool ReadsOnlyInputType(const Node& node) {
 
 }  // namespace
 
+bool IsRandomOp(const std::string& domain, const std::string& op_type) {
+  static const std::set<std::string> kRandomOps = {"RandomNormal",  "RandomNormalLike",
+                                                   "RandomUniform", "RandomUniformLike",
+                                                   "Multinomial",   "Bernoulli"};
+  return (domain.empty() || domain == "ai.onnx") && kRandomOps.count(op_type) != 0;
+}
+
 bool ShouldFold(const InferContext& ctx, const Graph& graph) {
   const Node& node = ctx.node;
-  if (IsRandom(node) || KeepsQuantizedConstant(node)) return false;
+  if (IsRandomOp(node.domain, node.op_type) || KeepsQuantizedConstant(node)) return false;
   bool all_constant = true;
   for (ValueId in : node.inputs) {
     if (in != kNoValue && !graph.value(in).is_constant()) all_constant = false;

@@ -2,6 +2,7 @@
 // kernels instead of keeping them (the Shape→Gather→Concat→Reshape chains exporters emit).
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "collage/status.h"
@@ -11,6 +12,9 @@ namespace collage {
 
 // Folded outputs larger than this stay nodes: folding them would only bloat the weights.
 inline constexpr int64_t kMaxFoldedBytes = int64_t{64} << 20;
+
+// Ops whose outputs are random: never folded, never taken for a known value.
+bool IsRandomOp(const std::string& domain, const std::string& op_type);
 
 // Whether a node whose types were inferred into `ctx` should be folded: every present input
 // is a constant, or it is Shape/Size (which read only the static input type); never random

@@ -402,35 +402,8 @@ class Importer {
     if (proto.output_size() != 1 || proto.output(0).empty()) {
       return InvalidModel("Constant node '{}' must have exactly one output", name);
     }
-    if (proto.attribute_size() != 1) {
-      return InvalidModel("Constant node '{}' must have exactly one attribute, has {}", name,
-                          proto.attribute_size());
-    }
-    const onnx::AttributeProto& attr = proto.attribute(0);
-    Tensor tensor;
-    if (attr.name() == "value") {
-      auto t = TensorFromProto(attr.t(), base_dir_);
-      if (!t.ok()) return t.status().WithContext(fmt::format("Constant node '{}'", name));
-      tensor = std::move(t).value();
-    } else if (attr.name() == "value_float") {
-      tensor = Tensor::Scalar<float>(attr.f());
-    } else if (attr.name() == "value_floats") {
-      tensor = Tensor::FromVector<float>(
-          {attr.floats_size()}, std::vector<float>(attr.floats().begin(), attr.floats().end()));
-    } else if (attr.name() == "value_int") {
-      tensor = Tensor::Scalar<int64_t>(attr.i());
-    } else if (attr.name() == "value_ints") {
-      tensor = Tensor::FromVector<int64_t>(
-          {attr.ints_size()}, std::vector<int64_t>(attr.ints().begin(), attr.ints().end()));
-    } else if (attr.name() == "value_string" || attr.name() == "value_strings" ||
-               attr.name() == "sparse_value") {
-      return Unsupported(
-          "Constant node '{}': attribute '{}' is not supported (string and sparse "
-          "constants)",
-          name, attr.name());
-    } else {
-      return InvalidModel("Constant node '{}' has an unknown attribute '{}'", name, attr.name());
-    }
+    COLLAGE_ASSIGN_OR_RETURN(
+        Tensor tensor, ConstantNodeValue(proto, fmt::format("Constant node '{}'", name), base_dir_));
     ValueId id = graph_.AddConstant(proto.output(0), std::move(tensor));
     return Define(proto, name, proto.output(0), id);
   }

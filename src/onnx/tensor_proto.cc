@@ -260,4 +260,34 @@ Status WriteTensorProtoFile(const Tensor& tensor, const std::string& name,
   return WriteFileAtomically(path, bytes);
 }
 
+StatusOr<Tensor> ConstantNodeValue(const onnx::NodeProto& node, const std::string& where,
+                                   const std::string& base_dir) {
+  if (node.attribute_size() != 1) {
+    return InvalidModel("{} must have exactly one attribute, has {}", where,
+                        node.attribute_size());
+  }
+  const onnx::AttributeProto& attr = node.attribute(0);
+  if (attr.name() == "value") {
+    auto t = TensorFromProto(attr.t(), base_dir);
+    if (!t.ok()) return t.status().WithContext(where);
+    return t;
+  }
+  if (attr.name() == "value_float") return Tensor::Scalar<float>(attr.f());
+  if (attr.name() == "value_floats") {
+    return Tensor::FromVector<float>(
+        {attr.floats_size()}, std::vector<float>(attr.floats().begin(), attr.floats().end()));
+  }
+  if (attr.name() == "value_int") return Tensor::Scalar<int64_t>(attr.i());
+  if (attr.name() == "value_ints") {
+    return Tensor::FromVector<int64_t>(
+        {attr.ints_size()}, std::vector<int64_t>(attr.ints().begin(), attr.ints().end()));
+  }
+  if (attr.name() == "value_string" || attr.name() == "value_strings" ||
+      attr.name() == "sparse_value") {
+    return Unsupported("{}: attribute '{}' is not supported (string and sparse constants)",
+                       where, attr.name());
+  }
+  return InvalidModel("{} has an unknown attribute '{}'", where, attr.name());
+}
+
 }  // namespace collage

@@ -1,10 +1,11 @@
 #include "session/host_nodes.h"
 
-#include "onnx/onnx_pb.h"
-
 #include <algorithm>
 #include <set>
 #include <unordered_set>
+
+#include "onnx/constant_folding.h"
+#include "onnx/onnx_pb.h"
 
 namespace collage {
 namespace {
@@ -13,12 +14,6 @@ bool IsOp(const onnx::NodeProto& node, const char* op) {
   return (node.domain().empty() || node.domain() == "ai.onnx") && node.op_type() == op;
 }
 
-bool IsRandom(const onnx::NodeProto& node) {
-  static const std::set<std::string> kRandom = {"RandomNormal", "RandomNormalLike",
-                                                "RandomUniform", "RandomUniformLike",
-                                                "Multinomial", "Bernoulli"};
-  return (node.domain().empty() || node.domain() == "ai.onnx") && kRandom.count(node.op_type());
-}
 
 std::vector<int> AllInputs(const onnx::NodeProto& node) {
   std::vector<int> all;
@@ -159,7 +154,7 @@ std::vector<bool> HostNodes(const onnx::GraphProto& graph, int64_t opset,
       if (SubgraphsHold(node, IsControlFlow)) on_host = true;
     }
     host.push_back(on_host);
-    bool outputs_fold = !on_host && !IsRandom(node);
+    bool outputs_fold = !on_host && !IsRandomOp(node.domain(), node.op_type());
     const bool reads_shapes_only = IsOp(node, "Shape") || IsOp(node, "Size");
     if (outputs_fold && !reads_shapes_only) {
       for (const std::string& in : node.input()) outputs_fold &= is_foldable(in);

@@ -177,18 +177,16 @@ StatusOr<std::unique_ptr<Session>> Session::Impl::LoadParsed(
       // Control flow and shapes set by computed values: only a run can decide them, whatever
       // shapes_per_run says (fixing the input shapes cannot fix those).
       if (StagedModel::NeedsStaging(parsed)) {
-        SessionOptions staged = options;
-        staged.plan_path.clear();
-        COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
-                                 Staged(std::move(parsed), staged, import_ms));
-        if (!options.plan_path.empty()) {
-          return session->impl_->per_run->RefuseFixedGraphUse("running a plan");
-        }
-        return session;
+        COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<StagedModel> staged,
+                                 StagedModel::Load(std::move(parsed), options));
+        if (!options.plan_path.empty()) return staged->RefuseFixedGraphUse("running a plan");
+        return PerRun(std::move(staged), options, import_ms);
       }
       // A plan (set) given to such a session places each compiled signature (LoadPlan).
       if (!options.shapes_per_run || !(dynamic || by_value)) return graph.status();
-      return PerRun(std::move(parsed), options, needs.value_inputs, import_ms);
+      return PerRun(std::make_unique<ShapeSpecializer>(std::move(parsed), options,
+                                                       needs.value_inputs),
+                    options, import_ms);
     }
     COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
                              FromGraph(std::move(graph).value(), options));
@@ -197,23 +195,7 @@ StatusOr<std::unique_ptr<Session>> Session::Impl::LoadParsed(
   });
 }
 
-StatusOr<std::unique_ptr<Session>> Session::PerRun(ParsedModel parsed,
-                                                   const SessionOptions& options,
-                                                   const std::vector<std::string>& value_inputs,
-                                                   double import_ms) {
-  COLLAGE_RETURN_IF_ERROR(CheckSessionOptions(options));
-  auto impl = std::make_unique<Impl>();
-  impl->requested_threads = ResolveThreadCount(options.num_threads);
-  impl->executable_threads = impl->requested_threads;
-  impl->strict_non_finite = options.strict_non_finite;
-  impl->load_times.import_ms = import_ms;
-  impl->per_run = std::make_unique<ShapeSpecializer>(std::move(parsed), options, value_inputs);
-  impl->inputs = impl->per_run->inputs();
-  impl->outputs = impl->per_run->outputs();
-  return std::unique_ptr<Session>(new Session(std::move(impl)));
-}
-
-StatusOr<std::unique_ptr<Session>> Session::Staged(ParsedModel parsed,
+StatusOr<std::unique_ptr<Session>> Session::PerRun(std::unique_ptr<PerRunModel> model,
                                                    const SessionOptions& options,
                                                    double import_ms) {
   COLLAGE_RETURN_IF_ERROR(CheckSessionOptions(options));
@@ -222,7 +204,7 @@ StatusOr<std::unique_ptr<Session>> Session::Staged(ParsedModel parsed,
   impl->executable_threads = impl->requested_threads;
   impl->strict_non_finite = options.strict_non_finite;
   impl->load_times.import_ms = import_ms;
-  COLLAGE_ASSIGN_OR_RETURN(impl->per_run, StagedModel::Load(std::move(parsed), options));
+  impl->per_run = std::move(model);
   impl->inputs = impl->per_run->inputs();
   impl->outputs = impl->per_run->outputs();
   return std::unique_ptr<Session>(new Session(std::move(impl)));

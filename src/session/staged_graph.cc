@@ -29,9 +29,11 @@ const RunValue* Scope::Find(const std::string& name) const {
 
 const std::string& ConstantTable::Name(const onnx::TensorProto& proto) { return proto.name(); }
 
-void ConstantTable::AddOwned(onnx::TensorProto proto) {
-  owned_.push_back(std::move(proto));
+void ConstantTable::AddValue(const std::string& name, Tensor value) {
+  owned_.emplace_back();
+  TensorToProto(value, name, owned_.back());  // what a segment embeds
   Add(owned_.back());
+  decoded_.emplace(name, std::move(value));
 }
 
 const onnx::TensorProto* ConstantTable::Find(const std::string& name) const {
@@ -184,39 +186,6 @@ class HostNodeStep : public Step {
   Node node_;
 };
 
-// A Constant node's value as an initializer named after its output.
-StatusOr<onnx::TensorProto> ConstantNodeValue(const onnx::NodeProto& node) {
-  if (node.output_size() != 1 || node.attribute_size() != 1) {
-    return InvalidModel("{} must have one output and one attribute", NodeLabel(node));
-  }
-  const onnx::AttributeProto& attr = node.attribute(0);
-  onnx::TensorProto proto;
-  if (attr.name() == "value") {
-    proto = attr.t();
-  } else if (attr.name() == "value_float" || attr.name() == "value_floats") {
-    proto.set_data_type(onnx::TensorProto::FLOAT);
-    if (attr.name() == "value_float") {
-      proto.add_float_data(attr.f());
-    } else {
-      proto.add_dims(attr.floats_size());
-      *proto.mutable_float_data() = attr.floats();
-    }
-  } else if (attr.name() == "value_int" || attr.name() == "value_ints") {
-    proto.set_data_type(onnx::TensorProto::INT64);
-    if (attr.name() == "value_int") {
-      proto.add_int64_data(attr.i());
-    } else {
-      proto.add_dims(attr.ints_size());
-      *proto.mutable_int64_data() = attr.ints();
-    }
-  } else {
-    return Unsupported("{}: attribute '{}' is not supported (string and sparse constants)",
-                       NodeLabel(node), attr.name());
-  }
-  proto.set_name(node.output(0));
-  return proto;
-}
-
 bool IsConstantNode(const onnx::NodeProto& node) {
   return (node.domain().empty() || node.domain() == "ai.onnx") && node.op_type() == "Constant";
 }
@@ -245,8 +214,12 @@ StatusOr<std::unique_ptr<StagedGraph>> StagedGraph::Build(
   }
   for (const onnx::NodeProto& node : graph.node()) {
     if (!IsConstantNode(node)) continue;
-    COLLAGE_ASSIGN_OR_RETURN(onnx::TensorProto value, ConstantNodeValue(node));
-    constants.AddOwned(std::move(value));
+    if (node.output_size() != 1 || node.output(0).empty()) {
+      return InvalidModel("{} must have exactly one output", NodeLabel(node));
+    }
+    COLLAGE_ASSIGN_OR_RETURN(Tensor value,
+                             ConstantNodeValue(node, NodeLabel(node), context->model.base_dir));
+    constants.AddValue(node.output(0), std::move(value));
   }
   const std::vector<bool> host = HostNodes(graph, context->opset, [&](const std::string& name) {
     return constants.Find(name) != nullptr || outer_foldable(name);

@@ -72,8 +72,8 @@ class ConstantTable {
   explicit ConstantTable(const ConstantTable* parent, std::string base_dir)
       : parent_(parent), base_dir_(std::move(base_dir)) {}
   void Add(const onnx::TensorProto& proto) { protos_[Name(proto)] = &proto; }
-  // Takes a Constant node's value (its attribute made a TensorProto named after its output).
-  void AddOwned(onnx::TensorProto proto);
+  // Takes a Constant node's value, under the name of its output.
+  void AddValue(const std::string& name, Tensor value);
   const onnx::TensorProto* Find(const std::string& name) const;
   StatusOr<Tensor> Decoded(const std::string& name) const;
 
