@@ -100,20 +100,10 @@ Status ReadInputShapes(const json& field, const std::string& source,
   return Status();
 }
 
-// "x=1x3x224x224, y=1x10"
-std::string ShapesText(const std::map<std::string, Shape>& shapes) {
-  std::string text;
-  for (const auto& [name, shape] : shapes) {
-    text += (text.empty() ? "" : ", ") + name + "=" + ShapeToString(shape);
-  }
-  return text;
-}
-
 // Input shapes differ from the plan's: the plan is refused with what to run instead.
 Status CheckInputShapes(const Plan& plan, const Graph& graph) {
   if (plan.input_shapes.empty()) return Status();  // a plan older than the field
-  std::map<std::string, Shape> here;
-  for (ValueId in : graph.inputs()) here[graph.value(in).name] = graph.value(in).type.shape;
+  const std::map<std::string, Shape> here = InputShapesOf(graph);
   if (here == plan.input_shapes) return Status();
   std::string shape_flags;
   for (const auto& [name, shape] : here) shape_flags += " --shape " + name + "=" + ShapeToString(shape);
@@ -151,6 +141,20 @@ StatusOr<PlacedGroup> PlacedGroupOf(const PlanGroup& group, size_t index, const 
 
 }  // namespace
 
+std::map<std::string, Shape> InputShapesOf(const Graph& graph) {
+  std::map<std::string, Shape> shapes;
+  for (ValueId in : graph.inputs()) shapes[graph.value(in).name] = graph.value(in).type.shape;
+  return shapes;
+}
+
+std::string ShapesText(const std::map<std::string, Shape>& shapes) {
+  std::string text;
+  for (const auto& [name, shape] : shapes) {
+    text += (text.empty() ? "" : ", ") + name + "=" + ShapeToString(shape);
+  }
+  return text;
+}
+
 std::string ModelHash(const Graph& graph) {
   Hasher hasher;
   SubGraph all(graph.num_nodes());
@@ -176,7 +180,7 @@ Plan MakePlan(const Graph& graph, const Placement& placement, const BackendRegis
   plan.device = DeviceFingerprint();
   plan.search = std::move(search);
   plan.threads = threads;
-  for (ValueId in : graph.inputs()) plan.input_shapes[graph.value(in).name] = graph.value(in).type.shape;
+  plan.input_shapes = InputShapesOf(graph);
   for (const PlacedGroup& placed : placement.groups) {
     if (const Backend* backend = registry.Find(placed.backend)) {
       plan.backend_versions[placed.backend] = backend->version();
@@ -323,12 +327,17 @@ Status WritePlanFile(const Plan& plan, const std::string& path) {
   return written;
 }
 
-StatusOr<Plan> ReadPlanFile(const std::string& path) {
+StatusOr<std::string> ReadPlanText(const std::string& path) {
   // A plan lists one entry per group; even a model of a million nodes stays far below this.
   constexpr int64_t kMaxPlanBytes = int64_t{256} << 20;
   auto text = ReadRegularFile(path, kMaxPlanBytes, "a plan is a few kilobytes per group");
   if (!text.ok()) return text.status().WithContext("loading the plan");
-  return PlanFromJson(*text, path);
+  return text;
+}
+
+StatusOr<Plan> ReadPlanFile(const std::string& path) {
+  COLLAGE_ASSIGN_OR_RETURN(std::string text, ReadPlanText(path));
+  return PlanFromJson(text, path);
 }
 
 StatusOr<Placement> PlacementFromPlan(const Plan& plan, const Graph& graph,

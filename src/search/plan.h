@@ -62,6 +62,11 @@ struct Plan {
   double runner_up_ratio = 0;
 };
 
+// The graph's inputs and their shapes, as a plan records them; and those as text
+// ("x=1x3x224x224, y=1x10").
+std::map<std::string, Shape> InputShapesOf(const Graph& graph);
+std::string ShapesText(const std::map<std::string, Shape>& shapes);
+
 // A 64-bit hash (hex) of everything that makes a model what it is: structure, attributes,
 // types, opset and every constant's bytes. Node and value names are left out.
 std::string ModelHash(const Graph& graph);
@@ -75,6 +80,8 @@ std::string PlanToJson(const Plan& plan);
 StatusOr<Plan> PlanFromJson(const std::string& text, const std::string& source);
 Status WritePlanFile(const Plan& plan, const std::string& path);
 StatusOr<Plan> ReadPlanFile(const std::string& path);
+// The text of a plan file (one plan or a set), read with the size bound and file checks.
+StatusOr<std::string> ReadPlanText(const std::string& path);
 
 // The placement a plan describes, checked against this graph and registry: other input
 // shapes (with the optimize command that makes a plan for them), another model, a missing

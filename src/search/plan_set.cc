@@ -17,20 +17,6 @@ using json = nlohmann::json;
 
 constexpr int kSetFormatVersion = 1;
 
-std::map<std::string, Shape> InputShapes(const Graph& graph) {
-  std::map<std::string, Shape> shapes;
-  for (ValueId in : graph.inputs()) shapes[graph.value(in).name] = graph.value(in).type.shape;
-  return shapes;
-}
-
-std::string ShapesText(const std::map<std::string, Shape>& shapes) {
-  std::string text;
-  for (const auto& [name, shape] : shapes) {
-    text += fmt::format("{}{}={}", text.empty() ? "" : " ", name, ShapeToString(shape));
-  }
-  return text;
-}
-
 // Whether the plan's groups name `graph`'s nodes: every node once, under the same name (the
 // same model, whatever its input shapes folded into).
 bool NamesTheNodesOf(const Plan& plan, const Graph& graph) {
@@ -126,15 +112,12 @@ Status WritePlanSetFile(const std::vector<Plan>& plans, const std::string& path)
 }
 
 StatusOr<std::vector<Plan>> ReadPlanSetFile(const std::string& path) {
-  // A plan lists one entry per group; even a model of a million nodes stays far below this.
-  constexpr int64_t kMaxPlanBytes = int64_t{256} << 20;
-  auto text = ReadRegularFile(path, kMaxPlanBytes, "a plan is a few kilobytes per group");
-  if (!text.ok()) return text.status().WithContext("loading the plan");
-  return PlanSetFromJson(*text, path);
+  COLLAGE_ASSIGN_OR_RETURN(std::string text, ReadPlanText(path));
+  return PlanSetFromJson(text, path);
 }
 
 ChosenPlan ChoosePlan(const std::vector<Plan>& plans, const Graph& graph) {
-  const std::map<std::string, Shape> here = InputShapes(graph);
+  const std::map<std::string, Shape> here = InputShapesOf(graph);
   for (const Plan& plan : plans) {
     if (plan.input_shapes.empty() || plan.input_shapes == here) return {&plan, true};
   }
@@ -200,7 +183,7 @@ StatusOr<Placement> PlacementAtOtherShapes(const Plan& plan, const Graph& graph,
         "the plan was measured at input shapes {}, these are {}: its placement is used where "
         "its groups still apply (run `collage optimize` with --shape for these shapes to "
         "measure them)",
-        ShapesText(plan.input_shapes), ShapesText(InputShapes(graph))));
+        ShapesText(plan.input_shapes), ShapesText(InputShapesOf(graph))));
     if (!fell_back.empty()) {
       warnings->push_back(fmt::format("{} group{} of the plan no longer appl{} at these shapes and "
                                       "run{} on native: {}",

@@ -95,6 +95,19 @@ StatusOr<Tensor> EmptyStack(const onnx::ValueInfoProto& element, int64_t axis) {
   return Tensor(dtype, shape);
 }
 
+// A scan output: the rows of every iteration stacked along `axis` (negative counts from the
+// end of the stacked rank), or, after no iteration, none of the body's declared element.
+StatusOr<Tensor> StackRows(const std::vector<Tensor>& rows, int64_t axis,
+                           const onnx::ValueInfoProto& element, const std::string& what) {
+  if (rows.empty()) return EmptyStack(element, axis);
+  const int64_t rank = rows.front().rank() + 1;
+  const int64_t at = axis < 0 ? axis + rank : axis;
+  if (at < 0 || at >= rank) {
+    return InvalidArgument("{} has no axis {} (rank {})", what, axis, rank);
+  }
+  return StackAlong(rows, at, what.c_str());
+}
+
 Status SetOutputs(const onnx::NodeProto& node, std::vector<RunValue> values, Scope& scope) {
   if (static_cast<int>(values.size()) < node.output_size()) {
     return InvalidModel("{} has {} outputs, its body gives {}", NodeLabel(node),
@@ -202,14 +215,9 @@ class LoopStep : public Step {
     }
     std::vector<RunValue> results = std::move(carried);
     for (size_t k = 0; k < scan_count; ++k) {
-      if (scans[k].empty()) {
-        COLLAGE_ASSIGN_OR_RETURN(Tensor empty,
-                                 EmptyStack(body.output(static_cast<int>(1 + carried_count + k)), 0));
-        results.push_back(std::move(empty));
-        continue;
-      }
-      const std::string what = fmt::format("{}: scan output {}", Describe(), k);
-      COLLAGE_ASSIGN_OR_RETURN(Tensor stacked, StackAlong(scans[k], 0, what.c_str()));
+      COLLAGE_ASSIGN_OR_RETURN(
+          Tensor stacked, StackRows(scans[k], 0, body.output(static_cast<int>(1 + carried_count + k)),
+                                    fmt::format("{}: scan output {}", Describe(), k)));
       results.push_back(std::move(stacked));
     }
     return SetOutputs(*node_, std::move(results), scope);
@@ -291,20 +299,9 @@ class ScanStep : public Step {
     std::vector<RunValue> results = std::move(state);
     for (size_t k = 0; k < scan_outputs; ++k) {
       if (out_dirs[k] == 1) std::reverse(rows[k].begin(), rows[k].end());
-      if (rows[k].empty()) {
-        COLLAGE_ASSIGN_OR_RETURN(Tensor empty,
-                                 EmptyStack(body.output(static_cast<int>(states + k)), out_axes[k]));
-        results.push_back(std::move(empty));
-        continue;
-      }
-      const int64_t rank = rows[k].front().rank() + 1;
-      const int64_t axis = out_axes[k] < 0 ? out_axes[k] + rank : out_axes[k];
-      if (axis < 0 || axis >= rank) {
-        return InvalidArgument("{}: scan output {} has no axis {} (rank {})", Describe(), k,
-                               out_axes[k], rank);
-      }
-      const std::string what = fmt::format("{}: scan output {}", Describe(), k);
-      COLLAGE_ASSIGN_OR_RETURN(Tensor stacked, StackAlong(rows[k], axis, what.c_str()));
+      COLLAGE_ASSIGN_OR_RETURN(
+          Tensor stacked, StackRows(rows[k], out_axes[k], body.output(static_cast<int>(states + k)),
+                                    fmt::format("{}: scan output {}", Describe(), k)));
       results.push_back(std::move(stacked));
     }
     return SetOutputs(*node_, std::move(results), scope);
