@@ -254,12 +254,17 @@ class ScanStep : public Step {
                           "({}) and per scan output ({})",
                           Describe(), scan_inputs, scan_outputs);
     }
+    std::vector<RunValue> state;  // read as run values: a Scan of no slices gives them back
     std::vector<Tensor> values;
     for (int i = 0; i < node_->input_size(); ++i) {
-      COLLAGE_ASSIGN_OR_RETURN(Tensor value, ReadValue(scope, constants, node_->input(i), Describe()));
-      values.push_back(std::move(value));
+      COLLAGE_ASSIGN_OR_RETURN(RunValue value,
+                               ReadRunValue(scope, constants, node_->input(i), Describe()));
+      if (value.is_sequence()) {
+        return InvalidModel("{}: input {} is a sequence; Scan reads tensors", Describe(), i);
+      }
+      if (static_cast<size_t>(i) < states) state.push_back(value);
+      values.push_back(std::move(value.tensor));
     }
-    std::vector<RunValue> state(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(states));
     // Every scan input is cut along its axis into the same number of slices.
     int64_t length = -1;
     std::vector<int64_t> axes(scan_inputs);

@@ -108,7 +108,9 @@ class SequenceStep : public Step {
     if (op == "SequenceAt") {
       COLLAGE_ASSIGN_OR_RETURN(Tensor position, TensorIn(inputs, 1));
       COLLAGE_ASSIGN_OR_RETURN(int64_t at, Position(position, size, size - 1, label_));
-      return RunValue((*sequence)[static_cast<size_t>(at)]);
+      RunValue item((*sequence)[static_cast<size_t>(at)]);
+      item.borrowed = true;  // a sequence may hold an input or a constant
+      return item;
     }
     if (op == "SequenceInsert") {
       COLLAGE_ASSIGN_OR_RETURN(Tensor item, TensorIn(inputs, 1));

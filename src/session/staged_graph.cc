@@ -64,7 +64,9 @@ StatusOr<RunValue> ReadRunValue(const Scope& scope, const ConstantTable& constan
   if (constants.Find(name) != nullptr) {
     StatusOr<Tensor> decoded = constants.Decoded(name);
     if (!decoded.ok()) return decoded.status().WithContext(fmt::format("constant '{}'", name));
-    return RunValue(std::move(decoded).value());
+    RunValue value(std::move(decoded).value());
+    value.borrowed = true;
+    return value;
   }
   return InvalidModel("{} reads '{}', which nothing computed before it", reader, name);
 }

@@ -47,6 +47,9 @@ struct RunValue {
 
   Tensor tensor;
   std::shared_ptr<const std::vector<Tensor>> sequence;  // shared: sequences are not copied
+  // The run's caller's input or a constant (or possibly one): a model output that is one is
+  // copied before the caller gets it; values the run computed are handed over as they are.
+  bool borrowed = false;
 };
 
 // The values a graph reads at run time: its own (inputs, what its steps computed) and, by

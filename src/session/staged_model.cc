@@ -153,7 +153,10 @@ StatusOr<std::map<std::string, Tensor>> StagedModel::Run(
     const std::map<std::string, Tensor>& inputs, RunProfile* /*profile*/) {
   COLLAGE_RETURN_IF_ERROR(CheckRunInputs(inputs_, inputs, UnshapedInputs::kAnyRankIfUnshaped));
   std::vector<RunValue> ordered;
-  for (const TensorInfo& info : inputs_) ordered.emplace_back(inputs.at(info.name));
+  for (const TensorInfo& info : inputs_) {
+    ordered.emplace_back(inputs.at(info.name));
+    ordered.back().borrowed = true;
+  }
   Scope top;
   COLLAGE_ASSIGN_OR_RETURN(std::vector<RunValue> outputs, graph_->Run(top, ordered));
   std::map<std::string, Tensor> named;
@@ -162,7 +165,7 @@ StatusOr<std::map<std::string, Tensor>> StagedModel::Run(
       return InvalidModel("output '{}' is a sequence; a session gives tensors", outputs_[i].name);
     }
     // Owned and the caller's alone: an output that is an input or a constant is copied.
-    named[outputs_[i].name] = outputs[i].tensor.Clone();
+    named[outputs_[i].name] = outputs[i].borrowed ? outputs[i].tensor.Clone() : outputs[i].tensor;
   }
   return named;
 }

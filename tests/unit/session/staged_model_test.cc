@@ -124,11 +124,14 @@ TEST(StagedModelTest, ALoopCarriesValuesAndStacksItsScanOutputs) {
 }
 
 TEST(StagedModelTest, ALoopOfNoIterationsGivesItsStartAndAnEmptyScan) {
+  const Tensor acc0 = Floats({2}, {5, 6});
   auto out = RunModel(LoopModel(), {{"x", Floats({2}, {1, 2})},
                                {"trip", Tensor::Scalar<int64_t>(0)},
-                               {"acc0", Floats({2}, {5, 6})}});
+                               {"acc0", acc0}});
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(out->at("acc_last").ToVector<float>(), (std::vector<float>{5, 6}));
+  // The input handed back is a copy: the caller owns its outputs.
+  EXPECT_NE(out->at("acc_last").data(), acc0.data());
   EXPECT_EQ(out->at("acc_all").num_elements(), 0);
 }
 
