@@ -526,33 +526,40 @@ class Importer {
   // 16-bit float arithmetic: an op whose kernels take float32 but not float16 or bfloat16
   // computes on its 16-bit inputs widened to float32, and its float outputs are rounded back
   // (to nearest even) — what a float16 kernel does for one elementwise op; products and
-  // reductions then accumulate in float32, as float16 kernels on CPUs do. Whether the op
-  // refuses the 16-bit types is asked of its own type inference, on a copy of the node.
+  // reductions then accumulate in float32, as float16 kernels on CPUs do. The op's own type
+  // inference decides, on a copy of the node: it refuses the 16-bit inputs as they are, and
+  // takes them as float32.
   bool ComputesInFloat32Instead(const OpDef& def, const Node& node,
                                 const onnx::NodeProto& proto) const {
     if (node.domain.empty() && (node.op_type == "Cast" || node.op_type == "CastLike")) return false;
+    auto is_half = [](DType dtype) { return dtype == DType::kFloat16 || dtype == DType::kBFloat16; };
     bool half = false;
-    for (ValueId in : node.inputs) {
-      if (in == kNoValue) continue;
-      const DType dtype = graph_.value(in).type.dtype;
-      half |= dtype == DType::kFloat16 || dtype == DType::kBFloat16;
-    }
+    for (ValueId in : node.inputs) half |= in != kNoValue && is_half(graph_.value(in).type.dtype);
     if (!half) return false;
     Node trial = node;  // its outputs stand in for values not yet made
     for (int i = 0; i < proto.output_size(); ++i) {
       trial.outputs.push_back(proto.output(i).empty() ? kNoValue : static_cast<ValueId>(i));
     }
-    InferContext ctx{trial, opset_, {}, {}, {}};
-    for (ValueId in : node.inputs) {
-      ctx.input_types.push_back(in == kNoValue ? nullptr : &graph_.value(in).type);
-      ctx.input_values.push_back(in == kNoValue || !graph_.value(in).is_constant()
-                                     ? nullptr
-                                     : &*graph_.value(in).constant);
-    }
-    const Status inferred = InferNodeTypes(def, ctx);
-    return !inferred.ok() && inferred.code() == StatusCode::kUnsupported &&
-           (inferred.message().find("float16") != std::string::npos ||
-            inferred.message().find("bfloat16") != std::string::npos);
+    std::vector<TensorType> widened;  // the inputs' types with float32 for the 16-bit ones
+    widened.reserve(node.inputs.size());
+    auto infers = [&](bool widen) {
+      InferContext ctx{trial, opset_, {}, {}, {}};
+      widened.clear();
+      for (ValueId in : node.inputs) {
+        if (in == kNoValue) {
+          ctx.input_types.push_back(nullptr);
+          ctx.input_values.push_back(nullptr);
+          continue;
+        }
+        const Value& v = graph_.value(in);
+        const bool swap = widen && is_half(v.type.dtype);
+        widened.push_back(swap ? TensorType{DType::kFloat32, v.type.shape} : v.type);
+        ctx.input_types.push_back(&widened.back());
+        ctx.input_values.push_back(!swap && v.is_constant() ? &*v.constant : nullptr);
+      }
+      return InferNodeTypes(def, ctx).ok();
+    };
+    return !infers(/*widen=*/false) && infers(/*widen=*/true);
   }
 
   // The node on float32 copies of its 16-bit inputs, its float32 outputs cast back to the
