@@ -2,10 +2,10 @@
 """One session, input shapes that change between runs: collage against ONNX Runtime.
 
 With --set control_flow, the models are those whose control flow or shapes their data decide
-(scripts/export_torch_models.py --set control_flow: a small detector with torchvision's
-post-processing, scripted recurrent Loops at several sequence lengths, one filling a list),
-which collage runs in
-segments compiled per run with the control flow between them.
+(scripts/export_torch_models.py --set control_flow: torchvision's SSDlite 320 and a small
+detector with torchvision's post-processing, scripted recurrent Loops at several sequence
+lengths, one filling a list), which collage runs in segments compiled per run with the
+control flow between them.
 
 Exports two models with dynamic axes with PyTorch (Debian's python3-torch): torchvision's
 ResNet-18 (batch, height and width dynamic) and a two-layer Transformer encoder (batch and
@@ -77,6 +77,8 @@ def export_control_flow_models(folder):
     subprocess.run([sys.executable, script, folder, "--set", "control_flow"], check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return [
+        ("ssdlite320", os.path.join(folder, "ssdlite320", "model.onnx"), "input",
+         [(1, 3, 320, 320), (1, 3, 320, 320)]),
         ("tiny_detector", os.path.join(folder, "tiny_detector", "model.onnx"), "input",
          [(1, 3, 128, 128), (1, 3, 128, 128)]),
         ("recurrent_loop", os.path.join(folder, "recurrent_loop", "model.onnx"), "input",

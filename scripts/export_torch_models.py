@@ -10,9 +10,8 @@ Writes, per model, the layout of the ONNX backend tests:
   OUT_DIR/<name>/test_data_set_0/input_N.pb, output_N.pb   (onnx.numpy_helper TensorProtos)
   OUT_DIR/<name>/shapes.txt   (models exported with a dynamic axis: the input shapes of the test
                                data, "name=2x3x224x224", for SessionOptions::input_shapes)
-The control_flow set (--set control_flow) exercises control flow and shapes set by data: a
-small anchor detector with
-torchvision's post-processing (score threshold, top-k, class-wise NonMaxSuppression inside an
+The control_flow set (--set control_flow) exercises control flow and shapes set by data:
+torchvision's SSDlite 320 detector, a small anchor detector with torchvision's post-processing (score threshold, top-k, class-wise NonMaxSuppression inside an
 If), and recurrent cells scripted with TorchScript (a Loop over the time steps holding an If
 on the hidden state; a Loop filling a list, a sequence, concatenated after it).
 Weights are random (torch.manual_seed per model); BatchNorm running statistics and affine
@@ -167,9 +166,46 @@ class RecurrentList(nn.Module):
         return torch.cat(states, 0)
 
 
+class SsdLite(nn.Module):
+    """torchvision's SSDlite 320 (MobileNetV3-Large backbone) with its own post-processing
+    (per-class score threshold, top-k, batched NonMaxSuppression), taking one image batch as a
+    tensor and returning the first image's boxes, scores and labels.
+
+    Random weights make a degenerate detector: activations vanish through the backbone, every
+    anchor gets the same logits, and the scores tie to the last bit, so which boxes NMS keeps
+    is arbitrary. So the BatchNorm statistics are taken from data (the backbone run in training
+    mode over random images) and the classifier's last convolutions are drawn so that the
+    scores spread over (0, 1) instead of saturating."""
+    def __init__(self, classes=5):
+        super().__init__()
+        det = torchvision.models.detection
+        self.model = det.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None,
+                                                       num_classes=classes)
+        # Fewer detections kept than torchvision's 300, so that an input whose kept scores are
+        # all apart can be drawn (see draw_input).
+        self.model.detections_per_img = 20
+        generator = torch.Generator().manual_seed(3)
+        with torch.no_grad():
+            for m in self.model.modules():
+                if isinstance(m, nn.modules.batchnorm._BatchNorm):
+                    m.reset_running_stats()
+                    m.momentum = None  # a plain average over the calibration batches
+            self.model.backbone.train()
+            for _ in range(4):
+                self.model.backbone(torch.rand(2, 3, 320, 320, generator=generator))
+            self.model.backbone.eval()
+            for m in self.model.head.classification_head.modules():
+                if isinstance(m, nn.Conv2d) and m.kernel_size == (1, 1) and m.out_channels % classes == 0:
+                    m.weight.normal_(0, 0.01, generator=generator)
+
+    def forward(self, x):
+        detections = self.model(list(x.unbind(0)))[0]
+        return detections['boxes'], detections['scores'], detections['labels']
+
+
 class Spec:
     def __init__(self, name, opset, make, input_shape, dynamic_batch=False, outputs=('output',),
-                 script=False, dynamic_axes=None):
+                 script=False, dynamic_axes=None, randomise_batchnorm=True, scores_output=None):
         self.name = name
         self.opset = opset
         self.make = make
@@ -178,6 +214,8 @@ class Spec:
         self.outputs = outputs              # the model's output names, in order
         self.script = script                # export the TorchScript of the model
         self.dynamic_axes = dynamic_axes    # other dynamic axes, as torch.onnx.export takes them
+        self.randomise_batchnorm = randomise_batchnorm  # False: the model sets its own statistics
+        self.scores_output = scores_output  # index of an output sorted by score (a detector's)
 
 
 tv = torchvision.models
@@ -197,7 +235,9 @@ SPECS = [
 # Exported apart (--set control_flow): the quantizer and the comparisons take the set above.
 CONTROL_FLOW_SPECS = [
     Spec('tiny_detector', 13, lambda: TinyDetector(), (1, 3, 128, 128),
-         outputs=('boxes', 'scores', 'labels')),
+         outputs=('boxes', 'scores', 'labels'), scores_output=1),
+    Spec('ssdlite320', 13, lambda: SsdLite(), (1, 3, 320, 320),
+         outputs=('boxes', 'scores', 'labels'), randomise_batchnorm=False, scores_output=1),
     Spec('recurrent_loop', 14, lambda: RecurrentLoop(), (7, 16), script=True,
          dynamic_axes={'input': {0: 'steps'}}),
     Spec('recurrent_list', 14, lambda: RecurrentList(), (5, 16), script=True,
@@ -229,16 +269,34 @@ def write_tensor(array, name, path):
         f.write(numpy_helper.from_array(np.ascontiguousarray(array), name).SerializeToString())
 
 
+def scores_nearly_tie(scores, relative=1e-4):
+    ordered = np.sort(scores.reshape(-1))
+    return ordered.size > 1 and bool((np.diff(ordered) <= relative * np.abs(ordered[1:])).any())
+
+
+def draw_input(spec, model):
+    """A random input and the model's outputs on it. For a model with a sorted scores output,
+    an input whose scores (nearly) tie has no single right answer — PyTorch's sort is not
+    stable, ONNX's TopK puts the lower index first, and a last-bit difference reorders them —
+    so inputs are drawn until the scores are apart."""
+    for seed in range(2, 50):
+        x = torch.randn(*spec.input_shape, generator=torch.Generator().manual_seed(seed))
+        with torch.no_grad():
+            expected = model(x)
+        if spec.scores_output is None or not scores_nearly_tie(expected[spec.scores_output].numpy()):
+            return x, expected
+    raise RuntimeError('{}: the scores tie on every input drawn'.format(spec.name))
+
+
 def export_one(spec, case_dir):
     torch.manual_seed(0)
     model = spec.make()
-    randomise_batchnorm(model, torch.Generator().manual_seed(1))
+    if spec.randomise_batchnorm:
+        randomise_batchnorm(model, torch.Generator().manual_seed(1))
     model.eval()
-    x = torch.randn(*spec.input_shape, generator=torch.Generator().manual_seed(2))
     if spec.script:
         model = torch.jit.script(model)
-    with torch.no_grad():
-        expected = model(x)
+    x, expected = draw_input(spec, model)
     expected = (expected,) if isinstance(expected, torch.Tensor) else tuple(expected)
     if len(expected) != len(spec.outputs) or not all(isinstance(e, torch.Tensor) for e in expected):
         raise RuntimeError('{}: the model returned {}, not {} tensors'.format(
