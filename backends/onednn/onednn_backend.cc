@@ -16,14 +16,18 @@ Pattern WithActivation(const Pattern& inner) {
   std::vector<Pattern> alternatives;
   alternatives.push_back(Op("Clip")(inner, Optional(Const()), Optional(Const())).If(ok));
   for (const std::string& op : UnaryActivationOps()) alternatives.push_back(Op(op)(inner).If(ok));
-  // SiLU (x * sigmoid(x), as exporters write nn.SiLU), in either operand order: `inner` is
-  // matched twice, and the epilogue checks it is the same node both times (SiluAt).
+  // SiLU (x * sigmoid(x), as exporters write nn.SiLU) and HardSwish (x * hardsigmoid(x), as
+  // exporters write it before opset 14), in either operand order: `inner` is matched twice,
+  // and the epilogue checks it is the same node both times and the HardSigmoid's constants
+  // (SelfGateAt).
   auto is_float = [](const Graph& graph, const Node& node) {
     return IsFloatValue(graph, node.outputs[0]);
   };
-  const Pattern sigmoid = Op("Sigmoid")(inner).If(is_float);
-  alternatives.push_back(Op("Mul")(inner, sigmoid).If(is_float));
-  alternatives.push_back(Op("Mul")(sigmoid, inner).If(is_float));
+  for (const char* gate_op : {"Sigmoid", "HardSigmoid"}) {
+    const Pattern gate = Op(gate_op)(inner).If(is_float);
+    alternatives.push_back(Op("Mul")(inner, gate).If(is_float));
+    alternatives.push_back(Op("Mul")(gate, inner).If(is_float));
+  }
   // GELU as exporters write it: x * (1 + erf(x / sqrt(2))) * 0.5, commuted operands included
   // (the epilogue checks the constants and that `inner` is one node: GeluAt).
   const Pattern scaled = Alt({Op("Div")(inner, Const()), Op("Mul")(inner, Const())});

@@ -18,23 +18,6 @@ bool IsFloat(const Graph& graph, ValueId v) {
 
 bool Commutes(const std::string& op) { return op == "Add" || op == "Mul" || op == "Max" || op == "Min"; }
 
-// nodes[i], nodes[i + 1] are a SiLU of `chain`: Sigmoid(chain), then Mul of chain by it (either
-// order). oneDNN computes it as one swish step, x * sigmoid(alpha * x) with alpha 1.
-bool SiluAt(const Graph& graph, const std::vector<NodeId>& nodes, size_t i, ValueId chain) {
-  if (i + 1 >= nodes.size()) return false;
-  const Node& sigmoid = graph.node(nodes[i]);
-  const Node& mul = graph.node(nodes[i + 1]);
-  if (sigmoid.op_type != "Sigmoid" || mul.op_type != "Mul" || !sigmoid.domain.empty() ||
-      !mul.domain.empty() || sigmoid.inputs.size() != 1 || sigmoid.inputs[0] != chain ||
-      sigmoid.outputs.size() != 1 || mul.inputs.size() != 2 || mul.outputs.size() != 1) {
-    return false;
-  }
-  const ValueId gate = sigmoid.outputs[0];
-  const bool operands = (mul.inputs[0] == chain && mul.inputs[1] == gate) ||
-                        (mul.inputs[0] == gate && mul.inputs[1] == chain);
-  return operands && IsFloat(graph, gate) && IsFloat(graph, mul.outputs[0]);
-}
-
 // The value of a one-element float32 constant; nullopt for anything else.
 std::optional<float> ScalarConstant(const Graph& graph, ValueId value) {
   if (value == kNoValue) return std::nullopt;
@@ -55,6 +38,33 @@ ValueId OtherOperand(const Node& node, ValueId operand) {
 
 bool Near(std::optional<float> value, double expected) {
   return value.has_value() && std::abs(*value - expected) <= 1e-6 * std::abs(expected);
+}
+
+// nodes[i], nodes[i + 1] are `chain` times a gate of itself, in either operand order, that
+// oneDNN computes as one step: Sigmoid (SiLU, x * sigmoid(x): a swish step with alpha 1), or
+// HardSigmoid with alpha 1/6 and beta 1/2 (HardSwish as exporters write it before opset 14,
+// x * max(0, min(1, x / 6 + 1/2)): a hardswish step). nullopt for anything else.
+std::optional<EltwiseStep> SelfGateAt(const Graph& graph, const std::vector<NodeId>& nodes,
+                                      size_t i, ValueId chain) {
+  if (i + 1 >= nodes.size()) return std::nullopt;
+  const Node& gate = graph.node(nodes[i]);
+  const Node& mul = graph.node(nodes[i + 1]);
+  if (mul.op_type != "Mul" || !gate.domain.empty() || !mul.domain.empty() ||
+      gate.inputs.size() != 1 || gate.inputs[0] != chain || gate.outputs.size() != 1 ||
+      mul.inputs.size() != 2 || mul.outputs.size() != 1) {
+    return std::nullopt;
+  }
+  const ValueId gated = gate.outputs[0];
+  const bool operands = (mul.inputs[0] == chain && mul.inputs[1] == gated) ||
+                        (mul.inputs[0] == gated && mul.inputs[1] == chain);
+  if (!operands || !IsFloat(graph, gated) || !IsFloat(graph, mul.outputs[0])) return std::nullopt;
+  if (gate.op_type == "Sigmoid") return EltwiseStep{algorithm::eltwise_swish, 1.0f, 0.0f};
+  if (gate.op_type == "HardSigmoid" &&
+      Near(gate.attributes.GetFloat("alpha", 0.2f), 1.0 / 6.0) &&
+      Near(gate.attributes.GetFloat("beta", 0.5f), 0.5)) {
+    return EltwiseStep{algorithm::eltwise_hardswish, 0.0f, 0.0f};
+  }
+  return std::nullopt;
 }
 
 // nodes[i..i+4] are GELU's erf form of `chain`: Div(chain, sqrt(2)) (or Mul by 1/sqrt(2)),
@@ -241,8 +251,8 @@ StatusOr<Epilogue> BuildEpilogue(const CompileRequest& request, const Match& mat
   const size_t rank = static_cast<size_t>(dst_desc.dims().size());
   int index = 0;
   for (size_t i = 1; i < nodes.size(); ++i) {
-    if (SiluAt(graph, nodes, i, chain)) {
-      e.ops.append_eltwise(1.0f, algorithm::eltwise_swish, 1.0f, 0.0f);
+    if (auto step = SelfGateAt(graph, nodes, i, chain)) {
+      e.ops.append_eltwise(1.0f, step->algorithm, step->alpha, step->beta);
       ++index;
       chain = graph.node(nodes[++i]).outputs[0];
       continue;
@@ -285,7 +295,7 @@ bool EpilogueSupported(const Graph& graph, const std::vector<NodeId>& nodes) {
   if (nodes.empty()) return false;
   ValueId chain = graph.node(nodes[0]).outputs[0];
   for (size_t i = 1; i < nodes.size(); ++i) {
-    if (SiluAt(graph, nodes, i, chain)) {
+    if (SelfGateAt(graph, nodes, i, chain)) {
       chain = graph.node(nodes[++i]).outputs[0];
       continue;
     }
@@ -303,6 +313,12 @@ bool EpilogueSupported(const Graph& graph, const std::vector<NodeId>& nodes) {
       if (node.inputs[0] == node.inputs[1]) return false;
       ValueId other = node.inputs[0] == chain ? node.inputs[1] : node.inputs[0];
       if (!IsFloat(graph, other)) return false;
+      // A post-op reads the kernel's inputs and constants, not values computed before the
+      // chain's end (x * hardsigmoid(x) with other constants than HardSwish's).
+      for (size_t j = 0; j < i; ++j) {
+        const std::vector<ValueId>& made = graph.node(nodes[j]).outputs;
+        if (std::find(made.begin(), made.end(), other) != made.end()) return false;
+      }
       const Shape& chain_shape = graph.value(chain).type.shape;
       const Shape& other_shape = graph.value(other).type.shape;
       if (other_shape.size() > chain_shape.size()) return false;

@@ -55,7 +55,8 @@ class KernelBuilder {
 };
 
 // The match's nodes after its main op (ChainOrder), as post-ops on a primitive whose dst is
-// `dst_desc`: activations (a SiLU's Sigmoid and Mul as one swish step, GELU's five ops as
+// `dst_desc`: activations (a SiLU's Sigmoid and Mul as one swish step, a HardSigmoid and Mul
+// of the same value as one hardswish step, GELU's five ops as
 // one gelu_erf step) and binary ops with
 // another operand (a kernel input or a constant). Other operands of the dst's shape use
 // `dst_desc`'s format (a residual add reads what a blocked producer wrote); broadcast ones are

@@ -31,7 +31,8 @@ void AddResampleRules(std::vector<RuleEntry>& rules);  // onednn_resample.cc (Re
 
 // Shared rule pieces.
 // `inner` followed by a supported activation: one of UnaryActivationOps, a Clip, a SiLU
-// (Mul(inner, Sigmoid(inner))) or GELU's erf form as exporters write it.
+// (Mul(inner, Sigmoid(inner))), a HardSwish written as Mul(inner, HardSigmoid(inner)) or
+// GELU's erf form as exporters write it.
 Pattern WithActivation(const Pattern& inner);
 // Add(inner, other) in either operand order.
 Pattern WithAdd(const Pattern& inner);

@@ -26,6 +26,12 @@ Graph ConvGraph(const ConvCase& c, const std::string& epilogue) {
   if (epilogue == "clip") y = b.Node("Clip", {y, b.Scalar<float>("lo", 0.0f), b.Scalar<float>("hi", 6.0f)});
   if (epilogue == "hardsigmoid") y = b.Node("HardSigmoid", {y});
   if (epilogue == "silu") y = b.Node("Mul", {y, b.Node("Sigmoid", {y})});
+  if (epilogue == "hardswish_decomposed") {  // as exporters write HardSwish before opset 14
+    y = b.Node("Mul", {b.Node("HardSigmoid", {y}, {{"alpha", 1.0f / 6.0f}, {"beta", 0.5f}}), y});
+  }
+  if (epilogue == "hardsigmoid_gate") {  // alpha 0.2: not a HardSwish, two post-ops
+    y = b.Node("Mul", {y, b.Node("HardSigmoid", {y})});
+  }
   if (epilogue == "add_silu") {  // the gate first: either operand order is a SiLU
     ValueId r = b.Input("r", DType::kFloat32, b.shape(y));
     y = b.Node("Add", {y, r});
@@ -49,7 +55,8 @@ TEST(OnednnConv, VariantsMatchReference) {
   };
   for (const ConvCase& c : cases) {
     for (const std::string epilogue :
-         {"", "relu", "add_relu", "clip", "hardsigmoid", "silu", "add_silu"}) {
+         {"", "relu", "add_relu", "clip", "hardsigmoid", "silu", "add_silu", "hardswish_decomposed",
+          "hardsigmoid_gate"}) {
       SCOPED_TRACE(ShapeToString(c.x) + " " + epilogue);
       Graph g = ConvGraph(c, epilogue);
       auto offered = CheckAllCandidates(g, "onednn", 1e-4);
@@ -59,6 +66,13 @@ TEST(OnednnConv, VariantsMatchReference) {
       }
       if (epilogue == "relu" || epilogue == "silu") {
         EXPECT_TRUE(Offers(offered, "conv_act"));
+      }
+      if (epilogue == "hardswish_decomposed") {  // the convolution, HardSigmoid and Mul as one
+        bool whole = false;
+        for (const Candidate& cand : CandidatesOf(g, "onednn", "conv_act")) {
+          whole = whole || cand.nodes.size() == 3;
+        }
+        EXPECT_TRUE(whole);
       }
       if (epilogue == "add_silu") {
         EXPECT_TRUE(Offers(offered, "conv_add_act"));
