@@ -10,6 +10,7 @@
 #include "collage/model_summary.h"
 #include "collage/optimize.h"
 #include "collage/run_profile.h"
+#include "collage/shape_range.h"
 #include "collage/status.h"
 #include "collage/tensor.h"
 
@@ -128,10 +129,13 @@ class Session {
   Status SavePlan(const std::string& path) const;
   // Saves the placements of sessions of one model, each loaded at other input shapes, as one
   // plan file. A session given it (plan_path) runs the plan made for its input shapes, else
-  // the one of the nearest shapes, each group where its rule still offers it at these shapes
-  // and on native where not (warnings() says so).
+  // the one of the nearest shapes — preferring plans declared for its shapes — each group
+  // where its rule still offers it at these shapes and on native where not (warnings() says
+  // so). `declared`, when given, has one entry per session: the shape ranges its plan is
+  // declared for (a shape profile; each range must hold the session's shape of that input).
   static constexpr int kMaxPlansPerFile = 64;
-  static Status SavePlans(const std::vector<const Session*>& sessions, const std::string& path);
+  static Status SavePlans(const std::vector<const Session*>& sessions, const std::string& path,
+                          const std::vector<InputShapeRanges>& declared = {});
   // The end-to-end latency measured for the current placement, saved with the plan.
   void RecordMeasuredLatency(double milliseconds);
   // What produced the current placement: "single-backend:<name>", "op-level", or the search
@@ -143,8 +147,10 @@ class Session {
   // float32 placement. `collage run --check` holds the outputs to it.
   double placement_tolerance() const;
   // Warnings from loading a plan (another device, other library versions) or optimizing
-  // (a corrupt cost database moved aside).
-  const std::vector<std::string>& warnings() const;
+  // (a corrupt cost database moved aside); in a session that compiles per run, also those of
+  // each input signature's compile (its plan measured at other shapes, groups that fell back),
+  // each once, naming the input shapes.
+  std::vector<std::string> warnings() const;
 
   // Whether the session compiles per input signature (SessionOptions::shapes_per_run applied):
   // inputs() and outputs() then show dynamic dims as -1, and summary(), DescribePlacement()

@@ -100,6 +100,31 @@ Status ReadInputShapes(const json& field, const std::string& source,
   return Status();
 }
 
+// "input_ranges": {"x": {"min": [1, 3, 224, 224], "max": [1, 3, 640, 640]}, ...}: per input
+// of input_shapes, bounds that hold its measured shape (read after input_shapes).
+Status ReadInputRanges(const json& field, const std::string& source, const Plan& plan,
+                       InputShapeRanges& ranges) {
+  if (!field.is_object()) return InvalidArgument("{}: field 'input_ranges' must be an object", source);
+  for (const auto& [name, bounds] : field.items()) {
+    auto measured = plan.input_shapes.find(name);
+    if (measured == plan.input_shapes.end()) {
+      return InvalidArgument("{}: input_ranges.{} names no input of input_shapes", source, name);
+    }
+    if (!bounds.is_object() || !bounds.contains("min") || !bounds.contains("max")) {
+      return InvalidArgument("{}: input_ranges.{} must be an object with 'min' and 'max'", source,
+                             name);
+    }
+    std::map<std::string, Shape> ends;
+    COLLAGE_RETURN_IF_ERROR(ReadInputShapes(json{{"min", bounds["min"]}, {"max", bounds["max"]}},
+                                            source + ": input_ranges." + name, ends));
+    ShapeRange range{ends["min"], ends["max"]};
+    Status valid = CheckShapeRange(name, range, measured->second);
+    if (!valid.ok()) return InvalidArgument("{}: {}", source, valid.message());
+    ranges[name] = std::move(range);
+  }
+  return Status();
+}
+
 // Input shapes differ from the plan's: the plan is refused with what to run instead.
 Status CheckInputShapes(const Plan& plan, const Graph& graph) {
   if (plan.input_shapes.empty()) return Status();  // a plan older than the field
@@ -155,6 +180,30 @@ std::string ShapesText(const std::map<std::string, Shape>& shapes) {
   return text;
 }
 
+bool WithinDeclaredRanges(const Plan& plan, const std::map<std::string, Shape>& shapes) {
+  if (plan.input_ranges.empty() || shapes.size() != plan.input_shapes.size()) return false;
+  for (const auto& [name, shape] : shapes) {
+    auto range = plan.input_ranges.find(name);
+    if (range != plan.input_ranges.end()) {
+      if (!WithinRange(range->second, shape)) return false;
+      continue;
+    }
+    auto measured = plan.input_shapes.find(name);
+    if (measured == plan.input_shapes.end() || measured->second != shape) return false;
+  }
+  return true;
+}
+
+std::string DeclaredShapesText(const Plan& plan) {
+  std::string text;
+  for (const auto& [name, shape] : plan.input_shapes) {
+    text += (text.empty() ? "" : ", ") + name + "=" + ShapeToString(shape);
+    auto range = plan.input_ranges.find(name);
+    if (range != plan.input_ranges.end()) text += " (" + ShapeRangeText(range->second) + ")";
+  }
+  return text;
+}
+
 std::string ModelHash(const Graph& graph) {
   Hasher hasher;
   SubGraph all(graph.num_nodes());
@@ -200,6 +249,13 @@ std::string PlanToJson(const Plan& plan) {
   j["search"] = plan.search;
   j["threads"] = plan.threads;
   j["input_shapes"] = plan.input_shapes;
+  if (!plan.input_ranges.empty()) {
+    json ranges = json::object();
+    for (const auto& [name, range] : plan.input_ranges) {
+      ranges[name] = {{"min", range.min}, {"max", range.max}};
+    }
+    j["input_ranges"] = ranges;
+  }
   j["backend_versions"] = plan.backend_versions;
   j["estimated_ms"] = plan.estimated_ms;
   j["measured_ms"] = plan.measured_ms;
@@ -267,6 +323,9 @@ StatusOr<Plan> PlanFromJson(const std::string& text, const std::string& source) 
   }
   if (j.contains("input_shapes")) {
     COLLAGE_RETURN_IF_ERROR(ReadInputShapes(j["input_shapes"], source, plan.input_shapes));
+  }
+  if (j.contains("input_ranges")) {
+    COLLAGE_RETURN_IF_ERROR(ReadInputRanges(j["input_ranges"], source, plan, plan.input_ranges));
   }
   if (!j.contains("backend_versions") || !j["backend_versions"].is_object()) {
     return InvalidArgument("{}: field 'backend_versions' must be an object", source);

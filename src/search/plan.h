@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "collage/sdk/backend.h"
+#include "collage/shape_range.h"
 #include "runtime/placement.h"
 
 namespace collage {
@@ -41,6 +42,11 @@ struct Plan {
   // placed for one shape; another shape needs its own plan). Empty in plans written before
   // the field existed.
   std::map<std::string, Shape> input_shapes;
+  // The shapes the plan is declared for besides the measured ones (a shape profile, `collage
+  // optimize --shape-range`): each named input's bounds hold its measured shape. A graph whose
+  // every input lies within these bounds (an input not named: at its measured shape) takes
+  // the plan's placement as declared, without a warning. Empty: the measured shapes only.
+  InputShapeRanges input_ranges;
   std::map<std::string, std::string> backend_versions;  // every backend the groups use
   std::vector<PlanGroup> groups;                        // in execution order
   double estimated_ms = 0;  // what the search added up: groups plus conversions
@@ -66,6 +72,11 @@ struct Plan {
 // ("x=1x3x224x224, y=1x10").
 std::map<std::string, Shape> InputShapesOf(const Graph& graph);
 std::string ShapesText(const std::map<std::string, Shape>& shapes);
+// Whether `shapes` lie within the plan's declared ranges: every input named by a range within
+// it, every other one at the plan's measured shape. False for a plan without ranges.
+bool WithinDeclaredRanges(const Plan& plan, const std::map<std::string, Shape>& shapes);
+// The plan's measured shapes with its ranges: "x=1x3x320x320 (1x3x224x224..1x3x640x640)".
+std::string DeclaredShapesText(const Plan& plan);
 
 // A 64-bit hash (hex) of everything that makes a model what it is: structure, attributes,
 // types, opset and every constant's bytes. Node and value names are left out.

@@ -124,10 +124,13 @@ ChosenPlan ChoosePlan(const std::vector<Plan>& plans, const Graph& graph) {
   ChosenPlan nearest;
   double best = std::numeric_limits<double>::infinity();
   for (const Plan& plan : plans) {
+    const bool declared = WithinDeclaredRanges(plan, here);
+    if (nearest.declared && !declared) continue;
     const double distance = ShapeDistance(here, plan.input_shapes);
-    if (distance < best && NamesTheNodesOf(plan, graph)) {
+    if ((distance < best || (declared && !nearest.declared)) && NamesTheNodesOf(plan, graph)) {
       best = distance;
       nearest.plan = &plan;
+      nearest.declared = declared;
     }
   }
   return nearest;
@@ -135,7 +138,7 @@ ChosenPlan ChoosePlan(const std::vector<Plan>& plans, const Graph& graph) {
 
 StatusOr<Placement> PlacementAtOtherShapes(const Plan& plan, const Graph& graph,
                                            const BackendRegistry& registry, int threads,
-                                           std::vector<std::string>* warnings) {
+                                           bool declared, std::vector<std::string>* warnings) {
   if (!NamesTheNodesOf(plan, graph)) {
     return InvalidArgument("the plan was made for another model ('{}'): its groups do not name "
                            "this model's nodes",
@@ -179,11 +182,13 @@ StatusOr<Placement> PlacementAtOtherShapes(const Plan& plan, const Graph& graph,
   }
   COLLAGE_RETURN_IF_ERROR(ValidatePlacement(graph, placement, registry));
   if (warnings != nullptr) {
-    warnings->push_back(fmt::format(
-        "the plan was measured at input shapes {}, these are {}: its placement is used where "
-        "its groups still apply (run `collage optimize` with --shape for these shapes to "
-        "measure them)",
-        ShapesText(plan.input_shapes), ShapesText(InputShapesOf(graph))));
+    if (!declared) {
+      warnings->push_back(fmt::format(
+          "the plan was measured at input shapes {}, these are {}: its placement is used where "
+          "its groups still apply (run `collage optimize` with --shape for these shapes to "
+          "measure them, or --shape-range to declare them)",
+          DeclaredShapesText(plan), ShapesText(InputShapesOf(graph))));
+    }
     if (!fell_back.empty()) {
       warnings->push_back(fmt::format("{} group{} of the plan no longer appl{} at these shapes and "
                                       "run{} on native: {}",

@@ -35,6 +35,8 @@ class PerRunModel {
   virtual Status RefuseFixedGraphUse(const std::string& what) const = 0;
   // What DescribePlacement says before (or instead of) a compiled session's placement.
   virtual std::string placement_note() const = 0;
+  // Warnings of its compiled models (a plan taken at shapes it was not made for), each once.
+  virtual std::vector<std::string> warnings() const { return {}; }
   // What the model is made of where no one compiled session shows it; nullopt otherwise.
   virtual std::optional<ModelSummary> written_summary() const { return std::nullopt; }
 };

@@ -316,7 +316,7 @@ Status Session::LoadPlan(const std::string& path) {
     auto placement =
         at_other_shapes
             ? PlacementAtOtherShapes(plan, impl_->graph, BackendRegistry::Global(), threads,
-                                     &warnings)
+                                     chosen.declared, &warnings)
             : PlacementFromPlan(plan, impl_->graph, BackendRegistry::Global(), threads, &warnings);
     if (!placement.ok()) {
       return Status(placement.status().code(), "plan " + path + ": " + placement.status().message());
@@ -351,17 +351,35 @@ Status Session::SavePlan(const std::string& path) const {
   return WritePlanFile(plan, path);
 }
 
-Status Session::SavePlans(const std::vector<const Session*>& sessions, const std::string& path) {
+Status Session::SavePlans(const std::vector<const Session*>& sessions, const std::string& path,
+                          const std::vector<InputShapeRanges>& declared) {
   static_assert(kMaxPlansPerFile == static_cast<int>(kMaxPlansInSet));
   if (sessions.empty() || sessions.size() > kMaxPlansInSet) {
     return InvalidArgument("a plan file holds 1 to {} plans, {} were given", kMaxPlansInSet,
                            sessions.size());
+  }
+  if (!declared.empty() && declared.size() != sessions.size()) {
+    return InvalidArgument("{} sessions and {} sets of declared shape ranges: give one set per "
+                           "session, or none",
+                           sessions.size(), declared.size());
   }
   std::vector<Plan> plans;
   for (const Session* session : sessions) {
     if (session->impl_->per_run) return session->impl_->per_run->RefuseFixedGraphUse("saving a plan");
     std::lock_guard<std::mutex> lock(session->impl_->mutex);
     plans.push_back(session->impl_->plan);
+  }
+  for (size_t i = 0; i < declared.size(); ++i) {
+    for (const auto& [name, range] : declared[i]) {
+      auto measured = plans[i].input_shapes.find(name);
+      if (measured == plans[i].input_shapes.end()) {
+        return InvalidArgument("a shape range is declared for '{}', which is not an input of the "
+                               "model",
+                               name);
+      }
+      COLLAGE_RETURN_IF_ERROR(CheckShapeRange(name, range, measured->second));
+    }
+    plans[i].input_ranges = declared[i];
   }
   for (const Plan& plan : plans) {
     if (plan.model_name != plans.front().model_name) {
@@ -398,7 +416,13 @@ PlacementEstimate Session::placement_estimate() const {
   return estimate;
 }
 
-const std::vector<std::string>& Session::warnings() const { return impl_->warnings; }
+std::vector<std::string> Session::warnings() const {
+  std::vector<std::string> all = impl_->warnings;
+  if (impl_->per_run) {
+    for (std::string& warning : impl_->per_run->warnings()) all.push_back(std::move(warning));
+  }
+  return all;
+}
 
 const std::vector<TensorInfo>& Session::inputs() const { return impl_->inputs; }
 int Session::num_threads() const { return impl_->current_with_threads().second; }

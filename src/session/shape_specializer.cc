@@ -91,6 +91,17 @@ StatusOr<ShapeSpecializer::Compiled> ShapeSpecializer::Compile(const std::vector
     fixed.input_shape_origins.clear();
     COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
                              SessionAccess::FromGraph(std::move(graph).value(), fixed));
+    std::string shapes;
+    for (const TensorInfo& input : session->inputs()) {
+      shapes += (shapes.empty() ? "" : ", ") + input.name + "=" + ShapeToString(input.shape);
+    }
+    for (const std::string& warning : session->warnings()) {
+      std::string said = fmt::format("at input shapes {}: {}", shapes, warning);
+      if (warnings_.size() < kMaxWarnings &&
+          std::find(warnings_.begin(), warnings_.end(), said) == warnings_.end()) {
+        warnings_.push_back(std::move(said));
+      }
+    }
     Compiled compiled;
     for (const TensorInfo& input : session->inputs()) {
       auto at = std::find_if(inputs_.begin(), inputs_.end(),
@@ -153,6 +164,11 @@ Status ShapeSpecializer::RefuseFixedGraphUse(const std::string& what) const {
       "have dynamic dims, or its shapes depend on input values): load it with input_shapes "
       "(--shape NAME=DIMS)",
       what);
+}
+
+std::vector<std::string> ShapeSpecializer::warnings() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return warnings_;
 }
 
 int ShapeSpecializer::num_compiled() const {

@@ -44,6 +44,11 @@ class ShapeSpecializer : public PerRunModel {
   // The session compiled for the latest run; nullptr before the first.
   std::shared_ptr<Session> latest() const override;
   Status RefuseFixedGraphUse(const std::string& what) const override;
+  // What the compiled models said when they loaded (a plan at other shapes than it was made
+  // for, groups that fell back), each once with the input shapes it was said at; the first
+  // kMaxWarnings.
+  std::vector<std::string> warnings() const override;
+  static constexpr size_t kMaxWarnings = 64;
   std::string placement_note() const override {
     return "(placed at the first run, when the input shapes are known)\n";
   }
@@ -71,6 +76,7 @@ class ShapeSpecializer : public PerRunModel {
   // The weights as the first import decoded them: every compiled signature shares them.
   std::map<std::string, Tensor> decoded_initializers_;
   std::list<Compiled> cache_;  // most recent first
+  std::vector<std::string> warnings_;
 };
 
 }  // namespace collage

@@ -57,7 +57,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto set = PlanSetFromJson(text, "fuzz.plan.json");
   if (!set.ok()) fuzz::CheckNotInternal("PlanSetFromJson", set.status());
   for (const Plan& member : set.ok() ? *set : std::vector<Plan>{}) {
-    auto placement = PlacementAtOtherShapes(member, graph, registry, /*threads=*/1, nullptr);
+    auto placement = PlacementAtOtherShapes(member, graph, registry, /*threads=*/1, /*declared=*/false, nullptr);
     if (!placement.ok()) {
       fuzz::CheckNotInternal("PlacementAtOtherShapes", placement.status());
       continue;

@@ -14,11 +14,13 @@
 #include "collage/duration_text.h"
 #include "collage/file_io.h"
 #include "collage/interrupt.h"
+#include "collage/printable_text.h"
 #include "collage/report.h"
 #include "commands.h"
 #include "input_sets.h"
 #include "optimize_json.h"
 #include "optimize_summary.h"
+#include "shape_range_flags.h"
 
 namespace collage::cli {
 
@@ -28,6 +30,7 @@ struct OptimizeFlags {
   std::string caches = "run";
   std::string model;
   std::vector<std::string> shapes;
+  std::vector<std::string> shape_ranges;
   std::string backends;
   int threads = 0;
   std::string cost_db;
@@ -117,6 +120,40 @@ OptimizeOptions OptimizeOptionsOf(const OptimizeFlags& flags) {
   return optimize;
 }
 
+// Loads the model at each end of the declared ranges with the saved plan, and says whether
+// its placement applies there whole or which groups would run on native (the warnings a run
+// at those shapes would give).
+Status CheckRangeEnds(const OptimizeFlags& flags, const Session& measured,
+                      const InputShapeRanges& declared) {
+  for (const bool lower : {true, false}) {
+    SessionOptions options;
+    options.shapes_per_run = false;
+    options.num_threads = measured.num_threads();
+    options.plan_path = flags.save_plan;
+    for (const TensorInfo& input : measured.inputs()) options.input_shapes[input.name] = input.shape;
+    std::string shapes;
+    for (const auto& [name, range] : declared) {
+      options.input_shapes[name] = lower ? range.min : range.max;
+      shapes += (shapes.empty() ? "" : ", ") + name + "=" + ShapeToString(options.input_shapes[name]);
+    }
+    StatusOr<std::unique_ptr<Session>> end = Session::LoadFile(flags.model, options);
+    if (!end.ok()) {
+      return end.status().WithContext(
+          fmt::format("loading the model at the {} of the declared range ({})",
+                      lower ? "minimum" : "maximum", shapes));
+    }
+    if ((*end)->warnings().empty()) {
+      std::printf("at %s (the range's %s) the plan applies whole\n", shapes.c_str(),
+                  lower ? "minimum" : "maximum");
+    }
+    for (const std::string& warning : (*end)->warnings()) {
+      std::printf("at %s (the range's %s): %s\n", shapes.c_str(), lower ? "minimum" : "maximum",
+                  PrintableText(warning).c_str());
+    }
+  }
+  return Status();
+}
+
 Status Optimize(const OptimizeFlags& flags) {
   // Ctrl-C stops measuring at the next candidate, keeping every measurement made.
   RequestInterruptOnSignals();
@@ -125,8 +162,12 @@ Status Optimize(const OptimizeFlags& flags) {
   if (flags.calibrate < 0)
     return InvalidArgument("--calibrate must be >= 0 (0: groups priced alone only)");
   if (flags.beam < 0) return InvalidArgument("--beam must be >= 0 (0: unbounded)");
+  COLLAGE_ASSIGN_OR_RETURN(std::vector<ShapeRangeFlag> ranges,
+                           ParseShapeRangeFlags(flags.shape_ranges));
+  std::vector<std::string> shape_flags = flags.shapes;
+  for (const std::string& measured : MeasuredShapeFlags(ranges)) shape_flags.push_back(measured);
   COLLAGE_ASSIGN_OR_RETURN(std::vector<std::vector<std::string>> shape_sets,
-                           ShapeSets(flags.shapes));
+                           ShapeSets(shape_flags));
   if (shape_sets.size() > 1 && (!flags.report.empty() || !flags.json.empty())) {
     return InvalidArgument(fmt::format(
         "--report and --json describe one optimize; with {} shapes of an input, optimize each "
@@ -140,6 +181,7 @@ Status Optimize(const OptimizeFlags& flags) {
   }
 
   std::vector<std::unique_ptr<Session>> sessions;
+  std::vector<InputShapeRanges> declared;  // per session
   for (const std::vector<std::string>& shapes : shape_sets) {
     SessionOptions options;
     options.shapes_per_run = false;  // the command line fixes every shape (commands.h)
@@ -148,6 +190,7 @@ Status Optimize(const OptimizeFlags& flags) {
     // with it; the saved plan records it.
     options.strict_non_finite = flags.strict_nan;
     COLLAGE_RETURN_IF_ERROR(ParseShapeFlags(shapes, options));
+    declared.push_back(DeclaredRanges(ranges, options.input_shapes));
     COLLAGE_ASSIGN_OR_RETURN(auto session, Session::LoadFile(flags.model, options));
     if (shape_sets.size() > 1) {
       std::printf("== shapes %s\n", fmt::format("{}", fmt::join(shapes, " ")).c_str());
@@ -184,9 +227,15 @@ Status Optimize(const OptimizeFlags& flags) {
   if (!flags.save_plan.empty()) {
     std::vector<const Session*> placed;
     for (const auto& session : sessions) placed.push_back(session.get());
-    COLLAGE_RETURN_IF_ERROR(Session::SavePlans(placed, flags.save_plan));
+    COLLAGE_RETURN_IF_ERROR(Session::SavePlans(placed, flags.save_plan, declared));
     std::printf("plan%s saved to %s\n", sessions.size() > 1 ? "s of every shape" : "",
                 flags.save_plan.c_str());
+    for (size_t i = 0; i < sessions.size(); ++i) {
+      if (!declared[i].empty()) COLLAGE_RETURN_IF_ERROR(CheckRangeEnds(flags, *sessions[i], declared[i]));
+    }
+  } else if (!ranges.empty()) {
+    std::fprintf(stderr, "warning: --shape-range declares the range in the saved plan; without "
+                         "--save-plan the plan is measured at OPT and not saved\n");
   }
   return Status();
 }
@@ -201,6 +250,10 @@ void AddOptimizeCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--shape", flags->shapes,
                   "Fix an input's shape: NAME=1x3x224x224 (repeatable; an input named N times "
                   "is optimized at each of its N shapes, into one plan file)");
+  cmd->add_option("--shape-range", flags->shape_ranges,
+                  "A shape profile: NAME=MIN:OPT:MAX (1x3x224x224:1x3x320x320:1x3x640x640); the "
+                  "plan is measured at OPT and declared for every shape from MIN to MAX, dim by "
+                  "dim (repeatable, as --shape)");
   cmd->add_option(
          "--backends", flags->backends,
          "Backends the placement may use, comma-separated (default: all; native is always in)")

@@ -167,5 +167,43 @@ TEST_F(CliShapesTest, OneOptimizeMeasuresSeveralShapesIntoOnePlanFile) {
       << r.output;
 }
 
+TEST_F(CliShapesTest, AShapeRangeIsMeasuredAtItsOptAndRunsWithinItWithoutAWarning) {
+  const std::string model = WriteDynamicModel();
+  const std::string plan = (dir_ / "profile.json").string();
+  CommandResult r = RunCli("optimize " + model + " --shape-range x=1x4:4x4:16x4 --threads 1 " +
+                           "--no-compare --cost-db " + (dir_ / "costs.sqlite").string() +
+                           " --save-plan " + plan);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // Both ends of the range are loaded with the plan, and the output says how it applies there.
+  EXPECT_NE(r.output.find("at x=1x4 (the range's minimum)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("at x=16x4 (the range's maximum)"), std::string::npos) << r.output;
+  nlohmann::json j = nlohmann::json::parse(ReadAll(plan), nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["input_shapes"]["x"], nlohmann::json({4, 4}));
+  EXPECT_EQ(j["input_ranges"]["x"]["min"], nlohmann::json({1, 4}));
+  EXPECT_EQ(j["input_ranges"]["x"]["max"], nlohmann::json({16, 4}));
+
+  // Within the range: the plan as declared, no warning, outputs as the reference's.
+  for (const std::string shape : {"1x4", "9x4", "16x4"}) {
+    r = RunCli("run " + model + " --shape x=" + shape + " --random-inputs --check --plan " + plan);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(r.output.find("warning"), std::string::npos) << shape << ": " << r.output;
+  }
+  // Outside it: the placement where it applies, saying where the plan was measured and for what.
+  r = RunCli("run " + model + " --shape x=17x4 --random-inputs --check --plan " + plan);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("measured at input shapes x=4x4 (1x4..16x4), these are x=17x4"),
+            std::string::npos)
+      << r.output;
+
+  // Malformed profiles are refused with what was expected.
+  for (const std::string bad : {"x=1x4:16x4", "x=4x4:1x4:16x4", "x=1x4:4x4:2x4", "x=1x4:4x4x1:16x4",
+                                "x=1x4:four:16x4"}) {
+    r = RunCli("optimize " + model + " --shape-range " + bad + " --no-compare");
+    EXPECT_EQ(r.exit_code, 1) << bad << ": " << r.output;
+    EXPECT_NE(r.output.find("--shape-range"), std::string::npos) << bad << ": " << r.output;
+  }
+}
+
 }  // namespace
 }  // namespace collage

@@ -123,7 +123,7 @@ TEST(PlanSetTest, AGraphTakesItsShapesPlanElseTheNearestOfTheSameModel) {
 TEST(PlanSetTest, AGroupThatNoLongerAppliesRunsOnNativeAndIsNamed) {
   Graph g = MatMulRelu(4);
   std::vector<std::string> warnings;
-  auto placement = PlacementAtOtherShapes(PlanAt(2), g, Registry(), 1, &warnings);
+  auto placement = PlacementAtOtherShapes(PlanAt(2), g, Registry(), 1, false, &warnings);
   ASSERT_TRUE(placement.ok()) << placement.status().ToString();
   ASSERT_EQ(placement->groups.size(), 2u);
   EXPECT_EQ(placement->groups[0].backend, "test_small_batch");
@@ -136,14 +136,66 @@ TEST(PlanSetTest, AGroupThatNoLongerAppliesRunsOnNativeAndIsNamed) {
 
   // Where every group still applies, nothing falls back.
   warnings.clear();
-  auto kept = PlacementAtOtherShapes(PlanAt(2), MatMulRelu(1), Registry(), 1, &warnings);
+  auto kept = PlacementAtOtherShapes(PlanAt(2), MatMulRelu(1), Registry(), 1, false, &warnings);
   ASSERT_TRUE(kept.ok()) << kept.status().ToString();
   EXPECT_EQ(kept->groups[1].backend, "test_small_batch");
   EXPECT_EQ(warnings.size(), 1u);
 
   // Another model is refused.
-  auto other = PlacementAtOtherShapes(PlanAt(2), MatMulRelu(4, "other"), Registry(), 1, nullptr);
+  auto other = PlacementAtOtherShapes(PlanAt(2), MatMulRelu(4, "other"), Registry(), 1, false, nullptr);
   EXPECT_EQ(other.status().code(), StatusCode::kInvalidArgument) << other.status().ToString();
+}
+
+// A plan measured at `rows` and declared for `min_rows` to `max_rows` rows.
+Plan PlanFor(int64_t rows, int64_t min_rows, int64_t max_rows) {
+  Plan plan = PlanAt(rows);
+  plan.input_ranges["x"] = ShapeRange{{min_rows, 4}, {max_rows, 4}};
+  return plan;
+}
+
+TEST(PlanSetTest, DeclaredRangesAreWrittenReadAndChecked) {
+  auto read = PlanSetFromJson(PlanSetToJson({PlanFor(2, 1, 16)}), "ranged.json");
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  ASSERT_EQ(read->front().input_ranges.count("x"), 1u);
+  EXPECT_EQ(read->front().input_ranges.at("x").max, (Shape{16, 4}));
+  EXPECT_EQ(DeclaredShapesText(read->front()), "x=2x4 (1x4..16x4)");
+
+  // A range that does not hold the measured shape, of another rank, inverted, or of an input
+  // the plan does not have, is refused naming the input.
+  for (const Plan& bad : {PlanFor(2, 3, 16), PlanFor(2, 4, 1)}) {
+    auto refused = PlanSetFromJson(PlanSetToJson({bad}), "bad.json");
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.status().message().find("input 'x'"), std::string::npos)
+        << refused.status().ToString();
+  }
+  Plan other_rank = PlanAt(2);
+  other_rank.input_ranges["x"] = ShapeRange{{1, 4, 1}, {8, 4, 1}};
+  EXPECT_FALSE(PlanSetFromJson(PlanSetToJson({other_rank}), "rank.json").ok());
+  Plan unknown = PlanAt(2);
+  unknown.input_ranges["y"] = ShapeRange{{1, 4}, {8, 4}};
+  auto refused = PlanSetFromJson(PlanSetToJson({unknown}), "unknown.json");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("input_ranges.y"), std::string::npos)
+      << refused.status().ToString();
+}
+
+TEST(PlanSetTest, AShapeWithinADeclaredRangeTakesThatPlanWithoutAWarning) {
+  // The plan at 8 rows is declared for 3..16 rows; the one at 2 for 2 rows only.
+  const std::vector<Plan> plans = {PlanAt(2), PlanFor(8, 3, 16)};
+  ChosenPlan at_three = ChoosePlan(plans, MatMulRelu(3));  // nearer 2, but declared by 8's
+  EXPECT_EQ(at_three.plan, &plans[1]);
+  EXPECT_TRUE(at_three.declared);
+  ChosenPlan at_forty = ChoosePlan(plans, MatMulRelu(40));  // outside every range: nearest
+  EXPECT_EQ(at_forty.plan, &plans[1]);
+  EXPECT_FALSE(at_forty.declared);
+
+  std::vector<std::string> warnings;
+  auto placement = PlacementAtOtherShapes(plans[1], MatMulRelu(3), Registry(), 1, true, &warnings);
+  ASSERT_TRUE(placement.ok()) << placement.status().ToString();
+  // Relu's rule takes at most 2 rows: the group still falls back, and says so; the shapes
+  // themselves were declared, so nothing else is said.
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("relu_small on test_small_batch"), std::string::npos) << warnings[0];
 }
 
 }  // namespace

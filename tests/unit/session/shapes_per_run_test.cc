@@ -251,6 +251,65 @@ TEST(ShapesPerRunTest, OptimizingOrAPlanNeedsFixedShapes) {
   EXPECT_EQ(session->SavePlan("/nonexistent/plan.json").code(), StatusCode::kInvalidArgument);
 }
 
+TEST(ShapesPerRunTest, APlanDeclaredForAShapeRangeServesEveryShapeInItWithoutAWarning) {
+  testing::TempDir dir;
+  SessionOptions fixed;
+  fixed.shapes_per_run = false;
+  fixed.num_threads = 1;
+  fixed.input_shapes["image"] = {1, 3, 16, 16};
+  std::unique_ptr<Session> measured = Load(Cnn(), fixed);
+  ASSERT_NE(measured, nullptr);
+  // Few runs per candidate: the test is of which plan serves which shapes, not of speed.
+  OptimizeOptions quick;
+  quick.cost_db_path = dir.File("costs.sqlite");
+  quick.caches = "warm";
+  quick.min_runs = 2;
+  quick.max_runs = 3;
+  quick.final_rounds = 1;
+  quick.calibration_rounds = 0;
+  ASSERT_TRUE(measured->Optimize(quick).ok());
+  const std::string plan = dir.File("profile.json");
+  const InputShapeRanges profile = {{"image", ShapeRange{{1, 3, 8, 8}, {4, 3, 32, 32}}}};
+  ASSERT_TRUE(Session::SavePlans({measured.get()}, plan, {profile}).ok());
+  // A range that does not hold the measured shape, or names no input, is refused.
+  EXPECT_FALSE(Session::SavePlans({measured.get()}, dir.File("bad.json"),
+                                  {{{"image", ShapeRange{{1, 3, 20, 20}, {4, 3, 32, 32}}}}})
+                   .ok());
+  EXPECT_FALSE(Session::SavePlans({measured.get()}, dir.File("bad.json"),
+                                  {{{"label", ShapeRange{{1}, {4}}}}})
+                   .ok());
+
+  SessionOptions per_run;
+  per_run.num_threads = 1;
+  per_run.plan_path = plan;
+  std::unique_ptr<Session> session = Load(Cnn(), per_run);
+  ASSERT_NE(session, nullptr);
+  ASSERT_TRUE(session->compiles_per_run());
+  uint32_t seed = 1;
+  for (const Shape& shape : {Shape{1, 3, 16, 16}, Shape{2, 3, 24, 20}, Shape{3, 3, 9, 31}}) {
+    const std::map<std::string, Tensor> inputs = {{"image", Random(shape, seed++)}};
+    auto out = session->Run(inputs);
+    ASSERT_TRUE(out.ok()) << ShapeToString(shape) << ": " << out.status().ToString();
+    ExpectSameOutputs(*out, Reference(Cnn(), inputs), 1e-4);
+  }
+  EXPECT_TRUE(session->warnings().empty()) << session->warnings().front();
+  // Outside the range, the plan's placement still runs where it applies, and says so once.
+  const std::map<std::string, Tensor> outside = {{"image", Random({1, 3, 40, 40}, 9)}};
+  for (int twice = 0; twice < 2; ++twice) {
+    auto out = session->Run(outside);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    ExpectSameOutputs(*out, Reference(Cnn(), outside), 1e-4);
+  }
+  const std::vector<std::string> warnings = session->warnings();
+  ASSERT_FALSE(warnings.empty());
+  EXPECT_NE(warnings.front().find("at input shapes image=1x3x40x40"), std::string::npos)
+      << warnings.front();
+  EXPECT_NE(warnings.front().find("measured at input shapes image=1x3x16x16 (1x3x8x8..4x3x32x32)"),
+            std::string::npos)
+      << warnings.front();
+  EXPECT_EQ(std::count(warnings.begin(), warnings.end(), warnings.front()), 1);
+}
+
 TEST(ShapesPerRunTest, WithoutItADynamicModelIsRefusedAtLoadNamingTheDims) {
   SessionOptions options;
   options.shapes_per_run = false;
