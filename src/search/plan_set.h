@@ -1,8 +1,9 @@
 // Plans of one model at several input shapes (`collage optimize MODEL --shape x=A --shape
 // x=B`), saved as one file, and how a graph at some input shapes picks its placement from
 // them: the plan made for exactly its shapes, else the one measured at the nearest shapes
-// (preferring plans whose declared shape ranges hold them), whose groups are kept where their rules still offer them at these shapes and run node by
-// node on native where not (saying which). A file of one plan is a set of one.
+// (preferring plans whose declared shape ranges hold them), whose groups are kept where their
+// rules still offer them at these shapes and run node by node on native where not (saying
+// which). A file of one plan is a set of one.
 #pragma once
 
 #include <string>
