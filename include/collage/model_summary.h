@@ -1,5 +1,5 @@
 // What a model is made of and what it costs: `collage info` prints it, Session::summary()
-// and ExportZooModel (collage/zoo.h) give it.
+// and ExportZooModel (collage/zoo.h) give it. And what the model file says of itself.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +21,19 @@ struct ModelSummary {
   // False where a run's data sets the shapes (control flow, NonZero of a computed value): the
   // counts above are then of the model as written, before folding, and `flops` is 0.
   bool flops_known = true;
+};
+
+// What the model file says of itself (ONNX's ModelProto fields): Session::metadata() gives
+// it, Python's InferenceSession.get_modelmeta() as ONNX Runtime's ModelMetadata.
+struct ModelMetadata {
+  std::string producer_name;
+  std::string producer_version;
+  std::string domain;
+  int64_t model_version = 0;
+  std::string description;        // the model's doc_string
+  std::string graph_name;
+  std::string graph_description;  // the graph's doc_string
+  std::map<std::string, std::string> custom;  // metadata_props
 };
 
 }  // namespace collage

@@ -6,7 +6,8 @@
 //   shows where the sum is wrong);
 // - the end-to-end decision between the finalists (OptimizeReport::finalists) told to a
 //   reader: names, the kept one, its runner-up, the estimate against the measurement;
-// - the HTML report of the placement.
+// - the HTML report of the placement;
+// - profiled runs as a Chrome trace.
 #pragma once
 
 #include <map>
@@ -99,5 +100,14 @@ struct PlacementReportOptions {
 std::string PlacementReportHtml(const Session& session, const OptimizeReport& report,
                                 const RunProfile& in_run,
                                 const PlacementReportOptions& options = {});
+
+// Profiled runs as a Chrome trace (chrome://tracing, Perfetto): one complete event per kernel,
+// named by its ops, with its backend and rule as category and arguments (`collage bench
+// --export-profile`, Python's InferenceSession.end_profiling).
+struct TracedRun {
+  double start_ms = 0;  // when the run started, from the first run's start
+  RunProfile profile;
+};
+std::string ChromeTraceJson(const std::vector<TracedRun>& runs);
 
 }  // namespace collage

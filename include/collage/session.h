@@ -113,6 +113,9 @@ class Session {
   // What the model is made of as it runs (after constant folding and simplification): op
   // counts, parameters, FLOPs.
   ModelSummary summary() const;
+  // What the model file says of itself (producer, version, descriptions, metadata_props);
+  // empty for a session made from a graph.
+  const ModelMetadata& metadata() const;
   // How the nodes are grouped and which backend runs each group, with the layout
   // conversions between them.
   std::string DescribePlacement() const;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "collage/model_summary.h"
 #include "collage/sdk/graph.h"
 #include "collage/status.h"
 #include "collage/tensor.h"
@@ -61,6 +62,8 @@ struct ParsedModel {
   std::string source_name;  // for messages
   std::string base_dir;     // resolves external tensor data
 };
+// The model's own description of itself, from its ModelProto.
+ModelMetadata MetadataOf(const onnx::ModelProto& model);
 StatusOr<ParsedModel> ParseOnnxFile(const std::string& path);
 StatusOr<ParsedModel> ParseOnnxBytes(const std::string& bytes, const std::string& source_name);
 StatusOr<Graph> ImportParsed(const ParsedModel& model, const ImportOptions& options);

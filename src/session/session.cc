@@ -46,6 +46,7 @@ struct Session::Impl {
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
   std::vector<std::string> warnings;
+  ModelMetadata metadata;  // the file's own description (LoadParsed)
   // Inputs that are indices of a gather or scatter: checked on every run, so that an
   // out-of-range index is refused whichever backend runs the node (some engines read zeros).
   std::vector<IndexInputBound> index_bounds;
@@ -162,6 +163,11 @@ StatusOr<std::unique_ptr<Session>> Session::Impl::LoadParsed(
   return GuardExceptions([&]() -> StatusOr<std::unique_ptr<Session>> {
     const auto start = std::chrono::steady_clock::now();
     COLLAGE_ASSIGN_OR_RETURN(ParsedModel parsed, parse());
+    ModelMetadata metadata = MetadataOf(*parsed.proto);
+    auto described = [&](std::unique_ptr<Session> session) {
+      session->impl_->metadata = std::move(metadata);
+      return session;
+    };
     ImportOptions import = ToImportOptions(options);
     ImportNeeds needs;
     import.needs = &needs;
@@ -180,18 +186,22 @@ StatusOr<std::unique_ptr<Session>> Session::Impl::LoadParsed(
         COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<StagedModel> staged,
                                  StagedModel::Load(std::move(parsed), options));
         if (!options.plan_path.empty()) return staged->RefuseFixedGraphUse("running a plan");
-        return PerRun(std::move(staged), options, import_ms);
+        COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
+                                 PerRun(std::move(staged), options, import_ms));
+        return described(std::move(session));
       }
       // A plan (set) given to such a session places each compiled signature (LoadPlan).
       if (!options.shapes_per_run || !(dynamic || by_value)) return graph.status();
-      return PerRun(std::make_unique<ShapeSpecializer>(std::move(parsed), options,
-                                                       needs.value_inputs),
-                    options, import_ms);
+      COLLAGE_ASSIGN_OR_RETURN(
+          std::unique_ptr<Session> session,
+          PerRun(std::make_unique<ShapeSpecializer>(std::move(parsed), options, needs.value_inputs),
+                 options, import_ms));
+      return described(std::move(session));
     }
     COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
                              FromGraph(std::move(graph).value(), options));
     session->impl_->load_times.import_ms = import_ms;
-    return session;
+    return described(std::move(session));
   });
 }
 
@@ -415,6 +425,8 @@ PlacementEstimate Session::placement_estimate() const {
   for (const PlanGroup& group : impl_->plan.groups) estimate.group_ms.push_back(group.cost_ms);
   return estimate;
 }
+
+const ModelMetadata& Session::metadata() const { return impl_->metadata; }
 
 std::vector<std::string> Session::warnings() const {
   std::vector<std::string> all = impl_->warnings;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "chrome_trace.h"
+#include "collage/report.h"
 #include "collage/session.h"
 
 namespace collage::cli {

@@ -11,7 +11,6 @@
 
 #include "bench_json.h"
 #include "bench_runner.h"
-#include "chrome_trace.h"
 #include "collage/duration_text.h"
 #include "collage/file_io.h"
 #include "collage/latency_stats.h"

@@ -1,8 +1,9 @@
-#include "chrome_trace.h"
-
+// ChromeTraceJson (collage/report.h).
 #include <nlohmann/json.hpp>
 
-namespace collage::cli {
+#include "collage/report.h"
+
+namespace collage {
 
 std::string ChromeTraceJson(const std::vector<TracedRun>& runs) {
   nlohmann::json events = nlohmann::json::array();
@@ -23,4 +24,4 @@ std::string ChromeTraceJson(const std::vector<TracedRun>& runs) {
   return trace.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-}  // namespace collage::cli
+}  // namespace collage
