@@ -1,9 +1,14 @@
 """InferenceSession: ONNX Runtime's interface over collage's Session."""
 
+import time
+
 import numpy as np
 
 from . import _collage
 from ._errors import InvalidArgumentError
+from ._ort_value import IOBinding, OrtValue
+from ._providers import backend_for, provider_for
+from ._session_options import SessionOptions
 
 # collage's dtype names (DTypeName) → ONNX Runtime's type strings and numpy's dtypes.
 _ORT_TYPES = {
@@ -31,15 +36,37 @@ class NodeArg:
         return f"NodeArg(name={self.name!r}, type={self.type!r}, shape={self.shape!r})"
 
 
-class InferenceSession:
-    """A loaded ONNX model, run with numpy arrays.
+class ModelMetadata:
+    """What the model file says of itself, as ONNX Runtime's ModelMetadata."""
 
-    path       the .onnx file
-    threads    threads for the kernels of every backend (0: one per core)
+    def __init__(self, fields):
+        self.producer_name = fields["producer_name"]
+        self.graph_name = fields["graph_name"]
+        self.domain = fields["domain"]
+        self.description = fields["description"]
+        self.graph_description = fields["graph_description"]
+        self.version = fields["version"]
+        self.custom_metadata_map = dict(fields["custom_metadata_map"])
+
+
+class InferenceSession:
+    """A loaded ONNX model, run with numpy arrays, with ONNX Runtime's interface.
+
+    path_or_bytes     the .onnx file, or the model's bytes
+    sess_options      a SessionOptions (intra_op_num_threads, enable_profiling, ...)
+    providers         ONNX Runtime provider names (or (name, options) pairs): one that maps to
+                      a collage backend runs the nodes it has rules for on it
+                      (collage.get_available_providers() lists them); others are ignored, and
+                      warnings() says so
+    provider_options  accepted and returned by get_provider_options(); no effect
+
+    collage's own settings, by keyword:
+    threads    threads for the kernels of every backend (0: one per core); wins over
+               sess_options.intra_op_num_threads
     plan       run the placement saved by collage.optimize(save_plan=...) or
                `collage optimize --save-plan` instead of one backend
     backend    run every node on this backend where one of its rules matches, "native"
-               elsewhere (collage.backends() lists them)
+               elsewhere (collage.backends() lists them); wins over providers
     shapes     fix dynamic input dims: {"input": [1, 3, 224, 224]}; without it a model of
                dynamic dims runs at any input shape, compiled once per new shape
     strict_nan use only kernels that propagate NaN and infinities as the ONNX spec does
@@ -47,10 +74,34 @@ class InferenceSession:
     Errors are raised as collage.CollageError subclasses carrying collage's message.
     """
 
-    def __init__(self, path, threads=0, plan=None, backend="native", shapes=None, strict_nan=False):
+    def __init__(self, path_or_bytes, sess_options=None, providers=None, provider_options=None,
+                 *, threads=None, plan=None, backend=None, shapes=None, strict_nan=False):
+        options = sess_options if sess_options is not None else SessionOptions()
+        if not isinstance(options, SessionOptions):
+            raise TypeError(f"sess_options must be a collage.SessionOptions, not "
+                            f"{type(options).__name__}")
+        from_providers, self._providers, self._notes = backend_for(providers)
+        self._provider_options = [dict(o) for o in (provider_options or [])]
+        self._notes += [f"SessionOptions.{name} has no effect in collage"
+                        for name in options.ignored_settings()]
+        if threads is None:
+            threads = options.intra_op_num_threads
+        if backend is None:
+            backend = from_providers or "native"
+        elif from_providers is not None and from_providers != backend:
+            self._notes.append(f"backend='{backend}' wins over the providers given")
+        if backend != "native":
+            self._providers = [provider_for(backend), "CPUExecutionProvider"]
+        self._options = options
+        self._profiling = bool(options.enable_profiling)
         shapes = {name: [int(d) for d in dims] for name, dims in (shapes or {}).items()}
-        self._session = _collage.Session(str(path), int(threads), "" if plan is None else str(plan),
-                                         str(backend), shapes, bool(strict_nan))
+        if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+            path, model_bytes = "", bytes(path_or_bytes)
+        else:
+            path, model_bytes = str(path_or_bytes), None
+        self._session = _collage.Session(path, model_bytes, int(threads),
+                                         "" if plan is None else str(plan), str(backend), shapes,
+                                         bool(strict_nan))
         self._inputs = [NodeArg(*info) for info in self._session.inputs()]
         self._outputs = [NodeArg(*info) for info in self._session.outputs()]
 
@@ -76,11 +127,56 @@ class InferenceSession:
                 raise TypeError("output_names must be a list of names or None, not a string")
             output_names = [str(name) for name in output_names]
         feeds = {}
+        declared = [i.name for i in self._inputs]
         for name, value in dict(input_feed).items():
             if not isinstance(name, str):
                 raise TypeError(f"input names must be strings, not {type(name).__name__}")
+            if name not in declared:
+                # Before the missing ones: a misspelt name is named as such, not as the
+                # input it was meant for being missing.
+                raise InvalidArgumentError(f"the model has no input named '{name}' (its inputs: "
+                                           f"{', '.join(declared)})")
             feeds[name] = self._as_array(name, value)
-        return self._session.run(output_names, feeds)
+        return self._session.run(output_names, feeds, self._profiling)
+
+    def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None):
+        """run() on OrtValues, giving OrtValues."""
+        feeds = {name: value.numpy() for name, value in dict(input_dict_ort_values).items()}
+        return [OrtValue(a) for a in self.run(output_names, feeds, run_options)]
+
+    def io_binding(self):
+        return IOBinding(self)
+
+    def run_with_iobinding(self, iobinding, run_options=None):
+        iobinding._run(lambda names, feeds: self.run(names, feeds, run_options))
+
+    # ONNX Runtime's descriptions of the session.
+    def get_modelmeta(self):
+        return ModelMetadata(self._session.metadata())
+
+    def get_providers(self):
+        return list(self._providers)
+
+    def get_provider_options(self):
+        return {name: (self._provider_options[i] if i < len(self._provider_options) else {})
+                for i, name in enumerate(self._providers)}
+
+    def get_session_options(self):
+        return self._options
+
+    def get_overridable_initializers(self):
+        """None: collage folds the weights into its kernels, none can be fed at run time."""
+        return []
+
+    def end_profiling(self):
+        """Writes the runs profiled since the session started (or the last end_profiling) as a
+        Chrome trace, profile_file_prefix + date + ".json" in the working folder, and returns
+        its name; "" when profiling is off (SessionOptions.enable_profiling)."""
+        if not self._profiling:
+            return ""
+        path = self._options.profile_file_prefix + time.strftime("%Y-%m-%d_%H-%M-%S") + ".json"
+        self._session.end_profiling(path)
+        return path
 
     def _as_array(self, name, value):
         if not isinstance(value, np.ndarray):
@@ -106,8 +202,9 @@ class InferenceSession:
         return self._session.placement_source()
 
     def warnings(self):
-        """Warnings from loading a plan (another device, other library versions)."""
-        return self._session.warnings()
+        """Warnings from loading a plan (another device, other library versions), and the
+        ONNX Runtime settings and providers given that had no effect."""
+        return self._notes + self._session.warnings()
 
     def num_compiled_shapes(self):
         """For a model of dynamic dims: how many input shapes have a compiled model kept (each

@@ -6,8 +6,10 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <chrono>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -15,6 +17,8 @@
 #include <vector>
 
 #include "bindings.h"
+#include "collage/file_io.h"
+#include "collage/report.h"
 #include "collage/session.h"
 #include "numpy_tensor.h"
 #include "status_error.h"
@@ -41,9 +45,25 @@ std::string Names(const std::vector<TensorInfo>& infos) {
   return names;
 }
 
+// The model's own description as a dict of ONNX Runtime's ModelMetadata fields.
+nb::dict MetadataDict(const ModelMetadata& m) {
+  nb::dict d;
+  d["producer_name"] = m.producer_name;
+  d["producer_version"] = m.producer_version;
+  d["domain"] = m.domain;
+  d["version"] = m.model_version;
+  d["description"] = m.description;
+  d["graph_name"] = m.graph_name;
+  d["graph_description"] = m.graph_description;
+  d["custom_metadata_map"] = m.custom;
+  return d;
+}
+
 class PySession {
  public:
-  PySession(const std::string& path, int threads, const std::string& plan, const std::string& backend,
+  // `model`: a file path, or the model's bytes when `model_bytes` is given.
+  PySession(const std::string& path, const std::optional<nb::bytes>& model_bytes, int threads,
+            const std::string& plan, const std::string& backend,
             const std::map<std::string, std::vector<int64_t>>& shapes, bool strict_nan) {
     SessionOptions options;
     options.num_threads = threads;
@@ -54,8 +74,11 @@ class PySession {
       options.input_shapes[name] = shape;
       options.input_shape_origins[name] = "shapes['" + name + "']";  // as errors name it
     }
+    std::optional<std::string> bytes;
+    if (model_bytes) bytes.emplace(model_bytes->c_str(), model_bytes->size());
     nb::gil_scoped_release release;  // loading compiles every kernel: other threads may go on
-    session_ = ValueOrThrow(Session::LoadFile(path, options));
+    session_ = ValueOrThrow(bytes ? Session::LoadBytes(*bytes, options)
+                                  : Session::LoadFile(path, options));
   }
 
   std::vector<TensorInfoTuple> inputs() const { return Describe(session_->inputs()); }
@@ -66,7 +89,7 @@ class PySession {
   // named, in that order (every output in the model's order when none are named). Session::Run
   // checks names, dtypes and shapes and says what is wrong.
   std::vector<nb::object> Run(const std::optional<std::vector<std::string>>& output_names,
-                              const std::map<std::string, InputArray>& feeds) {
+                              const std::map<std::string, InputArray>& feeds, bool profiled) {
     const std::vector<std::string> wanted = output_names ? *output_names : OutputNames();
     for (const std::string& name : wanted) {
       if (!IsOutput(name)) {
@@ -76,11 +99,15 @@ class PySession {
     }
     std::map<std::string, Tensor> inputs;
     for (const auto& [name, array] : feeds) inputs[name] = BorrowArray(name, array);
+    RunProfile profile;
     auto ran = [&] {
       // Session::Run may be called from several threads at once; `feeds` keeps the arrays
       // alive meanwhile.
       nb::gil_scoped_release release;
-      return session_->Run(inputs);
+      const auto start = std::chrono::steady_clock::now();
+      auto outputs = session_->Run(inputs, profiled ? &profile : nullptr);
+      if (profiled && outputs.ok()) Record(start, std::move(profile));
+      return outputs;
     }();
     std::map<std::string, Tensor> produced = ValueOrThrow(std::move(ran));
     std::vector<nb::object> arrays;
@@ -94,6 +121,18 @@ class PySession {
     }
     return arrays;
   }
+
+  // Writes the runs profiled since the last call as a Chrome trace to `path`, and forgets them.
+  void EndProfiling(const std::string& path) {
+    std::vector<TracedRun> runs;
+    {
+      std::lock_guard<std::mutex> lock(profile_mutex_);
+      runs.swap(traced_);
+      profile_start_.reset();
+    }
+    ThrowIfError(WriteFileAtomically(path, ChromeTraceJson(runs)));
+  }
+  nb::dict metadata() const { return MetadataDict(session_->metadata()); }
 
   std::string placement() const { return session_->DescribePlacement(); }
   std::string placement_source() const { return session_->placement_source(); }
@@ -112,20 +151,33 @@ class PySession {
     return false;
   }
 
+  void Record(std::chrono::steady_clock::time_point start, RunProfile profile) {
+    std::lock_guard<std::mutex> lock(profile_mutex_);
+    if (!profile_start_) profile_start_ = start;
+    traced_.push_back(
+        {std::chrono::duration<double, std::milli>(start - *profile_start_).count(), std::move(profile)});
+  }
+
   std::unique_ptr<Session> session_;
+  std::mutex profile_mutex_;  // runs may be profiled from several threads
+  std::optional<std::chrono::steady_clock::time_point> profile_start_;  // the first profiled run's
+  std::vector<TracedRun> traced_;
 };
 
 }  // namespace
 
 void BindSession(nb::module_& m) {
   nb::class_<PySession>(m, "Session")
-      .def(nb::init<const std::string&, int, const std::string&, const std::string&,
-                    const std::map<std::string, std::vector<int64_t>>&, bool>(),
-           nb::arg("path"), nb::arg("threads"), nb::arg("plan"), nb::arg("backend"),
-           nb::arg("shapes"), nb::arg("strict_nan"))
+      .def(nb::init<const std::string&, const std::optional<nb::bytes>&, int, const std::string&,
+                    const std::string&, const std::map<std::string, std::vector<int64_t>>&, bool>(),
+           nb::arg("path"), nb::arg("model_bytes").none(), nb::arg("threads"), nb::arg("plan"),
+           nb::arg("backend"), nb::arg("shapes"), nb::arg("strict_nan"))
       .def("inputs", &PySession::inputs)
       .def("outputs", &PySession::outputs)
-      .def("run", &PySession::Run, nb::arg("output_names").none(), nb::arg("feeds"))
+      .def("run", &PySession::Run, nb::arg("output_names").none(), nb::arg("feeds"),
+           nb::arg("profiled") = false)
+      .def("end_profiling", &PySession::EndProfiling, nb::arg("path"))
+      .def("metadata", &PySession::metadata)
       .def("placement", &PySession::placement)
       .def("placement_source", &PySession::placement_source)
       .def("warnings", &PySession::warnings)
