@@ -310,6 +310,31 @@ TEST(ShapesPerRunTest, APlanDeclaredForAShapeRangeServesEveryShapeInItWithoutAWa
   EXPECT_EQ(std::count(warnings.begin(), warnings.end(), warnings.front()), 1);
 }
 
+TEST(ShapesPerRunTest, TheModelFilesOwnDescriptionIsKeptWhateverTheSessionCompiles) {
+  // One session of fixed shapes, one that compiles per run: both give what the file says.
+  for (const bool fixed : {true, false}) {
+    ModelBuilder model = Cnn();
+    model.model().set_producer_version("9.1");
+    model.model().set_model_version(7);
+    model.model().set_doc_string("a small CNN");
+    auto* entry = model.model().add_metadata_props();
+    entry->set_key("labels");
+    entry->set_value("cat,dog");
+    SessionOptions options;
+    if (fixed) options.input_shapes["image"] = {1, 3, 16, 16};
+    std::unique_ptr<Session> session = Load(model, options);
+    ASSERT_NE(session, nullptr);
+    EXPECT_EQ(session->compiles_per_run(), !fixed);
+    const ModelMetadata& metadata = session->metadata();
+    EXPECT_EQ(metadata.producer_name, "collage-test");
+    EXPECT_EQ(metadata.producer_version, "9.1");
+    EXPECT_EQ(metadata.model_version, 7);
+    EXPECT_EQ(metadata.description, "a small CNN");
+    EXPECT_EQ(metadata.graph_name, "test_graph");
+    EXPECT_EQ(metadata.custom.at("labels"), "cat,dog");
+  }
+}
+
 TEST(ShapesPerRunTest, WithoutItADynamicModelIsRefusedAtLoadNamingTheDims) {
   SessionOptions options;
   options.shapes_per_run = false;
