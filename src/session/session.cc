@@ -4,6 +4,7 @@
 #include <functional>
 #include <mutex>
 #include <new>
+#include <set>
 
 #include "collage/sdk/errors.h"
 #include "collage/sdk/graph.h"
@@ -150,6 +151,37 @@ ImportOptions ToImportOptions(const SessionOptions& options) {
   return import;
 }
 
+// `options` with the shapes of `dynamic` inputs (left open by options.input_shapes) taken
+// from the plan at options.plan_path: the shape every plan of the file was measured at. An
+// input the plans disagree on is refused, listing their shapes.
+StatusOr<SessionOptions> WithShapesFromPlan(const SessionOptions& options,
+                                            const std::vector<std::string>& dynamic) {
+  COLLAGE_ASSIGN_OR_RETURN(std::vector<Plan> plans, ReadPlanSetFile(options.plan_path));
+  SessionOptions fixed = options;
+  for (const std::string& name : dynamic) {
+    std::set<Shape> measured;
+    for (const Plan& plan : plans) {
+      auto shape = plan.input_shapes.find(name);
+      if (shape != plan.input_shapes.end()) measured.insert(shape->second);
+    }
+    if (measured.size() != 1) {
+      std::string shapes;
+      for (const Shape& shape : measured) {
+        shapes += (shapes.empty() ? "" : ", ") + name + "=" + ShapeToString(shape);
+      }
+      return InvalidArgument(
+          "input '{}' has dynamic dims, and the plan {} {}: fix them with --shape {}=DIMS",
+          name, options.plan_path,
+          measured.empty() ? "records no shape of it"
+                           : "was measured at several shapes of it (" + shapes + ")",
+          name);
+    }
+    fixed.input_shapes[name] = *measured.begin();
+    fixed.input_shape_origins[name] = "the plan " + options.plan_path;
+  }
+  return fixed;
+}
+
 TensorInfo InfoOf(const Value& value) { return TensorInfo{value.name, value.type.dtype, value.type.shape}; }
 
 double MillisecondsSince(std::chrono::steady_clock::time_point start) {
@@ -189,6 +221,23 @@ StatusOr<std::unique_ptr<Session>> Session::Impl::LoadParsed(
         COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
                                  PerRun(std::move(staged), options, import_ms));
         return described(std::move(session));
+      }
+      // Shapes left dynamic where the caller fixes every shape, and a plan given: the plan
+      // says which shapes it was measured at.
+      if (dynamic && !options.shapes_per_run && !options.plan_path.empty()) {
+        COLLAGE_ASSIGN_OR_RETURN(SessionOptions from_plan,
+                                 WithShapesFromPlan(options, needs.dynamic_inputs));
+        COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, LoadParsed(parse, from_plan));
+        std::string taken;
+        for (const std::string& name : needs.dynamic_inputs) {
+          taken += (taken.empty() ? "" : ", ") + name + "=" +
+                   ShapeToString(from_plan.input_shapes.at(name));
+        }
+        session->impl_->warnings.insert(
+            session->impl_->warnings.begin(),
+            fmt::format("input shapes from the plan, where the model leaves them dynamic: {}",
+                        taken));
+        return session;
       }
       // A plan (set) given to such a session places each compiled signature (LoadPlan).
       if (!options.shapes_per_run || !(dynamic || by_value)) return graph.status();

@@ -156,6 +156,13 @@ TEST_F(CliShapesTest, OneOptimizeMeasuresSeveralShapesIntoOnePlanFile) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("measured at input shapes x=8x4, these are x=6x4"), std::string::npos)
       << r.output;
+  // Without --shape, a file of several shapes cannot say which: the error lists them.
+  r = RunCli("run " + model + " --random-inputs --plan " + plan);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("was measured at several shapes of it (x=2x4, x=8x4): fix them with "
+                          "--shape x=DIMS"),
+            std::string::npos)
+      << r.output;
 
   // A shape for no input is refused, and so is a report of several optimizes.
   r = RunCli("optimize " + model + " --shape x=2x4 --shape x=8x4 --shape y=1 --no-compare");
@@ -189,6 +196,14 @@ TEST_F(CliShapesTest, AShapeRangeIsMeasuredAtItsOptAndRunsWithinItWithoutAWarnin
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(r.output.find("warning"), std::string::npos) << shape << ": " << r.output;
   }
+  // Without --shape, the plan's measured shape, said as such.
+  r = RunCli("run " + model + " --random-inputs --plan " + plan);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("input shapes from the plan, where the model leaves them dynamic: x=4x4"),
+            std::string::npos)
+      << r.output;
+  r = RunCli("bench " + model + " --iterations 2 --plan " + plan);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
   // Outside it: the placement where it applies, saying where the plan was measured and for what.
   r = RunCli("run " + model + " --shape x=17x4 --random-inputs --check --plan " + plan);
   ASSERT_EQ(r.exit_code, 0) << r.output;
