@@ -7,6 +7,7 @@
 #include "collage/sdk/errors.h"
 #include "session/run_inputs.h"
 #include "session/session_access.h"
+#include "session/written_summary.h"
 
 namespace collage {
 namespace {
@@ -164,6 +165,10 @@ Status ShapeSpecializer::RefuseFixedGraphUse(const std::string& what) const {
       "have dynamic dims, or its shapes depend on input values): load it with input_shapes "
       "(--shape NAME=DIMS)",
       what);
+}
+
+std::optional<ModelSummary> ShapeSpecializer::written_summary() const {
+  return WrittenSummary(*model_.proto);
 }
 
 std::vector<std::string> ShapeSpecializer::warnings() const {

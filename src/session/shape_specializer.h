@@ -49,6 +49,8 @@ class ShapeSpecializer : public PerRunModel {
   // kMaxWarnings.
   std::vector<std::string> warnings() const override;
   static constexpr size_t kMaxWarnings = 64;
+  // The model as its file writes it (before the first run compiles it at some shapes).
+  std::optional<ModelSummary> written_summary() const override;
   std::string placement_note() const override {
     return "(placed at the first run, when the input shapes are known)\n";
   }

@@ -14,6 +14,7 @@
 #include "onnx/onnx_types.h"
 #include "session/host_nodes.h"
 #include "session/run_inputs.h"
+#include "session/written_summary.h"
 
 namespace collage {
 namespace {
@@ -178,34 +179,8 @@ Status StagedModel::RefuseFixedGraphUse(const std::string& what) const {
       what);
 }
 
-namespace {
-
-void CountNodes(const onnx::GraphProto& graph, ModelSummary& summary) {
-  for (const onnx::TensorProto& init : graph.initializer()) {
-    int64_t elements = 1;
-    for (int64_t d : init.dims()) elements *= d;
-    summary.num_parameters += elements;
-  }
-  for (const onnx::NodeProto& node : graph.node()) {
-    ++summary.num_nodes;
-    ++summary.op_counts[IsDefaultDomain(node.domain()) ? node.op_type()
-                                                       : node.domain() + "::" + node.op_type()];
-    for (const onnx::AttributeProto& attr : node.attribute()) {
-      if (attr.has_g()) CountNodes(attr.g(), summary);
-      for (const onnx::GraphProto& g : attr.graphs()) CountNodes(g, summary);
-    }
-  }
-}
-
-}  // namespace
-
 std::optional<ModelSummary> StagedModel::written_summary() const {
-  ModelSummary summary;
-  summary.name = context_->model.proto->graph().name();
-  summary.opset = context_->opset;
-  summary.flops_known = false;
-  CountNodes(context_->model.proto->graph(), summary);
-  return summary;
+  return WrittenSummary(*context_->model.proto);
 }
 
 std::string StagedModel::placement_note() const {

@@ -31,6 +31,7 @@ struct OptimizeFlags {
   std::string model;
   std::vector<std::string> shapes;
   std::vector<std::string> shape_ranges;
+  std::vector<std::string> inputs;
   std::string backends;
   int threads = 0;
   std::string cost_db;
@@ -180,6 +181,7 @@ Status Optimize(const OptimizeFlags& flags) {
     COLLAGE_ASSIGN_OR_RETURN(optimize.accuracy_inputs, ReadInputSets(flags.calibration_inputs));
   }
 
+  COLLAGE_ASSIGN_OR_RETURN(InputFiles input_files, ReadInputFiles(flags.inputs));
   std::vector<std::unique_ptr<Session>> sessions;
   std::vector<InputShapeRanges> declared;  // per session
   for (const std::vector<std::string>& shapes : shape_sets) {
@@ -190,6 +192,7 @@ Status Optimize(const OptimizeFlags& flags) {
     // with it; the saved plan records it.
     options.strict_non_finite = flags.strict_nan;
     COLLAGE_RETURN_IF_ERROR(ParseShapeFlags(shapes, options));
+    FixShapesFromInputFiles(input_files, options);
     declared.push_back(DeclaredRanges(ranges, options.input_shapes));
     COLLAGE_ASSIGN_OR_RETURN(auto session, Session::LoadFile(flags.model, options));
     if (shape_sets.size() > 1) {
@@ -250,6 +253,9 @@ void AddOptimizeCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--shape", flags->shapes,
                   "Fix an input's shape: NAME=1x3x224x224 (repeatable; an input named N times "
                   "is optimized at each of its N shapes, into one plan file)");
+  cmd->add_option("--input", flags->inputs,
+                  "An input's data NAME=FILE (.npy/.pb): its shape fixes the input's dynamic dims "
+                  "where --shape does not (the candidates are measured on random data)");
   cmd->add_option("--shape-range", flags->shape_ranges,
                   "A shape profile: NAME=MIN:OPT:MAX (1x3x224x224:1x3x320x320:1x3x640x640); the "
                   "plan is measured at OPT and declared for every shape from MIN to MAX, dim by "

@@ -130,6 +130,19 @@ TEST_F(CliTest, DynamicDimsNeedShapeAndUnsupportedOpsAreAllNamed) {
   EXPECT_NE(r.output.find("nosuch"), std::string::npos) << r.output;
   r = RunCli("info " + path + " --shape x=3xq");
   EXPECT_EQ(r.exit_code, 1) << r.output;
+  // info describes the model as written, its dynamic dims as "?", or folded at the shape given
+  // by --shape or an --input file.
+  r = RunCli("info " + path);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("float32  ?x4"), std::string::npos) << r.output;
+  r = RunCli("info " + path + " --shape x=3x4");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("float32  3x4"), std::string::npos) << r.output;
+  Tensor five(DType::kFloat32, {5, 4});
+  ASSERT_TRUE(WriteNpyFile(five, (dir_ / "five.npy").string()).ok());
+  r = RunCli("info " + path + " --input x=" + (dir_ / "five.npy").string());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("float32  5x4"), std::string::npos) << r.output;
 
   testing::ModelBuilder unsupported(13);
   unsupported.Input("x", onnx::TensorProto::FLOAT, {int64_t{4}})
