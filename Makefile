@@ -99,7 +99,7 @@ compare: build
 	./bench/compare/setup.sh
 	bench/.venv/bin/python bench/compare/compare.py --build $(BUILD_DIR) $(COMPARE_ARGS)
 
-# Each engine inside collage against its own package (bench/compare/parity.py; README,
+# Each engine inside collage against its own package (bench/compare/parity.py; docs/measurements.md,
 # "Engines against their own packages"): every zoo and PyTorch-exported model, 1 and 2 threads.
 parity: build
 	./bench/compare/setup.sh

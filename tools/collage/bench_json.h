@@ -1,5 +1,5 @@
 // `collage bench --json FILE`: every figure the benchmark printed, with the settings, the
-// machine and the library versions it was measured with (keys documented in README.md,
+// machine and the library versions it was measured with (keys documented in docs/cli.md,
 // "collage bench").
 #pragma once
 

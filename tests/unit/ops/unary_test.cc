@@ -24,8 +24,8 @@ TEST(UnaryOpsTest, ReluHandWorked) {
   ExpectTensor<int32_t>(yi, {4}, {0, 0, 5, 0});
 }
 
-// NaN in, NaN out, for every float op whose spec formula propagates it (the contract the
-// README states; --check would otherwise blame a backend that is right). Shrink is the
+// NaN in, NaN out, for every float op whose spec formula propagates it (the contract
+// docs/features.md states; --check would otherwise blame a backend that is right). Shrink is the
 // exception by its definition: NaN is neither below -lambd nor above lambd, so it gives 0.
 TEST(UnaryOpsTest, EveryFloatOpPropagatesNaN) {
   for (const char* op :
