@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "flag_suggestion.h"
 
 namespace {
 
@@ -56,7 +57,8 @@ int main(int argc, char** argv) {
     // --help and friends print what was asked for; a command line that does not parse gets
     // the same "error:" line as every other error, and exit code 2.
     if (e.get_exit_code() == 0) return app.exit(e);
-    const std::string unknown = UnknownCommand(app, argc, argv);
+    std::string unknown = UnknownCommand(app, argc, argv);
+    if (unknown.empty()) unknown = collage::cli::UnknownFlag(app, argc, argv);
     std::fprintf(stderr, "error: %s\nRun with --help for more information.\n",
                  unknown.empty() ? e.what() : unknown.c_str());
     return 2;

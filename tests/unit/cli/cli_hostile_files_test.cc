@@ -189,6 +189,18 @@ TEST_F(CliHostileFilesTest, BadTolerancesAndUnknownFlagsAreUsageErrors) {
       << r.output;
   r = RunCli("zoo frob");
   EXPECT_NE(r.output.find("unknown command 'frob' (commands: "), std::string::npos) << r.output;
+  // A misspelt flag: the one meant; a flag far from every other: the command's flags.
+  r = RunCli("run " + tiny + " --random-inputs --shpe x=1x4");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("unknown flag '--shpe' for `collage run`; did you mean --shape?"),
+            std::string::npos)
+      << r.output;
+  r = RunCli("optimize " + tiny + " --save-plna=p.json");
+  EXPECT_NE(r.output.find("did you mean --save-plan?"), std::string::npos) << r.output;
+  r = RunCli("info " + tiny + " --frobnicate-everything");
+  EXPECT_NE(r.output.find("unknown flag '--frobnicate-everything' for `collage info` (its flags: "),
+            std::string::npos)
+      << r.output;
 }
 
 TEST_F(CliHostileFilesTest, AnInputGivenTwiceIsRefused) {
