@@ -48,6 +48,11 @@ StatusOr<RunProfile> ProfileKeptPlacement(Session& session, OptimizeReport& repo
 // "single-backend:onednn" → "onednn alone"; anything else as it is.
 std::string FinalistLabel(const std::string& name);
 
+// The kept placement in a few words, from its groups: "openvino bf16, whole model" for one
+// group over the model, else its groups per backend and precision, most first ("onednn 31
+// groups, xnnpack 11, native 1").
+std::string PlacementInBrief(const OptimizeReport& report);
+
 // The kept finalist; nullptr when the decision was not made (OptimizeOptions::final_rounds 0).
 const FinalistReport* KeptFinalist(const OptimizeReport& report);
 
@@ -91,6 +96,9 @@ enum class ReportLayout {
 struct PlacementReportOptions {
   std::string title;  // what the page is about, e.g. the model's file name; empty: the graph's name
   ReportLayout layout = ReportLayout::kAuto;
+  // What the figures were measured on (machine, threads, libraries, date), said under the
+  // title; the page for a session fills it from the session and this machine when empty.
+  std::string measured_on = {};
 };
 
 // The page for the session's current placement, as `report` (from session.Optimize) found it.

@@ -82,7 +82,7 @@ class InferenceSession:
                             f"{type(options).__name__}")
         from_providers, self._providers, self._notes = backend_for(providers)
         self._provider_options = [dict(o) for o in (provider_options or [])]
-        self._notes += [f"SessionOptions.{name} has no effect in collage"
+        self._notes += [f"SessionOptions: {name} has no effect in collage"
                         for name in options.ignored_settings()]
         if threads is None:
             threads = options.intra_op_num_threads

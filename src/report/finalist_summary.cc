@@ -3,7 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
+#include <vector>
 
 namespace collage {
 
@@ -15,6 +18,25 @@ std::string FinalistLabel(const std::string& name) {
     return name.substr(kWholeGraph.size()) + "'s whole-graph group";
   if (name == "op-level" || name == "two-level") return name + " plan";
   return name;
+}
+
+std::string PlacementInBrief(const OptimizeReport& report) {
+  auto named = [](const GroupReport& group) {
+    return group.backend +
+           (group.precision == Precision::kFloat32 ? "" : std::string(" ") + PrecisionName(group.precision));
+  };
+  if (report.groups.size() == 1) return named(report.groups.front()) + ", whole model";
+  std::map<std::string, int> per;
+  for (const GroupReport& group : report.groups) ++per[named(group)];
+  std::vector<std::pair<std::string, int>> ordered(per.begin(), per.end());
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string text;
+  for (size_t i = 0; i < ordered.size(); ++i) {
+    text += fmt::format("{}{} {}{}", i ? ", " : "", ordered[i].first, ordered[i].second,
+                        i == 0 ? (ordered[i].second == 1 ? " group" : " groups") : "");
+  }
+  return text;
 }
 
 const FinalistReport* KeptFinalist(const OptimizeReport& report) {

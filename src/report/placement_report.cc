@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <ctime>
 #include <map>
 
+#include "collage/available_backends.h"
+#include "collage/device_fingerprint.h"
 #include "report/report_graph.h"
 #include "report/report_graph_drawing.h"
 #include "report/report_text.h"
@@ -86,8 +89,9 @@ std::string FinalistsHtml(const OptimizeReport& report) {
   }
   const FinalistReport* slowest = Slowest(report);
   std::string html = fmt::format(
-      "<h2>End-to-end decision</h2>\n<p class=\"verdict\">Kept: <b>{}</b>, {} end to end",
-      Escape(FinalistLabel(kept->name)), FormatDuration(kept->median_ms));
+      "<h2>End-to-end decision</h2>\n<p class=\"verdict\">Kept: <b>{}</b> ({}), {} end to end",
+      Escape(FinalistLabel(kept->name)), Escape(PlacementInBrief(report)),
+      FormatDuration(kept->median_ms));
   const FinalistReport* best_single = BestSingleBackend(report);
   if (best_single != nullptr && best_single != kept && best_single->ratio_to_kept > 0) {
     html += fmt::format("; {:.2f}x faster than the best single backend ({})",
@@ -270,6 +274,22 @@ std::string ConversionsHtml(const RunProfile& in_run) {
   return html;
 }
 
+// This machine (DeviceFingerprint), the thread count, the date (UTC) and every backend
+// library's version: what a reader needs to know whether the page's times apply to them.
+std::string MeasuredOn(int threads) {
+  std::string libraries;
+  for (const BackendInfo& backend : AvailableBackends()) {
+    libraries += (libraries.empty() ? "" : ", ") + backend.name + " (" + backend.version + ")";
+  }
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char date[32];
+  std::strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", &utc);
+  return fmt::format("{}, {} thread{}, {}; libraries: {}", DeviceFingerprint(), threads,
+                     threads == 1 ? "" : "s", date, libraries);
+}
+
 }  // namespace
 
 std::string PlacementReportHtml(const Graph& graph, const OptimizeReport& report,
@@ -287,6 +307,9 @@ std::string PlacementReportHtml(const Graph& graph, const OptimizeReport& report
       Escape(report.search), FormatDuration(report.estimated_ms),
       report.search_states_cut > 0 ? " (beam-bounded)" : " (exact)",
       report.groups.size() == 1 ? "" : "s");
+  if (!options.measured_on.empty()) {
+    html += "<p class=\"subtitle\">Measured on " + Escape(options.measured_on) + ".</p>\n";
+  }
   html += FinalistsHtml(report);
   html += BackendsHtml(report, in_run);
   html += GraphHtml(graph, report, in_run, options.layout);
@@ -297,7 +320,9 @@ std::string PlacementReportHtml(const Graph& graph, const OptimizeReport& report
 
 std::string PlacementReportHtml(const Session& session, const OptimizeReport& report,
                                 const RunProfile& in_run, const PlacementReportOptions& options) {
-  return PlacementReportHtml(SessionGraph(session), report, in_run, options);
+  PlacementReportOptions page = options;
+  if (page.measured_on.empty()) page.measured_on = MeasuredOn(session.num_threads());
+  return PlacementReportHtml(SessionGraph(session), report, in_run, page);
 }
 
 }  // namespace collage

@@ -72,6 +72,9 @@ StatusOr<size_t> DecideFinalPlacement(const std::vector<Finalist>& finalists,
   report->measured_ms = result.median_ms[result.kept];
   report->decision_rounds = result.rounds;
   report->round_spread = result.kept_spread;
+  if (std::string noisy = NoisyDecisionWarning(result.kept_spread); !noisy.empty()) {
+    report->warnings.push_back(std::move(noisy));
+  }
   return kept;
 }
 

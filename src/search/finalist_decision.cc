@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "collage/sdk/errors.h"
 #include "cost/extra_time.h"
 
@@ -182,6 +184,16 @@ StatusOr<DecisionResult> DecideBetweenFinalists(
     }
   }
   return result;
+}
+
+std::string NoisyDecisionWarning(double kept_spread) {
+  if (!(kept_spread > kNoisyDecisionSpread)) return "";
+  return fmt::format(
+      "the end-to-end decision's rounds spread {:.0f}% ((p90 - p10) / median of the kept plan's "
+      "times, above {:.0f}%): the machine was busy while it measured, so which finalist is "
+      "fastest is uncertain; run optimize again on a quiet machine (what was measured stays in "
+      "the cost database)",
+      100 * kept_spread, 100 * kNoisyDecisionSpread);
 }
 
 }  // namespace collage

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "collage/status.h"
@@ -49,6 +50,13 @@ struct DecisionResult {
   // (p90 - p10) / median of the kept finalist's per-round times.
   double kept_spread = 0;
 };
+
+// A decision whose kept finalist's rounds spread more than this ((p90 - p10) / median) was
+// taken on a busy machine: which finalist is fastest is then uncertain.
+inline constexpr double kNoisyDecisionSpread = 0.25;
+// The warning a decision of that spread gets (said with the plan it keeps); empty at or below
+// kNoisyDecisionSpread.
+std::string NoisyDecisionWarning(double kept_spread);
 
 // `run_once(i)` runs finalist i once and returns its wall time in milliseconds (or an error,
 // which ends the decision). With one finalist nothing is measured beyond its rounds.

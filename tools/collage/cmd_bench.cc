@@ -236,6 +236,7 @@ Status RunBench(const BenchFlags& flags) {
     COLLAGE_RETURN_IF_ERROR(WriteFileAtomically(flags.json, BenchJson(summary, *session)));
     std::printf("results written to %s\n", flags.json.c_str());
   }
+  if (flags.plan.empty() && !session->compiles_per_run()) PrintHowToPlace(flags.model, flags.backend);
   return Status();
 }
 

@@ -178,6 +178,7 @@ int RunRun(const RunFlags& flags) {
   } else {
     std::printf("written to %s (.npy and .pb)\n", flags.output_dir.c_str());
   }
+  if (flags.plan.empty() && !(*session)->compiles_per_run()) PrintHowToPlace(flags.model, flags.backend);
   if (flags.check) {
     // A plan with reduced-precision groups is held to the budget it was made under, unless
     // --tolerance says otherwise.

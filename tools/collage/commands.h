@@ -46,6 +46,10 @@ inline Status InvalidArgument(std::string message) {
 // Prints "error: <message>" to stderr (control bytes as \xNN) and returns 1 (130 for work the user interrupted).
 int ReportError(const Status& status);
 
+// After a run or a benchmark on one backend (no --plan): the note that says how to get a
+// faster placement of `model`.
+void PrintHowToPlace(const std::string& model, const std::string& backend);
+
 // Turns repeated "--shape name=1x3x224x224" flags into SessionOptions::input_shapes.
 // Every command fixes a model's shapes at load, from --shape or the shapes of the --input
 // files (SessionOptions::shapes_per_run is off): a dynamic dim left open is refused with the

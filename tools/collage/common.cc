@@ -96,6 +96,13 @@ std::string PlacementSummary(const Session& session) {
          std::to_string(session.num_layout_conversions()) + " layout conversions";
 }
 
+void PrintHowToPlace(const std::string& model, const std::string& backend) {
+  std::printf("note: this ran every node it could on %s; `collage optimize %s --save-plan "
+              "MODEL.plan` measures the backends on this machine for a faster placement, then "
+              "--plan MODEL.plan runs it\n",
+              backend.c_str(), PrintableText(model).c_str());
+}
+
 void PrintWarnings(const Session& session) {
   for (const std::string& warning : session.warnings())
     std::fprintf(stderr, "warning: %s\n", PrintableText(warning).c_str());

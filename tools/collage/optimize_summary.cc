@@ -173,7 +173,7 @@ void PrintFinalists(const OptimizeReport& report) {
     std::printf("measured %s end to end (no estimate of the kept one)\n",
                 FormatMillis(report.measured_ms).c_str());
   }
-  const std::string label = FinalistLabel(kept->name);
+  const std::string label = FinalistLabel(kept->name) + " (" + PlacementInBrief(report) + ")";
   const FinalistReport* runner_up = RunnerUp(report);
   if (runner_up == nullptr) {
     std::printf("kept: %s (no other finalist ran)\n", label.c_str());

@@ -121,5 +121,21 @@ TEST(FinalistDecisionTest, SignTestTails) {
   EXPECT_NEAR(SignTestPValue(5, 10), 638.0 / 1024, 1e-12);
 }
 
+TEST(FinalistDecisionTest, ADecisionOnABusyMachineIsSaidToBeUncertain) {
+  EXPECT_EQ(NoisyDecisionWarning(0.04), "");
+  EXPECT_EQ(NoisyDecisionWarning(kNoisyDecisionSpread), "");
+  const std::string busy = NoisyDecisionWarning(2.64);
+  EXPECT_NE(busy.find("spread 264%"), std::string::npos) << busy;
+  EXPECT_NE(busy.find("run optimize again on a quiet machine"), std::string::npos) << busy;
+  // Runs that swing by half their time between rounds (SyntheticRuns' drift) spread beyond
+  // the bound; steady ones do not.
+  SyntheticRuns swinging;
+  swinging.means = {10.0, 12.0};
+  auto result = DecideBetweenFinalists(2, std::ref(swinging), DecisionOptions());
+  ASSERT_TRUE(result.ok());
+  EXPECT_GT(result->kept_spread, kNoisyDecisionSpread);
+  EXPECT_NE(NoisyDecisionWarning(result->kept_spread), "");
+}
+
 }  // namespace
 }  // namespace collage

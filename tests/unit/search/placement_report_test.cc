@@ -60,7 +60,8 @@ TEST(PlacementReportTest, TheKeptFinalistIsMarkedWithItsSpeedAgainstTheOthers) {
   const std::string html = PlacementReportHtml(f.graph, f.report, f.in_run, BuiltIn());
   for (const char* text :
        {"End-to-end decision", "15 interleaved rounds", "spread (p90 - p10) / median: 4.0%",
-        "Kept: <b>op-level plan</b>, 800 µs end to end; 1.50x faster than the best single "
+        "Kept: <b>op-level plan</b> (",
+        "), 800 µs end to end; 1.50x faster than the best single "
         "backend (onednn alone), 3.00x faster than the slowest (native alone).",
         "<tr class=\"kept\"><td>op-level plan</td><td class=\"num\">700 µs</td><td "
         "class=\"num\">800 µs</td><td class=\"num\">1.00x</td><td class=\"num\">3.00x</td>"
@@ -111,6 +112,24 @@ TEST(PlacementReportTest, TheGraphSaysHowItWasLaidOutAndHasALegend) {
   ExpectContains(html, "<span class=\"item\"><span class=\"swatch\" style=\"background:" +
                            BackendColour("onednn") + "\"></span>onednn</span>");
   EXPECT_TRUE(testing::ParseXml(testing::SvgOf(html))) << "the embedded graph is well-formed";
+}
+
+TEST(PlacementReportTest, TheKeptPlacementIsSaidInBrief) {
+  OptimizeReport whole;
+  GroupReport region;
+  region.backend = "openvino";
+  region.rule = "whole";
+  region.precision = Precision::kBfloat16;
+  region.nodes = {0, 1, 2};
+  whole.groups = {region};
+  EXPECT_EQ(PlacementInBrief(whole), "openvino bf16, whole model");
+  OptimizeReport mixed;
+  for (const char* backend : {"xnnpack", "onednn", "native", "onednn"}) {
+    GroupReport group;
+    group.backend = backend;
+    mixed.groups.push_back(group);
+  }
+  EXPECT_EQ(PlacementInBrief(mixed), "onednn 2 groups, native 1, xnnpack 1");
 }
 
 }  // namespace
