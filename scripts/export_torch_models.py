@@ -11,11 +11,14 @@ Writes, per model, the layout of the ONNX backend tests:
   OUT_DIR/<name>/shapes.txt   (models exported with a dynamic axis: the input shapes of the test
                                data, "name=2x3x224x224", for SessionOptions::input_shapes)
 The control_flow set (--set control_flow) exercises control flow and shapes set by data:
-torchvision's SSDlite 320 detector, a small anchor detector with torchvision's post-processing (score threshold, top-k, class-wise NonMaxSuppression inside an
-If), and recurrent cells scripted with TorchScript (a Loop over the time steps holding an If
-on the hidden state; a Loop filling a list, a sequence, concatenated after it).
+torchvision's SSDlite 320 detector, a small anchor detector with torchvision's
+post-processing (score threshold, top-k, class-wise NonMaxSuppression inside an If), and
+recurrent cells scripted with TorchScript (a Loop over the time steps holding an If on the
+hidden state; a Loop filling a list, a sequence, concatenated after it).
 Weights are random (torch.manual_seed per model); BatchNorm running statistics and affine
-parameters are randomised too, so that inference-mode BatchNorm is not an identity. Models run
+parameters are randomised too, so that inference-mode BatchNorm is not an identity (SSDlite
+takes them from random images instead, see SsdLite). For a model with a sorted scores output,
+the input is drawn so that the kept scores are apart (draw_input). Models run
 in eval mode; the expected outputs are PyTorch's own (float32, CPU).
 
 Idempotent: a model whose folder carries a stamp of this script's contents, torch and

@@ -47,7 +47,7 @@ def get_available_providers():
 def backend_for(providers):
     """(collage backend or None for collage's default, providers in use, warnings) for an
     ONNX Runtime provider list: names, or (name, options) pairs."""
-    built = _built_backends()
+    built = None  # asked of the library only when a provider other than the CPU one is named
     chosen, warnings = None, []
     for entry in providers or []:
         name = entry[0] if isinstance(entry, (tuple, list)) else entry
@@ -56,6 +56,7 @@ def backend_for(providers):
         if name == CPU:
             continue
         backend = _BACKEND_OF.get(name)
+        built = _built_backends() if built is None else built
         if backend is None or backend not in built:
             warnings.append(f"provider {name} is not available in collage and is ignored "
                             f"(available: {', '.join(get_available_providers())})")

@@ -154,8 +154,8 @@ class PySession {
   void Record(std::chrono::steady_clock::time_point start, RunProfile profile) {
     std::lock_guard<std::mutex> lock(profile_mutex_);
     if (!profile_start_) profile_start_ = start;
-    traced_.push_back(
-        {std::chrono::duration<double, std::milli>(start - *profile_start_).count(), std::move(profile)});
+    const double start_ms = std::chrono::duration<double, std::milli>(start - *profile_start_).count();
+    traced_.push_back({start_ms, std::move(profile)});
   }
 
   std::unique_ptr<Session> session_;

@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <climits>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "collage/sdk/errors.h"
 #include "collage/sdk/op_registry.h"
@@ -473,17 +475,7 @@ class Importer {
         return InvalidModel("{}: input {} is required but missing (empty name)", where, i);
       }
     }
-    InferContext ctx{node, opset_, {}, {}, {}};
-    for (ValueId in : node.inputs) {
-      if (in == kNoValue) {
-        ctx.input_types.push_back(nullptr);
-        ctx.input_values.push_back(nullptr);
-        continue;
-      }
-      const Value& v = graph_.value(in);
-      ctx.input_types.push_back(&v.type);
-      ctx.input_values.push_back(v.is_constant() ? &*v.constant : nullptr);
-    }
+    InferContext ctx = ContextOn(node, AsHeld);
     // Which small graph inputs' values reach this node: Shape and Size read only shapes.
     uint64_t sources = 0;
     for (ValueId in : node.inputs) {
@@ -542,24 +534,33 @@ class Importer {
     }
     std::vector<TensorType> widened;  // the inputs' types with float32 for the 16-bit ones
     widened.reserve(node.inputs.size());
-    auto infers = [&](bool widen) {
-      InferContext ctx{trial, opset_, {}, {}, {}};
-      widened.clear();
-      for (ValueId in : node.inputs) {
-        if (in == kNoValue) {
-          ctx.input_types.push_back(nullptr);
-          ctx.input_values.push_back(nullptr);
-          continue;
-        }
-        const Value& v = graph_.value(in);
-        const bool swap = widen && is_half(v.type.dtype);
-        widened.push_back(swap ? TensorType{DType::kFloat32, v.type.shape} : v.type);
-        ctx.input_types.push_back(&widened.back());
-        ctx.input_values.push_back(!swap && v.is_constant() ? &*v.constant : nullptr);
-      }
-      return InferNodeTypes(def, ctx).ok();
+    auto widen = [&](const Value& v) -> std::pair<const TensorType*, const Tensor*> {
+      if (!is_half(v.type.dtype)) return AsHeld(v);
+      widened.push_back(TensorType{DType::kFloat32, v.type.shape});
+      return {&widened.back(), nullptr};
     };
-    return !infers(/*widen=*/false) && infers(/*widen=*/true);
+    InferContext as_given = ContextOn(trial, AsHeld);
+    if (InferNodeTypes(def, as_given).ok()) return false;
+    InferContext as_float32 = ContextOn(trial, widen);
+    return InferNodeTypes(def, as_float32).ok();
+  }
+
+  // The inference context of `node`: each present input's type and constant value as
+  // `input_of` gives them (AsHeld: as the graph holds them so far).
+  using InputOf = std::function<std::pair<const TensorType*, const Tensor*>(const Value&)>;
+  InferContext ContextOn(const Node& node, const InputOf& input_of) const {
+    InferContext ctx{node, opset_, {}, {}, {}};
+    for (ValueId in : node.inputs) {
+      const auto [type, value] =
+          in == kNoValue ? std::pair<const TensorType*, const Tensor*>{nullptr, nullptr}
+                         : input_of(graph_.value(in));
+      ctx.input_types.push_back(type);
+      ctx.input_values.push_back(value);
+    }
+    return ctx;
+  }
+  static std::pair<const TensorType*, const Tensor*> AsHeld(const Value& v) {
+    return {&v.type, v.is_constant() ? &*v.constant : nullptr};
   }
 
   // The node on float32 copies of its 16-bit inputs, its float32 outputs cast back to the

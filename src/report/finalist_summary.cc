@@ -22,8 +22,9 @@ std::string FinalistLabel(const std::string& name) {
 
 std::string PlacementInBrief(const OptimizeReport& report) {
   auto named = [](const GroupReport& group) {
-    return group.backend +
-           (group.precision == Precision::kFloat32 ? "" : std::string(" ") + PrecisionName(group.precision));
+    return group.precision == Precision::kFloat32
+               ? group.backend
+               : group.backend + " " + PrecisionName(group.precision);
   };
   if (report.groups.size() == 1) return named(report.groups.front()) + ", whole model";
   std::map<std::string, int> per;

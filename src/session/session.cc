@@ -167,7 +167,7 @@ StatusOr<SessionOptions> WithShapesFromPlan(const SessionOptions& options,
     if (measured.size() != 1) {
       std::string shapes;
       for (const Shape& shape : measured) {
-        shapes += (shapes.empty() ? "" : ", ") + name + "=" + ShapeToString(shape);
+        shapes += (shapes.empty() ? "" : ", ") + ShapesText({{name, shape}});
       }
       return InvalidArgument(
           "input '{}' has dynamic dims, and the plan {} {}: fix them with --shape {}=DIMS",
@@ -227,16 +227,17 @@ StatusOr<std::unique_ptr<Session>> Session::Impl::LoadParsed(
       if (dynamic && !options.shapes_per_run && !options.plan_path.empty()) {
         COLLAGE_ASSIGN_OR_RETURN(SessionOptions from_plan,
                                  WithShapesFromPlan(options, needs.dynamic_inputs));
-        COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, LoadParsed(parse, from_plan));
-        std::string taken;
+        // The model as parsed, imported again at those shapes (not read a second time).
+        COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
+                                 LoadParsed([&] { return parsed; }, from_plan));
+        std::map<std::string, Shape> taken;
         for (const std::string& name : needs.dynamic_inputs) {
-          taken += (taken.empty() ? "" : ", ") + name + "=" +
-                   ShapeToString(from_plan.input_shapes.at(name));
+          taken[name] = from_plan.input_shapes.at(name);
         }
         session->impl_->warnings.insert(
             session->impl_->warnings.begin(),
             fmt::format("input shapes from the plan, where the model leaves them dynamic: {}",
-                        taken));
+                        ShapesText(taken)));
         return session;
       }
       // A plan (set) given to such a session places each compiled signature (LoadPlan).

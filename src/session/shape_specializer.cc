@@ -6,6 +6,7 @@
 
 #include "collage/sdk/errors.h"
 #include "session/run_inputs.h"
+#include "search/plan.h"
 #include "session/session_access.h"
 #include "session/written_summary.h"
 
@@ -92,10 +93,7 @@ StatusOr<ShapeSpecializer::Compiled> ShapeSpecializer::Compile(const std::vector
     fixed.input_shape_origins.clear();
     COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
                              SessionAccess::FromGraph(std::move(graph).value(), fixed));
-    std::string shapes;
-    for (const TensorInfo& input : session->inputs()) {
-      shapes += (shapes.empty() ? "" : ", ") + input.name + "=" + ShapeToString(input.shape);
-    }
+    const std::string shapes = ShapesText(InputShapesOf(SessionGraph(*session)));
     for (const std::string& warning : session->warnings()) {
       std::string said = fmt::format("at input shapes {}: {}", shapes, warning);
       if (warnings_.size() < kMaxWarnings &&

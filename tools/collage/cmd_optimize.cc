@@ -121,34 +121,38 @@ OptimizeOptions OptimizeOptionsOf(const OptimizeFlags& flags) {
   return optimize;
 }
 
-// Loads the model at each end of the declared ranges with the saved plan, and says whether
-// its placement applies there whole or which groups would run on native (the warnings a run
-// at those shapes would give).
-Status CheckRangeEnds(const OptimizeFlags& flags, const Session& measured,
-                      const InputShapeRanges& declared) {
+// Loads the model at each end of the declared ranges, the other inputs at `shapes` (their
+// measured shapes). With `plan_path` (the plan saved), says whether its placement applies
+// there whole or which groups would run on native (the warnings a run at those shapes would
+// give); without it, only that the model loads there (before anything is measured: a range
+// over a dim the model fixes is refused then, not after a plan declaring it was saved).
+Status CheckRangeEnds(const OptimizeFlags& flags, const std::map<std::string, Shape>& shapes,
+                      int threads, const InputShapeRanges& declared,
+                      const std::string& plan_path) {
   for (const bool lower : {true, false}) {
+    const char* end_name = lower ? "minimum" : "maximum";
     SessionOptions options;
     options.shapes_per_run = false;
-    options.num_threads = measured.num_threads();
-    options.plan_path = flags.save_plan;
-    for (const TensorInfo& input : measured.inputs()) options.input_shapes[input.name] = input.shape;
-    std::string shapes;
+    options.num_threads = threads;
+    options.plan_path = plan_path;
+    options.input_shapes = shapes;
+    std::string at;
     for (const auto& [name, range] : declared) {
       options.input_shapes[name] = lower ? range.min : range.max;
-      shapes += (shapes.empty() ? "" : ", ") + name + "=" + ShapeToString(options.input_shapes[name]);
+      at += (at.empty() ? "" : ", ") + name + "=" + ShapeToString(options.input_shapes[name]);
     }
-    StatusOr<std::unique_ptr<Session>> end = Session::LoadFile(flags.model, options);
-    if (!end.ok()) {
-      return end.status().WithContext(
-          fmt::format("loading the model at the {} of the declared range ({})",
-                      lower ? "minimum" : "maximum", shapes));
+    StatusOr<std::unique_ptr<Session>> loaded = Session::LoadFile(flags.model, options);
+    if (!loaded.ok()) {
+      return loaded.status().WithContext(
+          fmt::format("--shape-range: loading the model at the range's {} ({})", end_name, at));
     }
-    if ((*end)->warnings().empty()) {
-      std::printf("at %s (the range's %s) the plan applies whole\n", shapes.c_str(),
-                  lower ? "minimum" : "maximum");
+    if (plan_path.empty()) continue;
+    const std::vector<std::string> warnings = (*loaded)->warnings();
+    if (warnings.empty()) {
+      std::printf("at %s (the range's %s) the plan applies whole\n", at.c_str(), end_name);
     }
-    for (const std::string& warning : (*end)->warnings()) {
-      std::printf("at %s (the range's %s): %s\n", shapes.c_str(), lower ? "minimum" : "maximum",
+    for (const std::string& warning : warnings) {
+      std::printf("at %s (the range's %s): %s\n", at.c_str(), end_name,
                   PrintableText(warning).c_str());
     }
   }
@@ -194,6 +198,10 @@ Status Optimize(const OptimizeFlags& flags) {
     COLLAGE_RETURN_IF_ERROR(ParseShapeFlags(shapes, options));
     FixShapesFromInputFiles(input_files, options);
     declared.push_back(DeclaredRanges(ranges, options.input_shapes));
+    if (!declared.back().empty()) {
+      COLLAGE_RETURN_IF_ERROR(
+          CheckRangeEnds(flags, options.input_shapes, flags.threads, declared.back(), ""));
+    }
     COLLAGE_ASSIGN_OR_RETURN(auto session, Session::LoadFile(flags.model, options));
     if (shape_sets.size() > 1) {
       std::printf("== shapes %s\n", fmt::format("{}", fmt::join(shapes, " ")).c_str());
@@ -234,7 +242,11 @@ Status Optimize(const OptimizeFlags& flags) {
     std::printf("plan%s saved to %s\n", sessions.size() > 1 ? "s of every shape" : "",
                 flags.save_plan.c_str());
     for (size_t i = 0; i < sessions.size(); ++i) {
-      if (!declared[i].empty()) COLLAGE_RETURN_IF_ERROR(CheckRangeEnds(flags, *sessions[i], declared[i]));
+      if (declared[i].empty()) continue;
+      std::map<std::string, Shape> measured;
+      for (const TensorInfo& input : sessions[i]->inputs()) measured[input.name] = input.shape;
+      COLLAGE_RETURN_IF_ERROR(CheckRangeEnds(flags, measured, sessions[i]->num_threads(),
+                                             declared[i], flags.save_plan));
     }
   } else if (!ranges.empty()) {
     std::fprintf(stderr, "warning: --shape-range declares the range in the saved plan; without "

@@ -211,6 +211,16 @@ TEST_F(CliShapesTest, AShapeRangeIsMeasuredAtItsOptAndRunsWithinItWithoutAWarnin
             std::string::npos)
       << r.output;
 
+  // A range over a dim the model fixes (its second, 4) is refused before anything is measured,
+  // and no plan declaring it is written.
+  const std::string refused = (dir_ / "refused.json").string();
+  r = RunCli("optimize " + model + " --shape-range x=1x4:4x4:16x5 --threads 1 --no-compare " +
+             "--cost-db " + (dir_ / "costs.sqlite").string() + " --save-plan " + refused);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("--shape-range: loading the model at the range's maximum (x=16x5)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_FALSE(std::filesystem::exists(refused));
   // Malformed profiles are refused with what was expected.
   for (const std::string bad : {"x=1x4:16x4", "x=4x4:1x4:16x4", "x=1x4:4x4:2x4", "x=1x4:4x4x1:16x4",
                                 "x=1x4:four:16x4"}) {
