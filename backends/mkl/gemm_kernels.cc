@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 
+#include "mkl_functions.h"
 #include "collage/sdk/find_node.h"
 #include "collage/sdk/gemm_params.h"
 #include "collage/sdk/matmul_plan.h"
@@ -105,16 +106,16 @@ class MatMulKernel final : public Kernel {
         break;
       }
       case MatMulPath::kStrided:
-        cblas_sgemm_batch_strided(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k,
-                                  static_cast<MKL_INT>(p_.stride_a), b, n,
-                                  static_cast<MKL_INT>(p_.stride_b), beta, y, n,
-                                  static_cast<MKL_INT>(block), static_cast<MKL_INT>(count));
+        MklSgemmBatchStrided()(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k,
+                               static_cast<MKL_INT>(p_.stride_a), b, n,
+                               static_cast<MKL_INT>(p_.stride_b), beta, y, n,
+                               static_cast<MKL_INT>(block), static_cast<MKL_INT>(count));
         break;
       case MatMulPath::kLoop:
         for (size_t i = 0; i < static_cast<size_t>(count); ++i) {
-          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f,
-                      a + plan.a_offsets[i], k, b + plan.b_offsets[i], n, beta,
-                      y + static_cast<int64_t>(i) * block, n);
+          MklSgemm()(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f,
+                     a + plan.a_offsets[i], k, b + plan.b_offsets[i], n, beta,
+                     y + static_cast<int64_t>(i) * block, n);
         }
         break;
     }
@@ -187,8 +188,8 @@ class GemmKernel final : public Kernel {
     const CBLAS_TRANSPOSE trans_b = p_.trans_b ? CblasTrans : CblasNoTrans;
     MklThreadScope threads(num_threads_);
     if (!packed_) {
-      cblas_sgemm(CblasRowMajor, trans_a, trans_b, m, n, k, p_.alpha, a_.Data(buffers), lda,
-                  b_.Data(buffers), ldb, beta, y, n);
+      MklSgemm()(CblasRowMajor, trans_a, trans_b, m, n, k, p_.alpha, a_.Data(buffers), lda,
+                 b_.Data(buffers), ldb, beta, y, n);
     } else if (packed_a_) {  // alpha is in the packed A
       cblas_sgemm_compute(CblasRowMajor, CblasPacked, trans_b, m, n, k, packed_->data(), lda,
                           b_.Data(buffers), ldb, beta, y, n);

@@ -10,6 +10,7 @@
 
 #include "collage/sdk/backend.h"
 #include "collage/sdk/errors.h"
+#include "mkl_functions.h"
 #include "mkl_rules.h"
 
 namespace collage {
@@ -21,7 +22,7 @@ namespace {
 // when none is loaded (a static MKL).
 std::string LoadedKernelLibrary() {
   float a = 1.0f, b = 1.0f, c = 0.0f;
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 1, 1, 1, 1.0f, &a, 1, &b, 1, 0.0f, &c, 1);
+  mkl::MklSgemm()(CblasRowMajor, CblasNoTrans, CblasNoTrans, 1, 1, 1, 1.0f, &a, 1, &b, 1, 0.0f, &c, 1);
   std::string found;
   dl_iterate_phdr(
       [](dl_phdr_info* info, size_t, void* out) {

@@ -36,9 +36,11 @@ bool Supported(const Graph& graph, const Node& node) {
 }  // namespace onnxruntime
 
 Status RegisterOnnxruntimeBackend(BackendRegistry& registry) {
-  // A library too old for these headers is not registered: the backend is then simply
-  // absent, as when it is not installed (`collage backends` lists what is there).
-  if (!onnxruntime::LibraryProblem().empty()) return Status();
+  // Without a usable library the plug-in does not register: `collage backends` lists the
+  // backend as unavailable with this reason.
+  if (std::string problem = onnxruntime::LibraryProblem(); !problem.empty()) {
+    return NotFound("{}", problem);
+  }
   return registry.Register(std::make_unique<RegionEngineBackend>(
       "onnxruntime", onnxruntime::LibraryVersion(), onnxruntime::Supported,
       onnxruntime::CompileRegion));

@@ -9,14 +9,18 @@
 
 #include "collage/sdk/group_model.h"
 #include "collage/sdk/errors.h"
+#include "onnxruntime_library.h"
 
 namespace collage::onnxruntime {
 namespace {
 
 // The C API table of the loaded library, for the version these headers describe; null when
-// the library is older than the headers.
+// the library is not there or is older than the headers.
 const OrtApi* Api() {
-  static const OrtApi* api = OrtGetApiBase()->GetApi(ORT_API_VERSION);
+  static const OrtApi* api = [] {
+    const OrtApiBase* base = LoadedApiBase(nullptr);
+    return base == nullptr ? nullptr : base->GetApi(ORT_API_VERSION);
+  }();
   return api;
 }
 
@@ -197,15 +201,18 @@ StatusOr<std::unique_ptr<OrtSessionOptions, OptionsDeleter>> SessionOptionsFor(i
 }  // namespace
 
 std::string LibraryProblem() {
+  std::string problem;
+  const OrtApiBase* base = LoadedApiBase(&problem);
+  if (base == nullptr) return problem;
   if (Api() == nullptr) {
     return fmt::format("the ONNX Runtime library ({}) does not serve C API version {}",
-                       OrtGetApiBase()->GetVersionString(), ORT_API_VERSION);
+                       base->GetVersionString(), ORT_API_VERSION);
   }
   return "";
 }
 
 std::string LibraryVersion() {
-  return fmt::format("onnxruntime {} (C API {})", OrtGetApiBase()->GetVersionString(),
+  return fmt::format("onnxruntime {} (C API {})", LoadedApiBase(nullptr)->GetVersionString(),
                      ORT_API_VERSION);
 }
 

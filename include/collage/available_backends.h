@@ -32,11 +32,13 @@ struct BackendInfo {
 // Every registered backend, in registration order ("native" first, plug-ins last).
 std::vector<BackendInfo> AvailableBackends();
 
-// A backend folder this build left out (the folder's CMakeLists.txt called
-// collage_skip_backend).
+// A backend of this collage that cannot run here: its folder was left out of the build (its
+// library was not found when building), or it is an engine's plug-in that did not load (the
+// engine's library is missing on this machine; the reason is the loader's).
 struct SkippedBackend {
   std::string name;
   std::string reason;
+  bool built = false;  // built, but did not load at run time
 };
 const std::vector<SkippedBackend>& SkippedBuiltinBackends();
 

@@ -1,5 +1,5 @@
 // The public list of backends (collage/available_backends.h), read from the process-wide
-// registry. SkippedBuiltinBackends is defined in the generated builtin_backends.cc.
+// registry. SkippedBuiltinBackends is defined beside the registry (global_backend_registry.cc).
 #include "collage/available_backends.h"
 
 #include "collage/sdk/backend.h"

@@ -1,22 +1,27 @@
 // The process-wide registry, with every backend built into this collage registered on first
-// use. It lives in its own layer, above the backends' code: the registry class (src/backend)
-// is what backends are written against, this is where the built ones are gathered.
+// use: the ones linked into libcollage.so, then the engine plug-ins that ship beside it. It
+// lives in its own layer, above the backends' code: the registry class (src/backend) is what
+// backends are written against, this is where the built ones are gathered.
 #include <cstdio>
 #include <cstdlib>
 
-#include "collage/sdk/backend.h"
+#include "builtin/builtin_backends.h"
+#include "builtin/engine_plugins.h"
 #include "collage/sdk/errors.h"
 
 namespace collage {
 
-// Defined in the generated builtin_backends.cc (cmake/CollageBackend.cmake).
-Status RegisterBuiltinBackends(BackendRegistry& registry);
-
 namespace {
 
-std::vector<std::string>& MutableBuiltinBackendNames() {
-  static std::vector<std::string> names;
-  return names;
+struct BuiltinState {
+  std::vector<std::string> names;
+  // Left out of the build, then engine plug-ins that did not load here.
+  std::vector<SkippedBackend> skipped;
+};
+
+BuiltinState& MutableBuiltinState() {
+  static BuiltinState state;
+  return state;
 }
 
 }  // namespace
@@ -30,9 +35,12 @@ BackendRegistry& BackendRegistry::Global() {
       fmt::print(stderr, "collage: a built-in backend failed to register: {}\n", status.message());
       std::abort();
     }
-    for (const Backend* backend : r->backends()) {
-      MutableBuiltinBackendNames().push_back(backend->name());
+    BuiltinState& state = MutableBuiltinState();
+    state.skipped = BackendsLeftOutOfBuild();
+    for (SkippedBackend& unavailable : LoadEnginePlugins(*r)) {
+      state.skipped.push_back(std::move(unavailable));
     }
+    for (const Backend* backend : r->backends()) state.names.push_back(backend->name());
     return r;
   }();
   return *registry;
@@ -40,7 +48,12 @@ BackendRegistry& BackendRegistry::Global() {
 
 const std::vector<std::string>& BuiltinBackendNames() {
   BackendRegistry::Global();
-  return MutableBuiltinBackendNames();
+  return MutableBuiltinState().names;
+}
+
+const std::vector<SkippedBackend>& SkippedBuiltinBackends() {
+  BackendRegistry::Global();
+  return MutableBuiltinState().skipped;
 }
 
 }  // namespace collage

@@ -6,6 +6,7 @@
 #include <new>
 #include <set>
 
+#include "collage/available_backends.h"
 #include "collage/sdk/errors.h"
 #include "collage/sdk/graph.h"
 #include "collage/sdk/index_bounds.h"
@@ -149,6 +150,21 @@ ImportOptions ToImportOptions(const SessionOptions& options) {
   import.input_shapes = options.input_shapes;
   import.input_shape_origins = options.input_shape_origins;
   return import;
+}
+
+// A plan naming a backend of this collage that cannot run here (left out of the build, or an
+// engine whose library is missing on this machine) is refused with the reason, before the
+// search layer would call it an unknown plug-in.
+Status CheckPlanBackendsAvailable(const Plan& plan, const std::string& path) {
+  for (const PlanGroup& group : plan.groups) {
+    if (BackendRegistry::Global().Find(group.backend) != nullptr) continue;
+    for (const SkippedBackend& skipped : SkippedBuiltinBackends()) {
+      if (skipped.name != group.backend) continue;
+      return NotFound("plan {} places groups on the {} backend, which is {} here: {}", path,
+                      skipped.name, skipped.built ? "unavailable" : "not built", skipped.reason);
+    }
+  }
+  return Status();
 }
 
 // `options` with the shapes of `dynamic` inputs (left open by options.input_shapes) taken
@@ -372,6 +388,7 @@ Status Session::LoadPlan(const std::string& path) {
       // runs with this machine's cores; PlacementFromPlan says so.
       threads = std::min(plan.threads, ResolveThreadCount(0));
     }
+    COLLAGE_RETURN_IF_ERROR(CheckPlanBackendsAvailable(plan, path));
     std::vector<std::string> warnings;
     auto placement =
         at_other_shapes

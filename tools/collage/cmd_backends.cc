@@ -57,6 +57,12 @@ void PrintRule(const std::string& name, const std::string& description, bool str
               Wrap(description + (strict ? "  [strict-nan]" : ""), kRuleIndent).c_str());
 }
 
+// "not built: <reason>" for a backend left out of the build, "unavailable: <reason>" for an
+// engine's plug-in that did not load here.
+std::string SkippedText(const SkippedBackend& skipped) {
+  return (skipped.built ? "unavailable: " : "not built: ") + skipped.reason;
+}
+
 int RunBackends(const BackendsFlags& flags) {
   if (Status s = LoadPlugins(flags.plugin_dirs); !s.ok()) return ReportError(s);
   std::printf("%-14s %-6s %-6s %-11s %s\n", "backend", "device", "rules", "level", "version");
@@ -71,7 +77,7 @@ int RunBackends(const BackendsFlags& flags) {
   }
   for (const SkippedBackend& skipped : SkippedBuiltinBackends()) {
     std::printf("%-14s %s\n", skipped.name.c_str(),
-                Wrap("not built: " + skipped.reason, kNameIndent).c_str());
+                Wrap(SkippedText(skipped), kNameIndent).c_str());
   }
   return 0;
 }
@@ -84,7 +90,7 @@ std::string VersionText() {
     text += fmt::format("  {:<14} {}\n", backend.name, backend.version);
   }
   for (const SkippedBackend& skipped : SkippedBuiltinBackends()) {
-    text += fmt::format("  {:<14} not built: {}\n", skipped.name, skipped.reason);
+    text += fmt::format("  {:<14} {}\n", skipped.name, SkippedText(skipped));
   }
   text.pop_back();  // CLI11 ends the text with its own newline
   return text;

@@ -4,6 +4,7 @@
 // rounding stays around 1e-6 whatever order MKL sums in. Skipped when this build has no MKL
 // (backends/mkl/CMakeLists.txt skips the backend when the library is not installed).
 #include <gtest/gtest.h>
+#include <dlfcn.h>
 #include <link.h>
 
 #include <cstring>
@@ -12,11 +13,17 @@
 
 #include "backend_test_util.h"
 
-// MKL's per-thread count, declared weak so that this file builds (and skips) without MKL.
-extern "C" __attribute__((weak)) int MKL_Set_Num_Threads_Local(int num_threads);
-
 namespace collage::testing {
 namespace {
+
+// MKL's per-thread count, from the MKL the backend's plug-in loaded (it is not linked into the
+// tests: the plug-in loads it with RTLD_LOCAL); null when the plug-in is not loaded.
+using SetNumThreadsLocal = int (*)(int);
+SetNumThreadsLocal MklSetNumThreadsLocal() {
+  void* mkl = dlopen("libmkl_intel_lp64.so.3", RTLD_NOW | RTLD_NOLOAD);
+  return mkl == nullptr ? nullptr
+                        : reinterpret_cast<SetNumThreadsLocal>(dlsym(mkl, "MKL_Set_Num_Threads_Local"));
+}
 
 class MklTest : public ::testing::Test {
  protected:
@@ -268,17 +275,18 @@ TEST_F(MklTest, EveryCandidateOfAMixedGraph) {
 }
 
 TEST_F(MklTest, KernelLeavesTheCallersThreadCountAsItWas) {
-  ASSERT_NE(MKL_Set_Num_Threads_Local, nullptr);
+  const SetNumThreadsLocal set_local = MklSetNumThreadsLocal();
+  ASSERT_NE(set_local, nullptr);
   const Graph graph = MatMulGraph({64, 64}, {64, 64}, true);
   const std::vector<Candidate> candidates = CandidatesOf(graph, "mkl", "matmul");
   ASSERT_EQ(candidates.size(), 1u);
   const CompileRequest request = CompileRequest::For(graph, candidates[0].nodes, "matmul", 2);
   auto kernel = BackendNamed("mkl").Compile(request);
   ASSERT_TRUE(kernel.ok()) << kernel.status().ToString();
-  const int before = MKL_Set_Num_Threads_Local(3);  // the caller's own local count
+  const int before = set_local(3);  // the caller's own local count
   auto outputs = RunKernel(**kernel, request, RandomInputs(request, 1));
   ASSERT_TRUE(outputs.ok()) << outputs.status().ToString();
-  EXPECT_EQ(MKL_Set_Num_Threads_Local(before), 3);
+  EXPECT_EQ(set_local(before), 3);
 }
 
 }  // namespace
