@@ -2,6 +2,9 @@
 # vendors:
 #   bin/collage, bin/collage_measure_worker   the command line and its measurement worker
 #   lib/libcollage.so                         every layer and built-in backend in one library
+#   lib/collage_backends/                     the engines' backends as plug-ins (ONNX Runtime,
+#                                             OpenVINO, MKL), loaded when found
+#   lib/collage_engines/                      the engines' libraries they load
 #   include/collage/*.h                       the application API (session, tensor, status, optimize)
 #   include/collage/sdk/*.h                   the backend SDK
 #   lib/cmake/collage/                        find_package(collage CONFIG): collage::collage
@@ -11,72 +14,76 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 # The folders of the shared libraries `targets` link that the dynamic linker does not search
-# by itself (the engines' wheels under the build folder, Debian's OpenMP OpenBLAS variant):
-# the installed library and executables find them there, as the build's do.
+# by itself (Debian's OpenMP OpenBLAS variant): the installed library and executables find
+# them there, as the build's do. The link closure is collage_external_libraries'
+# (cmake/CollageSharedLibrary.cmake).
 function(collage_runtime_library_dirs out)
+  collage_external_libraries(libraries ${ARGN})
   set(dirs "")
-  set(seen "")
-  set(queue ${ARGN})
-  while(queue)
-    list(POP_FRONT queue item)
-    if(item IN_LIST seen OR item MATCHES "^\\$<|^-")
-      continue()
-    endif()
-    list(APPEND seen ${item})
+  foreach(item IN LISTS libraries)
     if(TARGET ${item})
       get_target_property(imported ${item} IMPORTED)
-      if(imported)
-        foreach(property IMPORTED_LOCATION_RELEASE IMPORTED_LOCATION_NOCONFIG IMPORTED_LOCATION)
-          get_target_property(location ${item} ${property})
-          if(location)
-            list(APPEND queue ${location})
-            break()
-          endif()
-        endforeach()
+      if(NOT imported)
+        continue()
       endif()
-      get_target_property(links ${item} INTERFACE_LINK_LIBRARIES)
-      if(links)
-        list(APPEND queue ${links})
-      endif()
-    elseif(IS_ABSOLUTE "${item}" AND item MATCHES "\\.so")
+      foreach(property IMPORTED_LOCATION_RELEASE IMPORTED_LOCATION_NOCONFIG IMPORTED_LOCATION)
+        get_target_property(location ${item} ${property})
+        if(location)
+          set(item ${location})
+          break()
+        endif()
+      endforeach()
+    endif()
+    if(IS_ABSOLUTE "${item}" AND item MATCHES "\\.so")
       get_filename_component(dir "${item}" DIRECTORY)
       # The compiler's own folder holds link-time names only (libgomp.so), never a soname.
       if(NOT dir MATCHES "^(/usr)?/lib(64)?(/${CMAKE_LIBRARY_ARCHITECTURE})?$|^/usr/lib/gcc/")
         list(APPEND dirs ${dir})
       endif()
     endif()
-  endwhile()
+  endforeach()
   list(REMOVE_DUPLICATES dirs)
   set(${out} ${dirs} PARENT_SCOPE)
 endfunction()
 get_property(backend_targets GLOBAL PROPERTY COLLAGE_BACKEND_TARGETS)
 collage_runtime_library_dirs(COLLAGE_RUNTIME_LIBRARY_DIRS ${backend_targets})
 
-# The shared library: the layers' static libraries (position-independent code) whole, so that
-# a plug-in loaded by an application finds every SDK symbol in it.
-file(WRITE ${CMAKE_BINARY_DIR}/generated/shared_library.cc.tmp
-     "// libcollage.so is the layers' static libraries, linked whole (cmake/CollageInstall.cmake).\n")
-file(COPY_FILE ${CMAKE_BINARY_DIR}/generated/shared_library.cc.tmp
-     ${CMAKE_BINARY_DIR}/generated/shared_library.cc ONLY_IF_DIFFERENT)
-add_library(collage_shared SHARED ${CMAKE_BINARY_DIR}/generated/shared_library.cc)
-get_property(layer_targets GLOBAL PROPERTY COLLAGE_LAYER_TARGETS)
-# Each archive once inside --whole-archive, then the layers as usual for their dependencies
-# (their archives add nothing more: every member is already in).
-set(layer_archives "")
-foreach(layer IN LISTS layer_targets)
-  list(APPEND layer_archives $<TARGET_FILE:${layer}>)
-endforeach()
-target_link_libraries(collage_shared PRIVATE -Wl,--whole-archive ${layer_archives}
-                      -Wl,--no-whole-archive ${layer_targets})
-add_dependencies(collage_shared ${layer_targets})
-target_include_directories(collage_shared INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
-target_compile_features(collage_shared INTERFACE cxx_std_20)
-set_target_properties(collage_shared PROPERTIES
-  OUTPUT_NAME collage EXPORT_NAME collage
-  VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR}
-  INSTALL_RPATH "${COLLAGE_RUNTIME_LIBRARY_DIRS}")
+# Paths relative to the installed file ($ORIGIN), so that the prefix can move: the programs
+# find libcollage.so in ../lib, the engine plug-ins (lib/collage_backends/) find it in .. and
+# their engines in ../collage_engines, copied there below. Only Debian's libraries outside
+# the default search (the OpenMP build of OpenBLAS) are named by absolute path.
+set_target_properties(collage_shared PROPERTIES INSTALL_RPATH "${COLLAGE_RUNTIME_LIBRARY_DIRS}")
 set_target_properties(collage collage_measure_worker PROPERTIES
-                      INSTALL_RPATH "${COLLAGE_RUNTIME_LIBRARY_DIRS}")
+                      INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR};${COLLAGE_RUNTIME_LIBRARY_DIRS}")
+get_property(engine_plugin_targets GLOBAL PROPERTY COLLAGE_ENGINE_PLUGIN_TARGETS)
+if(engine_plugin_targets)
+  set_target_properties(${engine_plugin_targets} PROPERTIES
+                        INSTALL_RPATH "$ORIGIN/..;$ORIGIN/../collage_engines")
+  install(TARGETS ${engine_plugin_targets} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/collage_backends)
+endif()
+# The engines' run-time files (each engine backend's ENGINE_FILES), copied at install time
+# (the globs are expanded then). COLLAGE_INSTALL_ENGINES=OFF leaves them out: the engines'
+# backends then load only where the dynamic linker finds the engines (LD_LIBRARY_PATH), and
+# are listed as unavailable elsewhere.
+option(COLLAGE_INSTALL_ENGINES "Copy the engines' libraries into the install (lib/collage_engines)" ON)
+get_property(engine_files GLOBAL PROPERTY COLLAGE_ENGINE_FILES)
+if(COLLAGE_INSTALL_ENGINES AND engine_files)
+  set(engines_destination ${CMAKE_INSTALL_LIBDIR}/collage_engines)
+  install(CODE "
+    file(GLOB engine_files LIST_DIRECTORIES false ${engine_files})
+    foreach(file IN LISTS engine_files)
+      get_filename_component(name \${file} NAME)
+      # Followed, not copied as links: the wheels' files are plain, install_engines.sh's
+      # soname links point at them.
+      file(REAL_PATH \${file} real)
+      file(INSTALL \${real} DESTINATION \${CMAKE_INSTALL_PREFIX}/${engines_destination})
+      get_filename_component(real_name \${real} NAME)
+      if(NOT real_name STREQUAL name)
+        file(RENAME \${CMAKE_INSTALL_PREFIX}/${engines_destination}/\${real_name}
+                    \${CMAKE_INSTALL_PREFIX}/${engines_destination}/\${name})
+      endif()
+    endforeach()")
+endif()
 install(TARGETS collage collage_measure_worker RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS collage_shared collage_sdk EXPORT collageTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
