@@ -21,7 +21,7 @@ _BACKEND_OF = {
 
 
 def _built_backends():
-    return {b["name"] for b in _collage.backends() if b["built"]}
+    return {b["name"] for b in _collage.backends() if b["available"]}
 
 
 def provider_for(backend):

@@ -1,5 +1,6 @@
 // collage._collage.backends: what `collage backends` lists, for Python: every registered
-// backend with its version, and each one this build left out with the reason.
+// backend with its version, and each one this build left out or that did not load here, with
+// the reason.
 #include <nanobind/stl/string.h>
 
 #include "collage/available_backends.h"
@@ -17,6 +18,7 @@ void BindBackends(nb::module_& m) {
       nb::dict d;
       d["name"] = backend->name();
       d["built"] = true;
+      d["available"] = true;
       d["version"] = backend->version();
       d["device"] = backend->device();
       d["rules"] = backend->rules().size();
@@ -27,7 +29,8 @@ void BindBackends(nb::module_& m) {
     for (const SkippedBackend& skipped : SkippedBuiltinBackends()) {
       nb::dict d;
       d["name"] = skipped.name;
-      d["built"] = false;
+      d["built"] = skipped.built;
+      d["available"] = false;
       d["version"] = "";
       d["device"] = "";
       d["rules"] = 0;

@@ -10,6 +10,7 @@ import pytest
 
 import collage
 from collage import _collage, _environment
+from conftest import assert_close
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -22,13 +23,13 @@ def test_the_version_is_the_projects():
 
 def test_backends_lists_native_first_and_says_why_one_is_missing():
     listed = collage.backends()
-    assert listed[0].name == "native" and listed[0].built and listed[0].rules > 0
+    assert listed[0].name == "native" and listed[0].available and listed[0].rules > 0
     assert listed[0].version
     names = [b.name for b in listed]
     assert len(names) == len(set(names))
     for backend in listed:
-        assert backend.built == (backend.reason == "")
-        assert backend.built == bool(backend.version)
+        assert backend.available == (backend.reason == "")
+        assert backend.available == bool(backend.version)
 
 
 def test_the_spin_count_is_the_libraries():
@@ -102,7 +103,7 @@ def test_a_thread_pool_library_loaded_first_leaves_xnnpack_on_one_thread(tiny_mo
     pthreadpool API that entered the process's global scope first (PyTorch imported before
     collage does that) gets XNNPACK's pool calls instead: collage must then not hand it a pool
     of its own (that hung), but run XNNPACK on the calling thread and say so."""
-    if not any(b.name == "xnnpack" and b.built for b in collage.backends()):
+    if not any(b.name == "xnnpack" and b.available for b in collage.backends()):
         pytest.skip("the xnnpack backend is not built")
     code = f"""
 import ctypes
@@ -118,3 +119,42 @@ print(float(np.max(np.abs(out - ref)) / np.max(np.abs(ref))))
                           timeout=120, check=True)
     assert float(done.stdout.strip()) <= 1e-5
     assert "XNNPACK kernels run on one thread" in done.stderr
+
+
+def _cli_backends(cli):
+    """The backends `collage backends` lists as available (their rows name a device)."""
+    listed = subprocess.run([cli, "backends"], capture_output=True, text=True, timeout=120,
+                            check=True).stdout.splitlines()[1:]
+    return [line.split()[0] for line in listed if len(line.split()) > 1 and line.split()[1] == "cpu"]
+
+
+def test_the_package_has_the_backends_of_the_command_line(cli):
+    """The engines' backends are plug-ins that ship with both: the same list, same order."""
+    assert [b.name for b in collage.backends() if b.available] == _cli_backends(cli)
+
+
+def test_a_plan_of_the_command_line_that_keeps_openvino_runs_from_python(cli, mobilenet, image,
+                                                                        tmp_path):
+    if not any(b.name == "openvino" and b.available for b in collage.backends()):
+        pytest.skip("the openvino backend is not available")
+    plan = tmp_path / "mobilenet.plan"
+    subprocess.run([cli, "optimize", mobilenet, "--backends", "openvino", "--threads", "2",
+                    "--save-plan", str(plan), "--cost-db", str(tmp_path / "costs.sqlite")],
+                   capture_output=True, text=True, timeout=900, check=True)
+    # On MobileNetV2 OpenVINO is several times faster than the reference kernels.
+    assert '"openvino"' in plan.read_text()
+    [want] = collage.InferenceSession(mobilenet, backend="native").run(None, {"input": image})
+    [got] = collage.InferenceSession(mobilenet, plan=str(plan), threads=2).run(None, {"input": image})
+    assert_close(got, want, 1e-3)
+
+
+def test_the_package_depends_on_the_engine_wheels_its_plug_ins_are_built_against():
+    """pyproject.toml's pins are the backends' (backends/*/dependencies): a plug-in built
+    against one version of an engine loads that version's library."""
+    with open(os.path.join(ROOT, "pyproject.toml"), encoding="utf-8") as f:
+        declared = re.search(r"^dependencies = \[(.*)\]", f.read(), re.M).group(1)
+    pins = set(re.findall(r'"([A-Za-z_-]+==[0-9.]+)"', declared))
+    for engine in ("onnxruntime", "openvino", "mkl"):
+        with open(os.path.join(ROOT, "backends", engine, "dependencies"), encoding="utf-8") as f:
+            wheel = re.search(rf"^pip .*?\b({engine}==[0-9.]+)", f.read(), re.M).group(1)
+        assert wheel in pins, f"pyproject.toml does not pin {wheel}"
