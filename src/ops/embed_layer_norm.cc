@@ -58,7 +58,7 @@ Status InferEmbedLayerNorm(InferContext& ctx) {
   }
   for (size_t i : {kInputIds, kWordEmbedding, kPositionEmbedding, kGamma, kBeta}) {
     if (!ctx.has_input(i)) {
-      return OpError(ctx.node, StatusCode::kInvalidModel, "input {} is required", i);
+      return OpError(ctx.node, StatusCode::kInvalidModel, "input {} is required but missing", i);
     }
   }
   if (ctx.has_input(kSegmentIds) != ctx.has_input(kSegmentEmbedding)) {
@@ -176,7 +176,9 @@ Status RunEmbedLayerNorm(KernelContext& ctx) {
 }  // namespace
 
 void RegisterEmbedLayerNormOps(OpRegistry& registry) {
-  registry.Register(OpDef{"EmbedLayerNormalization", kMicrosoftDomain, OpKind::kOpaque, 7, 9, 1,
+  // Required inputs follow the optional segment_ids: min_inputs 1, and inference names a
+  // missing required one.
+  registry.Register(OpDef{"EmbedLayerNormalization", kMicrosoftDomain, OpKind::kOpaque, 1, 9, 1,
                           3, InferEmbedLayerNorm, RunEmbedLayerNorm});
 }
 
