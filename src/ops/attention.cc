@@ -120,8 +120,8 @@ StatusOr<AttentionShape> ReadAttentionShape(const Node& node, const Shape& input
   }
   if (s.qkv_hidden() != weights[1]) {
     return OpError(node, StatusCode::kInvalidModel,
-                   "weights have {} columns; the Q, K and V hidden sizes add up to {}",
-                   weights[1], s.qkv_hidden());
+                   "weights have {} columns; the Q, K and V hidden sizes add up to {}", weights[1],
+                   s.qkv_hidden());
   }
   if (s.q_hidden % s.num_heads != 0 || s.v_hidden % s.num_heads != 0) {
     return OpError(node, StatusCode::kInvalidModel,
@@ -258,24 +258,25 @@ Status RunAttention(KernelContext& ctx) {
   const int64_t seq = s.sequence;
   ParallelFor(s.batch * s.num_heads, 4 * seq * seq * (s.qk_head_size() + s.v_head_size()),
               [&](int64_t begin, int64_t end) {
-    std::vector<float> scores(static_cast<size_t>(seq * seq));
-    for (int64_t bh = begin; bh < end; ++bh) {
-      const int64_t b = bh / s.num_heads;
-      const int64_t h = bh % s.num_heads;
-      const float* rows = qkv.data() + b * seq * width;
-      const float* q = rows + h * s.qk_head_size();
-      const float* k = rows + s.q_hidden + h * s.qk_head_size();
-      const float* v = rows + 2 * s.q_hidden + h * s.v_head_size();
-      // scores = mask + scale * Q K^T, the mask added in float as ONNX Runtime's GEMM adds it.
-      std::copy(masks[static_cast<size_t>(b)].begin(), masks[static_cast<size_t>(b)].end(),
-                scores.begin());
-      Sgemm(false, true, seq, seq, s.qk_head_size(), scale, q, width, k, width, 1.0f,
-            scores.data(), seq);
-      for (int64_t i = 0; i < seq; ++i) SoftmaxRow(scores.data() + i * seq, seq);
-      Sgemm(false, false, seq, s.v_head_size(), seq, 1.0f, scores.data(), seq, v, width, 0.0f,
-            out + b * seq * s.v_hidden + h * s.v_head_size(), s.v_hidden);
-    }
-  });
+                std::vector<float> scores(static_cast<size_t>(seq * seq));
+                for (int64_t bh = begin; bh < end; ++bh) {
+                  const int64_t b = bh / s.num_heads;
+                  const int64_t h = bh % s.num_heads;
+                  const float* rows = qkv.data() + b * seq * width;
+                  const float* q = rows + h * s.qk_head_size();
+                  const float* k = rows + s.q_hidden + h * s.qk_head_size();
+                  const float* v = rows + 2 * s.q_hidden + h * s.v_head_size();
+                  // scores = mask + scale * Q K^T, the mask added in float as ONNX Runtime's GEMM
+                  // adds it.
+                  std::copy(masks[static_cast<size_t>(b)].begin(),
+                            masks[static_cast<size_t>(b)].end(), scores.begin());
+                  Sgemm(false, true, seq, seq, s.qk_head_size(), scale, q, width, k, width, 1.0f,
+                        scores.data(), seq);
+                  for (int64_t i = 0; i < seq; ++i) SoftmaxRow(scores.data() + i * seq, seq);
+                  Sgemm(false, false, seq, s.v_head_size(), seq, 1.0f, scores.data(), seq, v, width,
+                        0.0f, out + b * seq * s.v_hidden + h * s.v_head_size(), s.v_hidden);
+                }
+              });
   return Status::Ok();
 }
 

@@ -1,7 +1,7 @@
 // com.microsoft EmbedLayerNormalization: BERT's embedding layer as ONNX Runtime's transformer
 // optimizer fuses it. Per the contrib op spec, for each token (b, s):
-//   sum = word_embedding[input_ids] + position_embedding[position] (+ segment_embedding[segment_ids])
-//   output = LayerNorm(sum) * gamma + beta                          epsilon 1e-12 by default
+//   sum = word_embedding[input_ids] + position_embedding[position] (+
+//   segment_embedding[segment_ids]) output = LayerNorm(sum) * gamma + beta epsilon 1e-12 by default
 // position is position_ids[b, s] (position_ids (batch, sequence) or (1, sequence)), else s.
 // Inputs: input_ids, segment_ids?, word_embedding, position_embedding, segment_embedding?,
 // gamma, beta, mask?, position_ids? (ids int32). Outputs: output (batch, sequence, hidden);
@@ -44,8 +44,8 @@ Status RequireTable(const InferContext& ctx, size_t input, const char* name, int
   const Shape& s = ctx.input_type(input).shape;
   if (s.size() == 2 && s[1] == hidden) return Status::Ok();
   return OpError(ctx.node, StatusCode::kInvalidModel,
-                 "{} (input {}) has shape {}; it must be (rows, {})", name, input,
-                 ShapeToString(s), hidden);
+                 "{} (input {}) has shape {}; it must be (rows, {})", name, input, ShapeToString(s),
+                 hidden);
 }
 
 Status InferEmbedLayerNorm(InferContext& ctx) {
@@ -142,10 +142,9 @@ Status RunEmbedLayerNorm(KernelContext& ctx) {
                                TableRow(ctx, kWordEmbedding, "input_ids", input_ids[token]));
       const int32_t position =
           has_positions ? position_ids[positions_per_batch ? token : s] : static_cast<int32_t>(s);
-      COLLAGE_ASSIGN_OR_RETURN(
-          const float* pos,
-          TableRow(ctx, kPositionEmbedding, has_positions ? "position_ids" : "the position",
-                   position));
+      COLLAGE_ASSIGN_OR_RETURN(const float* pos,
+                               TableRow(ctx, kPositionEmbedding,
+                                        has_positions ? "position_ids" : "the position", position));
       const float* segment = nullptr;
       if (has_segment) {
         COLLAGE_ASSIGN_OR_RETURN(
@@ -178,8 +177,8 @@ Status RunEmbedLayerNorm(KernelContext& ctx) {
 void RegisterEmbedLayerNormOps(OpRegistry& registry) {
   // Required inputs follow the optional segment_ids: min_inputs 1, and inference names a
   // missing required one.
-  registry.Register(OpDef{"EmbedLayerNormalization", kMicrosoftDomain, OpKind::kOpaque, 1, 9, 1,
-                          3, InferEmbedLayerNorm, RunEmbedLayerNorm});
+  registry.Register(OpDef{"EmbedLayerNormalization", kMicrosoftDomain, OpKind::kOpaque, 1, 9, 1, 3,
+                          InferEmbedLayerNorm, RunEmbedLayerNorm});
 }
 
 }  // namespace collage

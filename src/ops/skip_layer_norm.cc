@@ -57,7 +57,8 @@ Status InferSkipNorm(InferContext& ctx) {
     COLLAGE_RETURN_IF_ERROR(RequireDType(ctx, i, {DType::kFloat32}));
   }
   if (!ctx.has_input(1) || !ctx.has_input(2)) {
-    return OpError(ctx.node, StatusCode::kInvalidModel, "skip (input 1) and gamma (input 2) are required");
+    return OpError(ctx.node, StatusCode::kInvalidModel,
+                   "skip (input 1) and gamma (input 2) are required");
   }
   const Shape& x = ctx.input_type(0).shape;
   if (x.size() < 2) {
@@ -144,8 +145,8 @@ Status RunSkipNorm(KernelContext& ctx) {
 void RegisterSkipLayerNormOps(OpRegistry& registry) {
   registry.Register(OpDef{"SkipLayerNormalization", kMicrosoftDomain, OpKind::kReduction, 3, 5, 1,
                           4, InferSkipNorm, RunSkipNorm});
-  registry.Register(OpDef{"SkipSimplifiedLayerNormalization", kMicrosoftDomain,
-                          OpKind::kReduction, 3, 4, 1, 4, InferSkipNorm, RunSkipNorm});
+  registry.Register(OpDef{"SkipSimplifiedLayerNormalization", kMicrosoftDomain, OpKind::kReduction,
+                          3, 4, 1, 4, InferSkipNorm, RunSkipNorm});
 }
 
 }  // namespace collage
