@@ -32,6 +32,13 @@ void RegisterIntegerMatMulOps(
 void RegisterIntegerConvOps(OpRegistry& registry);  // integer_conv.cc: ConvInteger, QLinearConv
 void RegisterQLinearContribOps(
     OpRegistry& registry);  // qlinear_contrib.cc: com.microsoft QLinear* ops, QGemm
+void RegisterGeluContribOps(
+    OpRegistry& registry);  // gelu_contrib.cc: com.microsoft Gelu, FastGelu, BiasGelu, QuickGelu
+void RegisterSkipLayerNormOps(OpRegistry& registry);  // skip_layer_norm.cc: com.microsoft
+                                                      // Skip(Simplified)LayerNormalization
+void RegisterEmbedLayerNormOps(
+    OpRegistry& registry);  // embed_layer_norm.cc: com.microsoft EmbedLayerNormalization
+void RegisterAttentionOps(OpRegistry& registry);  // attention.cc: com.microsoft Attention
 void RegisterScatterOps(
     OpRegistry& registry);  // scatter_ops.cc: ScatterElements, Scatter, ScatterND, GatherND
 void RegisterCumSumOps(OpRegistry& registry);     // cumsum.cc: CumSum

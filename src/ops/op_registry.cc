@@ -35,6 +35,10 @@ OpRegistry BuildGlobalRegistry() {
   RegisterIntegerMatMulOps(registry);
   RegisterIntegerConvOps(registry);
   RegisterQLinearContribOps(registry);
+  RegisterGeluContribOps(registry);
+  RegisterSkipLayerNormOps(registry);
+  RegisterEmbedLayerNormOps(registry);
+  RegisterAttentionOps(registry);
   RegisterScatterOps(registry);
   RegisterCumSumOps(registry);
   RegisterTopKOps(registry);
