@@ -28,14 +28,21 @@ std::optional<PrecisionChoice> PrecisionChoiceNamed(std::string_view name);
 // Sets of a model's inputs, by input name, on which a plan's outputs are checked.
 using NamedInputSet = std::vector<std::pair<std::string, Tensor>>;
 
-// Where the optimizer is, for progress bars.
+// Where the optimizer is, for progress bars. The phases, in order:
+//   "candidates", "conversions", "steps in a run", "library switches"
+//                                measurements: distinct ones resolved (measured or found)
+//   "calibration"                plans of the op-level search run to re-price its groups
+//   "finalists"                  the end-to-end decision's finalists compiled and checked
+//   "decision"                   rounds of the decision (every finalist run once per round)
+// `total` is what the phase takes at most (calibration and the decision may stop earlier:
+// the last report of a phase has done == total).
 struct OptimizeProgress {
-  std::string phase;  // "candidates" or "conversions"
-  int done = 0;       // distinct measurements resolved so far (measured or found)
+  std::string phase;
+  int done = 0;
   int total = 0;
-  int cache_hits = 0;  // found in the cost database
-  int invalid = 0;     // failed to compile or run, or disagreed with the reference
-  double elapsed_seconds = 0;
+  int cache_hits = 0;  // measurements: found in the cost database
+  int invalid = 0;     // measurements: failed to compile or run, or disagreed with the reference
+  double elapsed_seconds = 0;  // since the phase began (the measurements: since the first)
 };
 
 // Where the graph-level (evolutionary) search is, after each generation.

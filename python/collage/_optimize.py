@@ -2,9 +2,11 @@
 the fastest placement, and report it (what `collage optimize` does)."""
 
 import dataclasses
+import sys
 
 from . import _collage
 from ._errors import InvalidArgumentError
+from ._progress import ProgressLine
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,7 +97,7 @@ def _shares(groups):
 
 def optimize(path, search="op-level", budget=None, threads=0, save_plan=None, cost_db=None,
              backends=None, rounds=None, calibrate=None, shapes=None, strict_nan=False,
-             precision="fp32", tolerance=1e-2):
+             precision="fp32", tolerance=1e-2, progress=None):
     """Places the model's ops on the fastest backends by measurement and returns an
     OptimizeReport.
 
@@ -117,6 +119,9 @@ def optimize(path, search="op-level", budget=None, threads=0, save_plan=None, co
                reduced precision a backend offers on this CPU, whichever measures faster,
                the plan's outputs kept within `tolerance` of the float32 reference kernels
                (max |a - b| / max |reference|, on 2 seeded random input sets)
+    progress   a progress display on stderr through every phase (measuring, calibrating,
+               checking finalists, deciding): None (default) shows it when stderr is a
+               terminal, True always, False never
     """
     if search not in ("op-level", "two-level"):
         raise InvalidArgumentError(f"search {search!r}: expected 'op-level' or 'two-level'")
@@ -131,12 +136,19 @@ def optimize(path, search="op-level", budget=None, threads=0, save_plan=None, co
     if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0 < tolerance < float("inf"):
         raise InvalidArgumentError(f"tolerance {tolerance!r}: expected a number above 0")
     shapes = {name: [int(d) for d in dims] for name, dims in (shapes or {}).items()}
-    raw = _collage.optimize(str(path), search, "" if budget is None else str(budget), int(threads),
-                            "" if save_plan is None else str(save_plan),
-                            "" if cost_db is None else str(cost_db), list(backends or []),
-                            -1 if rounds is None else int(rounds),
-                            -1 if calibrate is None else int(calibrate), shapes, bool(strict_nan),
-                            precision, float(tolerance))
+    if progress is None:
+        progress = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
+    display = ProgressLine() if progress else None
+    try:
+        raw = _collage.optimize(str(path), search, "" if budget is None else str(budget),
+                                int(threads), "" if save_plan is None else str(save_plan),
+                                "" if cost_db is None else str(cost_db), list(backends or []),
+                                -1 if rounds is None else int(rounds),
+                                -1 if calibrate is None else int(calibrate), shapes,
+                                bool(strict_nan), precision, float(tolerance), display)
+    finally:
+        if display is not None:
+            display.finish()
     raw["finalists"] = [Finalist(**f) for f in raw["finalists"]]
     raw["calibration"] = [CalibrationPlan(**c) for c in raw["calibration"]]
     raw["groups"] = [Group(**g) for g in raw["groups"]]

@@ -8,6 +8,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -42,7 +43,26 @@ struct OptimizeArgs {
   bool strict_nan;
   std::string precision;  // "fp32", "bf16" or "auto" (checked by the Python wrapper)
   double tolerance;
+  // Called with (phase, done, total, cache_hits, invalid, elapsed_seconds) as the optimize
+  // goes (OptimizeProgress); None: no progress.
+  nb::object on_progress;
 };
+
+// OptimizeOptions::on_progress calling a Python callable, from the optimizing thread (which
+// released the GIL). It holds a handle, not a reference: the library copies and destroys the
+// function without the GIL, and `callable` (OptimizeArgs) outlives the optimize. An exception
+// the callable raises is dropped: a display must not stop minutes of measuring.
+std::function<void(const OptimizeProgress&)> PythonProgress(const nb::object& callable) {
+  if (callable.is_none()) return {};
+  return [callable = nb::handle(callable)](const OptimizeProgress& p) {
+    nb::gil_scoped_acquire acquire;
+    try {
+      callable(p.phase, p.done, p.total, p.cache_hits, p.invalid, p.elapsed_seconds);
+    } catch (nb::python_error& error) {
+      error.discard_as_unraisable("collage.optimize's progress display");
+    }
+  };
+}
 
 nb::dict FinalistDict(const FinalistReport& f) {
   nb::dict d;
@@ -155,6 +175,7 @@ nb::dict Optimize(const OptimizeArgs& args) {
   }
   optimize.precision = *precision;
   optimize.tolerance = args.tolerance;
+  optimize.on_progress = PythonProgress(args.on_progress);
 
   std::unique_ptr<Session> session;
   OptimizeReport report;
@@ -179,14 +200,15 @@ void BindOptimize(nb::module_& m) {
          const std::string& save_plan, const std::string& cost_db,
          const std::vector<std::string>& backends, int rounds, int calibrate,
          const std::map<std::string, std::vector<int64_t>>& shapes, bool strict_nan,
-         const std::string& precision, double tolerance) {
+         const std::string& precision, double tolerance, nb::object on_progress) {
         return Optimize(OptimizeArgs{path, search, budget, threads, save_plan, cost_db, backends,
-                                     rounds, calibrate, shapes, strict_nan, precision, tolerance});
+                                     rounds, calibrate, shapes, strict_nan, precision, tolerance,
+                                     std::move(on_progress)});
       },
       nb::arg("path"), nb::arg("search"), nb::arg("budget"), nb::arg("threads"),
       nb::arg("save_plan"), nb::arg("cost_db"), nb::arg("backends"), nb::arg("rounds"),
       nb::arg("calibrate"), nb::arg("shapes"), nb::arg("strict_nan"), nb::arg("precision"),
-      nb::arg("tolerance"));
+      nb::arg("tolerance"), nb::arg("on_progress").none());
 }
 
 }  // namespace collage::python

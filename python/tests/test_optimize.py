@@ -1,10 +1,13 @@
 """collage.optimize: measures the candidates (in the measurement worker), returns the report
 as objects, saves a plan that InferenceSession runs with the same outputs."""
 
+import io
+
 import numpy as np
 import pytest
 
 import collage
+from collage._progress import ProgressLine
 from conftest import assert_close
 
 
@@ -125,3 +128,36 @@ def test_a_precision_or_tolerance_it_does_not_know_is_refused(tiny_model):
         collage.optimize(tiny_model.path, precision="int4")
     with pytest.raises(collage.InvalidArgumentError, match="tolerance"):
         collage.optimize(tiny_model.path, precision="auto", tolerance=0)
+
+
+def test_progress_is_shown_through_every_phase_when_asked(tiny_model, tmp_path, capfd):
+    collage.optimize(tiny_model.path, threads=1, rounds=2, backends="native,onednn",
+                     cost_db=tmp_path / "costs.sqlite", progress=True)
+    err = capfd.readouterr().err
+    for phase in ("measuring candidates", "calibrating", "checking finalists", "deciding"):
+        assert phase in err, err
+    assert "round 2/2" in err, err
+
+
+def test_no_progress_by_default_when_stderr_is_not_a_terminal(tiny_model, tmp_path, capfd):
+    collage.optimize(tiny_model.path, threads=1, rounds=2, backends="native",
+                     cost_db=tmp_path / "costs.sqlite")
+    err = capfd.readouterr().err
+    assert "measuring" not in err and "deciding" not in err, err
+
+
+def test_the_progress_line_redraws_in_place_on_a_terminal():
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    stream = Terminal()
+    line = ProgressLine(stream)
+    line("candidates", 0, 4, 0, 0, 0.0)
+    line("candidates", 4, 4, 1, 0, 0.5)
+    line("decision", 3, 15, 0, 0, 1.0)
+    line.finish()
+    text = stream.getvalue()
+    assert text.count("\n") == 2, repr(text)  # one line per phase
+    assert "\rmeasuring candidates  [" + "#" * 30 + "] 4/4  1 cached  0 invalid  0.5 s" in text
+    assert "deciding" in text and "round 3/15" in text

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "search/finalist_decision.h"
+#include "search/phase_progress.h"
 #include "collage/sdk/errors.h"
 #include "collage/interrupt.h"
 
@@ -17,6 +18,7 @@ StatusOr<size_t> DecideFinalPlacement(const std::vector<Finalist>& finalists,
   std::vector<std::unique_ptr<Executable>> contenders;
   std::vector<size_t> contender_of;         // contender → finalist index
   std::map<std::string, std::string> seen;  // placement key → the finalist that has it
+  PhaseProgress checking(options.on_progress, "finalists", static_cast<int>(finalists.size()));
   for (size_t i = 0; i < finalists.size(); ++i) {
     const Finalist& finalist = finalists[i];
     FinalistReport row;
@@ -42,11 +44,14 @@ StatusOr<size_t> DecideFinalPlacement(const std::vector<Finalist>& finalists,
       }
     }
     report->finalists.push_back(std::move(row));
+    checking.Step();
   }
   DecisionOptions decision;
   decision.min_rounds = std::max(1, options.final_rounds);
   decision.max_rounds = std::max(decision.min_rounds, options.max_final_rounds);
   decision.warmup_rounds = 0;  // each finalist just ran once, for the check: its page faults are paid
+  PhaseProgress rounds(options.on_progress, "decision", decision.min_rounds);
+  decision.on_round = [&rounds](int) { rounds.Step(); };
   COLLAGE_ASSIGN_OR_RETURN(DecisionResult result,
                            DecideBetweenFinalists(
                                contenders.size(),
@@ -59,6 +64,7 @@ StatusOr<size_t> DecideFinalPlacement(const std::vector<Finalist>& finalists,
                                  return bench.RunSettled(*contenders[c]);
                                },
                                decision));
+  rounds.Finish();
   for (size_t c = 0; c < contenders.size(); ++c) {
     FinalistReport& row = report->finalists[contender_of[c]];
     row.median_ms = result.median_ms[c];

@@ -118,6 +118,7 @@ StatusOr<DecisionResult> DecideBetweenFinalists(
       }
       if (!keep) continue;
       times.push_back(std::move(round));
+      if (options.on_round) options.on_round(static_cast<int>(times.size()));
       leader = Leader(times, n);
       drop_hopeless();
     }

@@ -37,6 +37,8 @@ struct DecisionOptions {
   // by 1.9x and was dropped, then measured within 25% of the winner.
   double drop_ratio = 2.0;
   int drop_after = 3;
+  // Called after each timed round with the rounds so far (a progress display).
+  std::function<void(int rounds)> on_round;
 };
 
 struct DecisionResult {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "collage/interrupt.h"
 #include "collage/sdk/errors.h"
@@ -14,6 +15,7 @@
 #include "runtime/threading.h"
 #include "search/final_decision.h"
 #include "search/op_level_search.h"
+#include "search/phase_progress.h"
 #include "search/placement_estimate.h"
 #include "search/plan_bench.h"
 #include "search/precision_search.h"
@@ -298,9 +300,12 @@ StatusOr<OptimizeResult> SearchPlacement(const Graph& graph, BackendRegistry& re
   const LibrarySwitchCost library_switch = [&](const std::string& from, const std::string& to) {
     return costs.LibrarySwitch(from, to);
   };
+  std::optional<PhaseProgress> calibration_progress;
   const ProfilePlan profile = [&](const Placement& placement) -> StatusOr<PlanInRun> {
     if (InterruptRequested()) return Status(StatusCode::kCancelled, "interrupted");
-    return bench.Profile(placement);
+    StatusOr<PlanInRun> run = bench.Profile(placement);
+    if (calibration_progress) calibration_progress->Step();
+    return run;
   };
   // The closest plans of calibration, timed again side by side before one is kept.
   constexpr int kRetimeRounds = 5;
@@ -317,10 +322,16 @@ StatusOr<OptimizeResult> SearchPlacement(const Graph& graph, BackendRegistry& re
     auto placement = PlaceOnSingleBackend(graph, *backend, registry, options.strict_non_finite);
     if (placement.ok()) alone.emplace_back("single-backend:" + name, std::move(*placement));
   }
+  // At most its rounds, and each backend alone once.
+  if (calibration.max_rounds > 0) {
+    calibration_progress.emplace(options.on_progress, "calibration",
+                                 calibration.max_rounds + static_cast<int>(alone.size()));
+  }
   COLLAGE_ASSIGN_OR_RETURN(
       CalibratedSearch calibrated,
       SearchCalibratedOpLevel(graph, valid, measured_transition, library_switch, profile, retime,
                               alone, calibration));
+  if (calibration_progress) calibration_progress->Finish();
   // From here on every estimate uses the costs the runs corrected.
   const TransitionCost transition =
       WithConversionTimes(measured_transition, calibrated.conversion_ms);

@@ -18,6 +18,7 @@ void ProgressBar::Update(const OptimizeProgress& progress) {
   if (phase_changed) {
     phase_ = progress.phase;
     last_tenth_ = -1;
+    last_draw_ = -1e9;  // a phase's clock starts again
   }
   const bool finished = progress.done == progress.total;
   if (terminal_) {
@@ -65,8 +66,21 @@ void ProgressBar::Draw(const OptimizeProgress& p) {
   const int filled = p.total > 0 ? p.done * kWidth / p.total : kWidth;
   std::string bar(static_cast<size_t>(filled), '#');
   bar.resize(kWidth, '.');
-  std::fprintf(stderr, "measuring %-11s [%s] %d/%d  %d cached  %d invalid  %.1f s", p.phase.c_str(),
-               bar.c_str(), p.done, p.total, p.cache_hits, p.invalid, p.elapsed_seconds);
+  // The phases after the measurements (OptimizeProgress) count plans, finalists and rounds.
+  if (p.phase == "calibration") {
+    std::fprintf(stderr, "%-21s [%s] %d/%d plans run  %.1f s", "calibrating", bar.c_str(),
+                 p.done, p.total, p.elapsed_seconds);
+  } else if (p.phase == "finalists") {
+    std::fprintf(stderr, "%-21s [%s] %d/%d  %.1f s", "checking finalists", bar.c_str(), p.done,
+                 p.total, p.elapsed_seconds);
+  } else if (p.phase == "decision") {
+    std::fprintf(stderr, "%-21s [%s] round %d/%d  %.1f s", "deciding", bar.c_str(), p.done,
+                 p.total, p.elapsed_seconds);
+  } else {
+    std::fprintf(stderr, "measuring %-11s [%s] %d/%d  %d cached  %d invalid  %.1f s",
+                 p.phase.c_str(), bar.c_str(), p.done, p.total, p.cache_hits, p.invalid,
+                 p.elapsed_seconds);
+  }
 }
 
 }  // namespace collage::cli

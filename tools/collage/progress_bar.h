@@ -1,5 +1,6 @@
-// A progress bar on stderr for `collage optimize`: redrawn in place on a terminal (at most
-// ten times a second), one line per tenth of the work otherwise (logs, CI).
+// A progress bar on stderr for `collage optimize`, through every phase (measurements,
+// calibration runs, the finalists' checks, the decision's rounds): redrawn in place on a
+// terminal (at most ten times a second), one line per tenth of the work otherwise (logs, CI).
 #pragma once
 
 #include <string>

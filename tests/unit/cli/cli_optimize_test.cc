@@ -36,7 +36,8 @@ TEST_F(CliOptimizeTest, OptimizePrintsTheSearchTheSharesAndTheComparison) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   // The decision may keep any finalist on so small a model: the placement is not named.
   for (const char* expected :
-       {"measuring candidates", "candidates:", "distinct", "search:", "(exact)", "placement (",
+       {"measuring candidates", "calibrating", "checking finalists", "deciding", "round 2/2",
+        "candidates:", "distinct", "search:", "(exact)", "placement (",
         "estimated", "share", "in run", "layout conversions in the run:", "plan saved to",
         "report written to"}) {
     EXPECT_NE(r.output.find(expected), std::string::npos) << expected << "\n" << r.output;
