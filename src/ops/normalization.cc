@@ -10,23 +10,10 @@
 #include "ops/elementwise.h"
 #include "ops/op_helpers.h"
 #include "ops/reduce_plan.h"
+#include "ops/row_normalize.h"
 
 namespace collage {
 namespace {
-
-// Mean and population variance of n values, in double.
-template <typename T>
-void MeanAndVariance(const T* x, int64_t n, double& mean, double& variance) {
-  double sum = 0;
-  for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]);
-  mean = n > 0 ? sum / static_cast<double>(n) : 0.0;
-  double sq = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const double d = static_cast<double>(x[i]) - mean;
-    sq += d * d;
-  }
-  variance = n > 0 ? sq / static_cast<double>(n) : 0.0;
-}
 
 // Inputs [first, last] must be 1-D of C elements (per-channel parameters), any float dtype.
 Status RequireChannelParams(const InferContext& ctx, size_t first, size_t last, int64_t channels) {
