@@ -11,6 +11,7 @@
 #include <string>
 
 #include "ops/elementwise.h"
+#include "ops/gelu_math.h"
 #include "ops/op_helpers.h"
 
 namespace collage {
@@ -18,13 +19,6 @@ namespace {
 
 constexpr char kMicrosoftDomain[] = "com.microsoft";
 constexpr float kDefaultQuickGeluAlpha = 1.702f;
-
-double Gelu(double x) { return 0.5 * x * (1.0 + std::erf(x * M_SQRT1_2)); }
-
-double FastGelu(double x) {
-  constexpr double kSqrt2OverPi = 0.7978845608028654;
-  return 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
-}
 
 // The bias input (BiasGelu's B, FastGelu's bias): one value per element of the last axis.
 Status CheckBias(const InferContext& ctx, size_t bias) {
@@ -69,7 +63,7 @@ Status RunGelu(KernelContext& ctx) {
       if (quick) {
         y = v / (1.0 + std::exp(-alpha * v));
       } else {
-        y = fast ? FastGelu(v) : Gelu(v);
+        y = fast ? GeluTanh(v) : GeluExact(v);
       }
       out[i] = static_cast<float>(y);
     }

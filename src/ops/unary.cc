@@ -9,6 +9,7 @@
 
 #include "collage/sdk/op_params.h"
 #include "ops/elementwise.h"
+#include "ops/gelu_math.h"
 #include "ops/op_helpers.h"
 
 namespace collage {
@@ -118,13 +119,7 @@ template <typename T>
 struct Gelu {
   explicit Gelu(const Attributes& a)
       : tanh_approximation(a.GetString("approximate", "none") == "tanh") {}
-  T operator()(T x) const {
-    if (tanh_approximation) {
-      const T k = static_cast<T>(std::sqrt(2.0 / std::numbers::pi));
-      return T(0.5) * x * (T(1) + std::tanh(k * (x + T(0.044715) * x * x * x)));
-    }
-    return T(0.5) * x * (T(1) + std::erf(x * static_cast<T>(std::numbers::sqrt2 / 2)));
-  }
+  T operator()(T x) const { return tanh_approximation ? GeluTanh(x) : GeluExact(x); }
   bool tanh_approximation;
 };
 
