@@ -1,14 +1,25 @@
 // The persistent cost database (DESIGN.md 1.4): every measured candidate and layout
 // conversion, keyed so that a measurement is reused exactly when it still describes this
-// machine and these libraries. SQLite in WAL mode, so that several processes optimizing at
-// once read and write it safely; the schema carries a version.
+// machine and these libraries. Two stores hold it: a SQLite file (the default, one per user:
+// cost/sqlite_cost_database.h) and a PostgreSQL database that a team's machines share
+// (cost/postgres_cost_database.h). Both keep the same rows under the same key, are safe under
+// several optimizers at once (processes, and for PostgreSQL machines), and distrust what they
+// read: a damaged row is measured again, never used.
 //
 // Key: device fingerprint, backend, backend version, signature (the rule and the group's
 // canonical signature, or a conversion's type and layouts — never weight values), threads,
 // and the measurement method (MeasureMethodKey: caches warm or scrubbed, and the OpenMP
 // wait setting).
+//
+// Claims: before measuring a key an optimizer claims it (Claim), so that another optimizer
+// on the same database waits for that measurement instead of repeating it. A claim lapses
+// when its owner is gone: a process of this machine that no longer runs, or, in a shared
+// database, an owner on another machine that stopped renewing it (RenewClaims) before its
+// lease ran out.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,8 +27,6 @@
 
 #include "collage/sdk/layout.h"
 #include "collage/status.h"
-
-struct sqlite3;
 
 namespace collage {
 
@@ -50,14 +59,32 @@ struct CostRecord {
   bool killed_from_outside = false;
 };
 
+// What the database says of a key.
+struct CostLookup {
+  // The stored record, when it is to be used as it is.
+  std::optional<CostRecord> record;
+  // No usable record, and another live optimizer has claimed the key: its measurement is
+  // coming, so this one waits for it instead of measuring the same thing.
+  bool claimed_elsewhere = false;
+};
+
+// A finished row as stored, for copying costs between databases (collage costs).
+struct StoredCost {
+  CostKey key;
+  CostRecord record;
+  int64_t measured_at = 0;  // seconds since the epoch
+  // How many kills from outside the invalid verdict has met (CostRecord::killed_from_outside
+  // says only whether the last measurement met one).
+  int outside_kills = 0;
+};
+
 class CostDatabase {
  public:
-  // Schema version written to PRAGMA user_version; a file with a newer one is refused. 2: the
-  // measurement method is part of the key (a schema-1 file is upgraded on open, its rows
-  // keyed as measured warm, so that they are never taken for cache-scrubbed costs). 3: a
-  // claim records its owner's identity and whether it measures in its own process, and an
-  // invalid verdict its time limit and the kills from outside it met (a schema-2 file is
-  // upgraded on open).
+  // The schema's version (both stores). 2: the measurement method is part of the key (a
+  // schema-1 file is upgraded on open, its rows keyed as measured warm, so that they are never
+  // taken for cache-scrubbed costs). 3: a claim records its owner's identity and whether it
+  // measures in its own process, and an invalid verdict its time limit and the kills from
+  // outside it met (a schema-2 file is upgraded on open).
   static constexpr int kSchemaVersion = 3;
 
   // $COLLAGE_CACHE_DIR/costs.sqlite, else $XDG_CACHE_HOME/collage/costs.sqlite, else
@@ -68,57 +95,73 @@ class CostDatabase {
   // every few seconds while it waits).
   static constexpr int kDefaultLockTimeoutMs = 60000;
 
-  // Opens or creates the database (and its folder). A file that is not a readable SQLite
-  // database of this schema (damaged, another program's) is moved aside to
-  // "<path>.corrupt-<time>" and a fresh one is created; `warnings` then says so. A file locked
-  // by another process past the timeout is an error and stays as it is; so does a newer
-  // schema, and a file that is not SQLite at all. Anything but a regular file at `path` is
-  // refused. A database this process may not write is opened read-only (`warnings` says so):
-  // its costs are used, new measurements are not kept.
-  static StatusOr<std::unique_ptr<CostDatabase>> Open(const std::string& path,
+  // True for a location naming a PostgreSQL database ("postgresql://…" or "postgres://…").
+  static bool IsPostgresLocation(const std::string& location);
+
+  // Opens the database at `location`: a PostgreSQL URL (PostgresCostDatabase::Open), else a
+  // file (SqliteCostDatabase::Open). Non-fatal findings (a damaged file moved aside, a
+  // read-only database) are added to `warnings`.
+  static StatusOr<std::unique_ptr<CostDatabase>> Open(const std::string& location,
                                                       std::vector<std::string>* warnings,
                                                       int lock_timeout_ms = kDefaultLockTimeoutMs);
-  ~CostDatabase();
+  virtual ~CostDatabase() = default;
   CostDatabase(const CostDatabase&) = delete;
   CostDatabase& operator=(const CostDatabase&) = delete;
 
-  // The stored record, or nullopt when the candidate is to be measured (again): there is no
-  // record, another live process is measuring it right now, the process that claimed it is
-  // gone (its claim lapsed: a kill, a closed terminal, an early interrupt), the record is a
-  // time-out under a shorter limit than `time_limit_s`, or its one kill from outside is not
-  // yet retried; or the row is damaged (a cost that is not a plausible number of
-  // milliseconds, unreadable layouts). A candidate whose in-process measurement ended with its
-  // process (it may have crashed it) comes back invalid, so it is never tried again.
+  // The stored record, or none when the candidate is to be measured (again): there is no
+  // record, another live process is measuring it right now (then `claimed_elsewhere`), the
+  // process that claimed it is gone (its claim lapsed: a kill, a closed terminal, an early
+  // interrupt, a machine that stopped), the record is a time-out under a shorter limit than
+  // `time_limit_s`, or its one kill from outside is not yet retried; or the row is damaged
+  // (a cost that is not a plausible number of milliseconds, unreadable layouts). A candidate
+  // whose in-process measurement ended with its process (it may have crashed it) comes back
+  // invalid, so it is never tried again.
+  virtual StatusOr<CostLookup> Lookup(const CostKey& key, double time_limit_s = 0) = 0;
+  // Lookup's record alone.
   StatusOr<std::optional<CostRecord>> Find(const CostKey& key, double time_limit_s = 0);
-  Status Put(const CostKey& key, const CostRecord& record);
-  // Records that this process is about to measure `key` (see Find), in its own process or in
-  // a worker it watches. Closing the database removes this process's marks that are left.
+  virtual Status Put(const CostKey& key, const CostRecord& record) = 0;
+  // Claims `key` for this process, which is about to measure it in its own process
+  // (`in_this_process`) or in a worker it watches. False, with nothing changed, when another
+  // live process holds the claim or a finished record arrived meanwhile: look it up again
+  // later. Closing the database removes this process's claims that are left.
+  virtual StatusOr<bool> Claim(const CostKey& key, bool in_this_process) = 0;
+  // Claim, whatever it answers: for callers that measure anyway.
   Status MarkMeasuring(const CostKey& key, bool in_this_process);
+  // Extends the lease of this process's claims, where claims have one (a shared database:
+  // they lapse when not renewed for kClaimLeaseSeconds). Cheap to call often.
+  virtual Status RenewClaims() { return Status(); }
+  static constexpr double kClaimLeaseSeconds = 300;
 
   // Number of stored records (valid and invalid).
-  StatusOr<int64_t> Count();
+  virtual StatusOr<int64_t> Count() = 0;
+  // Every finished row, in key order; `visit` returning an error stops and returns it.
+  virtual Status ForEachRow(const std::function<Status(const StoredCost&)>& visit) = 0;
+  // Stores a row read from another database, as it was measured (its time, its kills), unless
+  // this one already holds a finished row for the key measured later. True when stored.
+  virtual StatusOr<bool> PutRow(const StoredCost& row) = 0;
+
+  // Where the database is, as shown to the user (a PostgreSQL URL without its password).
   const std::string& path() const { return path_; }
 
-  // The state of the wait for another process's lock (defined where it is used).
-  struct LockWait;
+ protected:
+  explicit CostDatabase(std::string path) : path_(std::move(path)) {}
 
  private:
-  CostDatabase(std::string path, sqlite3* db, std::unique_ptr<LockWait> lock_wait);
-  Status Exec(const char* sql);
   std::string path_;
-  sqlite3* db_;
-  std::unique_ptr<LockWait> lock_wait_;  // the busy handler's state, alive as long as db_
-  // Opened from a file this process may not write (a shared, read-only database): its costs
-  // are read, and Put and MarkMeasuring keep nothing.
-  bool read_only_ = false;
-
-  static StatusOr<std::unique_ptr<CostDatabase>> OpenReadOnly(const std::string& path,
-                                                              std::vector<std::string>* warnings);
 };
 
 // Layouts to and from the text stored in the database ("plain", "channels_last",
 // "opaque:<bytes>:<name>").
 std::string LayoutToText(const Layout& layout);
 StatusOr<Layout> LayoutFromText(const std::string& text);
+
+// The layouts of a record as the database stores them ({"inputs": [...], "outputs": [...]}),
+// and back: false when the text is not what LayoutsToJson writes.
+std::string LayoutsToJson(const CostRecord& record);
+bool LayoutsFromJson(const std::string& text, CostRecord& record);
+
+// A valid record's cost must be a number of milliseconds a kernel can take: a negative,
+// infinite or absurd value (1e308 ms would overflow the search's sums) is damage.
+bool PlausibleMilliseconds(double value);
 
 }  // namespace collage

@@ -6,6 +6,7 @@
 #include <limits>
 #include <random>
 #include <set>
+#include <thread>
 
 #include "collage/device_fingerprint.h"
 #include "collage/interrupt.h"
@@ -104,31 +105,50 @@ Status MeasuredCostModel::Interrupted() const {
                             measured_, database_.path()));
 }
 
+Status MeasuredCostModel::WaitForOthers() {
+  if (InterruptRequested()) return Interrupted();
+  // A claim's lease is renewed while this process waits as while it measures.
+  COLLAGE_RETURN_IF_ERROR(database_.RenewClaims());
+  std::this_thread::sleep_for(std::chrono::duration<double>(kOthersPollSeconds));
+  return Status();
+}
+
 StatusOr<CostRecord> MeasuredCostModel::Resolve(
     const CostKey& key, const std::function<StatusOr<CostRecord>()>& measure) {
-  COLLAGE_ASSIGN_OR_RETURN(std::optional<CostRecord> found,
-                           database_.Find(key, measurer_.time_limit_seconds()));
-  if (found.has_value()) {
-    ++cache_hits_;
-    return *found;
+  for (;;) {
+    COLLAGE_ASSIGN_OR_RETURN(CostLookup found, database_.Lookup(key, measurer_.time_limit_seconds()));
+    if (found.record.has_value()) {
+      ++cache_hits_;
+      return *found.record;
+    }
+    // Stopping here loses nothing: every finished measurement is already stored.
+    if (InterruptRequested()) return Interrupted();
+    // Claimed first, so that other processes wait for this measurement instead of repeating
+    // it. Measured in this process, a candidate that crashes it is found by the next run and
+    // recorded invalid instead of crashing again; measured in a worker, the claim lapses with
+    // this process.
+    bool claimed = false;
+    if (!found.claimed_elsewhere) {
+      COLLAGE_ASSIGN_OR_RETURN(claimed, database_.Claim(key, measurer_.MeasuresInThisProcess()));
+    }
+    if (!claimed) {
+      // Another optimizer is measuring it: its record is coming (or its claim lapses).
+      COLLAGE_RETURN_IF_ERROR(WaitForOthers());
+      continue;
+    }
+    StatusOr<CostRecord> measured = measure();
+    // Interrupted in flight: nothing is stored, and the claim goes when the database closes
+    // (CostDatabase removes this process's claims then), so the candidate is not taken for
+    // one that crashed.
+    if (!measured.ok()) {
+      return measured.status().code() == StatusCode::kCancelled ? Interrupted()
+                                                                : measured.status();
+    }
+    CostRecord record = std::move(*measured);
+    ++measured_;
+    COLLAGE_RETURN_IF_ERROR(database_.Put(key, record));
+    return record;
   }
-  // Stopping here loses nothing: every finished measurement is already stored.
-  if (InterruptRequested()) return Interrupted();
-  // Marked first, so that other processes know it is being measured. Measured in this
-  // process, a candidate that crashes it is found by the next run and recorded invalid
-  // instead of crashing again; measured in a worker, the mark lapses with this process.
-  COLLAGE_RETURN_IF_ERROR(database_.MarkMeasuring(key, measurer_.MeasuresInThisProcess()));
-  StatusOr<CostRecord> measured = measure();
-  // Interrupted in flight: nothing is stored, and the mark goes when the database closes
-  // (CostDatabase removes this process's marks then), so the candidate is not taken for one
-  // that crashed.
-  if (!measured.ok()) {
-    return measured.status().code() == StatusCode::kCancelled ? Interrupted() : measured.status();
-  }
-  CostRecord record = std::move(*measured);
-  ++measured_;
-  COLLAGE_RETURN_IF_ERROR(database_.Put(key, record));
-  return record;
 }
 
 Status MeasuredCostModel::PriceCandidates(std::vector<SearchCandidate>& candidates,
@@ -151,38 +171,104 @@ Status MeasuredCostModel::PriceCandidates(std::vector<SearchCandidate>& candidat
   });
   int done = 0;
   Report("candidates", done, distinct_candidates_);
-  for (const std::string& text : order) {
-    const std::vector<size_t>& members = by_key[text];
-    SearchCandidate& representative = candidates[members.front()];
-    const Backend* backend = registry_.Find(representative.backend);
-    if (backend == nullptr) return NotFound("no backend named '{}'", representative.backend);
+
+  // A record fits a candidate when it has a layout per input and output of its group (a
+  // stored one that does not was written by another collage: measured again).
+  auto fits = [&](const SearchCandidate& candidate, const CostRecord& record) {
+    if (!record.valid) return true;
     const CompileRequest request =
-        CompileRequest::For(graph_, representative.nodes, representative.rule, context_);
-    // A reduced precision is held to its rounding's bound here; the plan's outputs are then
-    // checked end to end against the user's tolerance.
-    const double tolerance = std::max(ToleranceFor(graph_, representative.nodes),
-                                      GroupErrorBound(representative.precision));
-    auto measure = [&]() -> StatusOr<CostRecord> {
-      return measurer_.Candidate(graph_, representative.nodes, representative.backend,
-                                 representative.rule, representative.precision, threads_, tolerance,
-                                 SettingsFor(representative.nodes));
-    };
-    COLLAGE_ASSIGN_OR_RETURN(CostRecord record, Resolve(keys[members.front()], measure));
-    if (record.valid && (record.input_layouts.size() != request.inputs.size() ||
-                         record.output_layouts.size() != request.outputs.size())) {
-      // A stored record that does not fit the group (written by another collage): measure.
-      COLLAGE_ASSIGN_OR_RETURN(record, measure());
-      ++measured_;
-      COLLAGE_RETURN_IF_ERROR(database_.Put(keys[members.front()], record));
-    }
+        CompileRequest::For(graph_, candidate.nodes, candidate.rule, context_);
+    return record.input_layouts.size() == request.inputs.size() &&
+           record.output_layouts.size() == request.outputs.size();
+  };
+  auto settle = [&](const std::string& text, const CostRecord& record) {
     if (!record.valid) ++invalid_;
-    for (size_t i : members) {
+    for (size_t i : by_key[text]) {
       (*records)[i] = record;
       candidates[i].cost_ms = record.median_ms;
       candidates[i].input_layouts = record.input_layouts;
       candidates[i].output_layouts = record.output_layouts;
     }
     Report("candidates", ++done, distinct_candidates_);
+  };
+  auto job_for = [&](const std::string& text) {
+    const SearchCandidate& representative = candidates[by_key[text].front()];
+    CandidateJob job;
+    job.graph = &graph_;
+    job.nodes = representative.nodes;
+    job.backend = representative.backend;
+    job.rule = representative.rule;
+    job.precision = representative.precision;
+    job.threads = threads_;
+    // A reduced precision is held to its rounding's bound here; the plan's outputs are then
+    // checked end to end against the user's tolerance.
+    job.tolerance = std::max(ToleranceFor(graph_, representative.nodes),
+                             GroupErrorBound(representative.precision));
+    job.settings = SettingsFor(representative.nodes);
+    return job;
+  };
+
+  // Claimed and measured a batch at a time, so that optimizers sharing the database share
+  // the work (each claims what is left) and a measurer that measures several at once gets
+  // enough to do. A key another optimizer has claimed is looked up again after the rest.
+  const size_t batch_size = std::max<size_t>(8, 2 * static_cast<size_t>(measurer_.parallelism()));
+  std::vector<std::string> pending = order;
+  while (!pending.empty()) {
+    std::vector<std::string> deferred;
+    bool progressed = false;
+    size_t next = 0;
+    while (next < pending.size()) {
+      std::vector<std::string> batch;
+      std::vector<CandidateJob> jobs;
+      while (next < pending.size() && jobs.size() < batch_size) {
+        const std::string& text = pending[next++];
+        const SearchCandidate& representative = candidates[by_key[text].front()];
+        const CostKey& key = keys[by_key[text].front()];
+        if (registry_.Find(representative.backend) == nullptr)
+          return NotFound("no backend named '{}'", representative.backend);
+        COLLAGE_ASSIGN_OR_RETURN(CostLookup found,
+                                 database_.Lookup(key, measurer_.time_limit_seconds()));
+        if (found.record.has_value() && fits(representative, *found.record)) {
+          ++cache_hits_;
+          progressed = true;
+          settle(text, *found.record);
+          continue;
+        }
+        bool claimed = false;
+        if (!found.claimed_elsewhere) {
+          COLLAGE_ASSIGN_OR_RETURN(claimed,
+                                   database_.Claim(key, measurer_.MeasuresInThisProcess()));
+          // A stored record that does not fit is replaced, whoever holds it.
+          claimed = claimed || found.record.has_value();
+        }
+        if (!claimed) {
+          deferred.push_back(text);
+          continue;
+        }
+        batch.push_back(text);
+        jobs.push_back(job_for(text));
+      }
+      if (jobs.empty()) continue;
+      // Stopping here loses nothing: every finished measurement is already stored.
+      if (InterruptRequested()) return Interrupted();
+      progressed = true;
+      Status measured = measurer_.CandidatesInBatch(jobs, [&](size_t i, CostRecord record) {
+        ++measured_;
+        COLLAGE_RETURN_IF_ERROR(database_.Put(keys[by_key[batch[i]].front()], record));
+        COLLAGE_RETURN_IF_ERROR(database_.RenewClaims());
+        settle(batch[i], record);
+        return Status();
+      });
+      // Interrupted in flight: what finished is stored; the claims left go when the
+      // database closes, so no candidate is taken for one that crashed.
+      if (!measured.ok()) {
+        return measured.code() == StatusCode::kCancelled ? Interrupted() : measured;
+      }
+    }
+    if (!deferred.empty() && !progressed) {
+      COLLAGE_RETURN_IF_ERROR(WaitForOthers());
+    }
+    pending = std::move(deferred);
   }
   return Status();
 }

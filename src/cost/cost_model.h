@@ -76,6 +76,10 @@ class MeasuredCostModel {
   StatusOr<CostRecord> Resolve(const CostKey& key,
                                const std::function<StatusOr<CostRecord>()>& measure);
   Status Interrupted() const;
+  // One pause while another optimizer measures keys this one needs, renewing this
+  // process's claims meanwhile; kCancelled when interrupted.
+  Status WaitForOthers();
+  static constexpr double kOthersPollSeconds = 0.2;
   void Report(const std::string& phase, int done, int total);
 
   const Graph& graph_;

@@ -9,6 +9,7 @@
 // impossible whatever the candidate (no worker can be started any more).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <tuple>
@@ -22,9 +23,31 @@
 
 namespace collage {
 
+// One candidate to measure, as Measurer::Candidate takes it.
+struct CandidateJob {
+  const Graph* graph = nullptr;
+  SubGraph nodes;
+  std::string backend;
+  std::string rule;
+  Precision precision = Precision::kFloat32;
+  int threads = 1;
+  double tolerance = 0;
+  MeasureSettings settings;
+};
+
 class Measurer {
  public:
   virtual ~Measurer() = default;
+
+  // Measures `jobs`, calling `on_done(i, record)` as job i finishes, in any order. An error
+  // from `on_done` or from a measurement (kCancelled: interrupted) ends the batch and is
+  // returned; what finished before is kept by the caller. The default measures the jobs one
+  // after another in their order; a measurer that measures several at once (on several
+  // machines) overrides it.
+  virtual Status CandidatesInBatch(const std::vector<CandidateJob>& jobs,
+                                   const std::function<Status(size_t, CostRecord)>& on_done);
+  // How many candidates it measures at once: the batches worth handing it.
+  virtual int parallelism() const { return 1; }
 
   // The group `nodes` of `graph`, compiled by `backend` for `rule` in `precision` with `threads`
   // threads, checked against the reference kernels within `tolerance` (normalized error) and timed.
