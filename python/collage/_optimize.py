@@ -106,8 +106,9 @@ def optimize(path, search="op-level", budget=None, threads=0, save_plan=None, co
     budget     two-level only: seconds, or "120s" / "2m" / "500ms" (default 120 s)
     threads    threads measured and run with (0: one per core)
     save_plan  write the kept placement here, for InferenceSession(path, plan=...)
-    cost_db    the SQLite cost database (default: ~/.cache/collage/costs.sqlite, or
-               $COLLAGE_CACHE_DIR/costs.sqlite); a second optimize measures nothing
+    cost_db    the cost database: a SQLite file (default: ~/.cache/collage/costs.sqlite, or
+               $COLLAGE_CACHE_DIR/costs.sqlite) or a shared PostgreSQL database
+               ("postgresql://user@host/db"); a second optimize measures nothing
     backends   the backends the placement may use, a list or "a,b" (default: all; native is
                always in)
     rounds     least rounds of the end-to-end decision between the search's plan and each

@@ -363,16 +363,27 @@ Status MeasuredCostModel::PriceLibrarySwitches(const std::vector<SearchCandidate
   Report("library switches", done, static_cast<int>(pairs.size()));
   for (const auto& [a, b] : pairs) {
     const CostKey a_to_b = key_of(a, b), b_to_a = key_of(b, a);
-    COLLAGE_ASSIGN_OR_RETURN(std::optional<CostRecord> found_ab, database_.Find(a_to_b));
-    COLLAGE_ASSIGN_OR_RETURN(std::optional<CostRecord> found_ba, database_.Find(b_to_a));
     LibrarySwitchRecords records;
-    if (found_ab && found_ba) {
-      cache_hits_ += 2;
-      records = {*found_ab, *found_ba};
-    } else {
+    for (;;) {
+      COLLAGE_ASSIGN_OR_RETURN(CostLookup found_ab, database_.Lookup(a_to_b));
+      COLLAGE_ASSIGN_OR_RETURN(CostLookup found_ba, database_.Lookup(b_to_a));
+      if (found_ab.record && found_ba.record) {
+        cache_hits_ += 2;
+        records = {*found_ab.record, *found_ba.record};
+        break;
+      }
       if (InterruptRequested()) return Interrupted();
-      // The probes run in this process.
-      COLLAGE_RETURN_IF_ERROR(database_.MarkMeasuring(a_to_b, /*in_this_process=*/true));
+      // The pair is measured together, under the claim of its first key; the probes run in
+      // this process.
+      bool claimed = false;
+      if (!found_ab.claimed_elsewhere) {
+        COLLAGE_ASSIGN_OR_RETURN(claimed, database_.Claim(a_to_b, /*in_this_process=*/true));
+        claimed = claimed || found_ab.record.has_value();  // b_to_a alone is missing
+      }
+      if (!claimed) {
+        COLLAGE_RETURN_IF_ERROR(WaitForOthers());
+        continue;
+      }
       auto kernels = [&](const std::string& backend) {
         std::vector<ProbeKernel> list;
         for (const SearchCandidate* probe : probes[backend]) {
@@ -388,6 +399,7 @@ Status MeasuredCostModel::PriceLibrarySwitches(const std::vector<SearchCandidate
       measured_ += 2;
       COLLAGE_RETURN_IF_ERROR(database_.Put(a_to_b, records.a_to_b));
       COLLAGE_RETURN_IF_ERROR(database_.Put(b_to_a, records.b_to_a));
+      break;
     }
     // A probe that failed prices the switch at nothing rather than forbidding either backend.
     switch_ms_[{a, b}] = records.a_to_b.valid ? records.a_to_b.median_ms : 0;

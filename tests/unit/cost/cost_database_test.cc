@@ -271,6 +271,108 @@ void ClaimAndDie(const std::string& path, const CostKey& key, bool in_this_proce
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+// Several processes claiming one key at once: one wins and measures, the others are told
+// that it is claimed elsewhere while its owner lives, and wait for its record.
+TEST_F(CostDatabaseTest, OfSeveralProcessesClaimingOneKeyExactlyOneWins) {
+  { ASSERT_TRUE(CostDatabase::Open(path_, nullptr).ok()); }  // created before the race
+  constexpr int kClaimers = 4;
+  int answers[2];
+  int release[2];
+  ASSERT_EQ(::pipe(answers), 0);
+  ASSERT_EQ(::pipe(release), 0);
+  std::vector<pid_t> children;
+  for (int i = 0; i < kClaimers; ++i) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      ::close(answers[0]);
+      ::close(release[1]);
+      auto db = CostDatabase::Open(path_, nullptr);
+      StatusOr<bool> won = db.ok() ? (*db)->Claim(Key("contended"), false) : db.status();
+      const char answer = !won.ok() ? 'e' : (*won ? 'w' : 'l');
+      if (::write(answers[1], &answer, 1) != 1) ::_exit(2);
+      char done = 0;
+      (void)::read(release[0], &done, 1);  // holds its claim until the parent has looked
+      ::_exit(0);
+    }
+    children.push_back(child);
+  }
+  ::close(answers[1]);
+  ::close(release[0]);
+  int won = 0, lost = 0;
+  for (int i = 0; i < kClaimers; ++i) {
+    char answer = 0;
+    ASSERT_EQ(::read(answers[0], &answer, 1), 1);
+    ASSERT_NE(answer, 'e') << "a claim failed";
+    (answer == 'w' ? won : lost) += 1;
+  }
+  EXPECT_EQ(won, 1);
+  EXPECT_EQ(lost, kClaimers - 1);
+  {
+    auto db = CostDatabase::Open(path_, nullptr);
+    ASSERT_TRUE(db.ok());
+    auto lookup = (*db)->Lookup(Key("contended"));
+    ASSERT_TRUE(lookup.ok());
+    EXPECT_TRUE(lookup->claimed_elsewhere);
+    EXPECT_FALSE(lookup->record.has_value());
+    auto claimed = (*db)->Claim(Key("contended"), false);
+    ASSERT_TRUE(claimed.ok());
+    EXPECT_FALSE(*claimed) << "a live owner's claim was taken over";
+  }
+  ::close(release[1]);  // the children exit, and their claims with them
+  for (pid_t child : children) ::waitpid(child, nullptr, 0);
+  auto db = CostDatabase::Open(path_, nullptr);
+  ASSERT_TRUE(db.ok());
+  EXPECT_FALSE((*(*db)->Lookup(Key("contended"))).claimed_elsewhere);
+  auto claimed = (*db)->Claim(Key("contended"), false);
+  ASSERT_TRUE(claimed.ok());
+  EXPECT_TRUE(*claimed) << "a claim outlived its process";
+  // A finished record is not claimed again.
+  ASSERT_TRUE((*db)->Put(Key("contended"), Valid(2.0)).ok());
+  EXPECT_FALSE(*(*db)->Claim(Key("contended"), false));
+}
+
+// Rows copied between databases (collage costs): every finished row as stored, never a
+// claim or a damaged row; a copy keeps the later of two measurements of one key.
+TEST_F(CostDatabaseTest, RowsAreCopiedAsMeasuredAndTheLaterMeasurementWins) {
+  auto db = CostDatabase::Open(path_, nullptr);
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE((*db)->Put(Key("a"), Valid(1.0)).ok());
+  CostRecord failed;
+  failed.reason = "does not compile";
+  ASSERT_TRUE((*db)->Put(Key("b"), failed).ok());
+  ASSERT_TRUE((*db)->Put(Key("damaged"), Valid(1.0)).ok());
+  ASSERT_TRUE(*(*db)->Claim(Key("claimed"), false));
+  ExecRaw("UPDATE costs SET median_ms=-5 WHERE signature='damaged'");
+  std::vector<StoredCost> rows;
+  ASSERT_TRUE((*db)->ForEachRow([&](const StoredCost& row) {
+    rows.push_back(row);
+    return Status();
+  }).ok());
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].key.signature, "a");
+  EXPECT_EQ(rows[0].record.median_ms, 1.0);
+  EXPECT_EQ(rows[0].record.output_layouts, Valid(1.0).output_layouts);
+  EXPECT_GT(rows[0].measured_at, 0);
+  EXPECT_EQ(rows[1].key.signature, "b");
+  EXPECT_FALSE(rows[1].record.valid);
+  EXPECT_EQ(rows[1].record.reason, "does not compile");
+
+  StoredCost older = rows[0];
+  older.record.median_ms = 9.0;
+  older.measured_at -= 100;
+  EXPECT_FALSE(*(*db)->PutRow(older)) << "an older measurement replaced a later one";
+  EXPECT_EQ((*(*db)->Find(Key("a")))->median_ms, 1.0);
+  StoredCost later = rows[0];
+  later.record.median_ms = 3.0;
+  later.measured_at += 100;
+  EXPECT_TRUE(*(*db)->PutRow(later));
+  EXPECT_EQ((*(*db)->Find(Key("a")))->median_ms, 3.0);
+  later.key.signature = "claimed";  // a copied row settles a claim
+  EXPECT_TRUE(*(*db)->PutRow(later));
+  EXPECT_EQ((*(*db)->Find(Key("claimed")))->median_ms, 3.0);
+}
+
 TEST_F(CostDatabaseTest, AClaimLapsesWithItsProcessUnlessItMeasuredInItself) {
   {
     auto db = CostDatabase::Open(path_, nullptr);
