@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <fstream>
 #include <iterator>
+#include <mutex>
 #include <sstream>
 
 namespace collage {
@@ -30,7 +31,17 @@ std::string ProcessIdentity(int64_t pid) {
 }
 
 const std::string& OwnProcessIdentity() {
-  static const std::string identity = ProcessIdentity(::getpid());
+  // Computed once per process: a child forked after the first call (a test's claimers, a
+  // library that forks) must not claim under its parent's identity, which its own pid would
+  // contradict — its claims would look lapsed to everyone.
+  static std::mutex mutex;
+  static std::string identity;
+  static pid_t computed_for = 0;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (computed_for != ::getpid()) {
+    computed_for = ::getpid();
+    identity = ProcessIdentity(computed_for);
+  }
   return identity;
 }
 

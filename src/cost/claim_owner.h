@@ -16,7 +16,7 @@ bool ProcessAlive(int64_t pid);
 // "<pid>:<start time in clock ticks since boot>"; empty when the process cannot be read.
 std::string ProcessIdentity(int64_t pid);
 
-// ProcessIdentity of this process, computed once.
+// ProcessIdentity of this process, computed once (again in a forked child).
 const std::string& OwnProcessIdentity();
 
 // The process that claimed a key is still there (not a later one with its id). An empty
