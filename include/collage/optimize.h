@@ -58,9 +58,13 @@ struct OptimizeOptions {
   // Backends the search may use; empty = every registered one. "native" is always added: it
   // runs every op.
   std::vector<std::string> backends;
-  // SQLite cost database; empty = the default under the user's cache directory
-  // (COLLAGE_CACHE_DIR, XDG_CACHE_HOME or ~/.cache: <dir>/collage/costs.sqlite).
+  // The cost database: a SQLite file, or a PostgreSQL URL ("postgresql://…") a team shares;
+  // empty = the default file under the user's cache directory (COLLAGE_CACHE_DIR,
+  // XDG_CACHE_HOME or ~/.cache: <dir>/collage/costs.sqlite).
   std::string cost_db_path;
+  // The model's name as the cost database records the optimize (`collage costs stats`);
+  // empty = the graph's name.
+  std::string model_name;
   // States the op-level search keeps per step; 0 = unbounded (exact, slow on big graphs).
   int beam_width = 256;
   // Timed runs per measurement: at least min_runs, at most max_runs, stopping early after
@@ -191,6 +195,8 @@ struct OptimizeReport {
   int distinct_candidates = 0;   // after merging repeated blocks (same signature)
   int measured = 0;              // measurements made now (candidates and conversions)
   int cache_hits = 0;            // found in the cost database
+  int candidates_measured = 0;   // of the distinct candidates, measured now
+  int candidates_found = 0;      // of the distinct candidates, found in the cost database
   int invalid = 0;               // distinct candidates recorded invalid
   int conversions = 0;           // distinct layout conversions priced
   int library_switches = 0;      // switches between backends priced (each direction of each pair)

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "collage/cost_store.h"
 #include "collage/sdk/layout.h"
 #include "collage/status.h"
 
@@ -84,8 +85,9 @@ class CostDatabase {
   // schema-1 file is upgraded on open, its rows keyed as measured warm, so that they are never
   // taken for cache-scrubbed costs). 3: a claim records its owner's identity and whether it
   // measures in its own process, and an invalid verdict its time limit and the kills from
-  // outside it met (a schema-2 file is upgraded on open).
-  static constexpr int kSchemaVersion = 3;
+  // outside it met (a schema-2 file is upgraded on open). 4: each finished optimize is
+  // recorded (`optimize_runs`), for `collage costs stats` (a schema-3 file is upgraded on open).
+  static constexpr int kSchemaVersion = 4;
 
   // $COLLAGE_CACHE_DIR/costs.sqlite, else $XDG_CACHE_HOME/collage/costs.sqlite, else
   // ~/.cache/collage/costs.sqlite.
@@ -139,6 +141,12 @@ class CostDatabase {
   // Stores a row read from another database, as it was measured (its time, its kills), unless
   // this one already holds a finished row for the key measured later. True when stored.
   virtual StatusOr<bool> PutRow(const StoredCost& row) = 0;
+
+  // Records a finished optimize (OptimizeRun, collage/cost_store.h).
+  virtual Status RecordOptimize(const OptimizeRun& run) = 0;
+  // Rows per device, backend and version, the claims in flight, and the last `recent`
+  // optimizes.
+  virtual StatusOr<CostStats> Stats(int recent) = 0;
 
   // Where the database is, as shown to the user (a PostgreSQL URL without its password).
   const std::string& path() const { return path_; }

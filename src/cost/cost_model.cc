@@ -230,6 +230,7 @@ Status MeasuredCostModel::PriceCandidates(std::vector<SearchCandidate>& candidat
                                  database_.Lookup(key, measurer_.time_limit_seconds()));
         if (found.record.has_value() && fits(representative, *found.record)) {
           ++cache_hits_;
+          ++candidates_found_;
           progressed = true;
           settle(text, *found.record);
           continue;
@@ -254,6 +255,7 @@ Status MeasuredCostModel::PriceCandidates(std::vector<SearchCandidate>& candidat
       progressed = true;
       Status measured = measurer_.CandidatesInBatch(jobs, [&](size_t i, CostRecord record) {
         ++measured_;
+        ++candidates_measured_;
         COLLAGE_RETURN_IF_ERROR(database_.Put(keys[by_key[batch[i]].front()], record));
         COLLAGE_RETURN_IF_ERROR(database_.RenewClaims());
         settle(batch[i], record);

@@ -60,6 +60,10 @@ class MeasuredCostModel {
   int library_switches() const { return static_cast<int>(switch_ms_.size()); }
   int measured() const { return measured_; }
   int cache_hits() const { return cache_hits_; }
+  // Of the distinct candidates alone (measured() and cache_hits() count conversions and
+  // probes too): what optimizers sharing a database split between them.
+  int candidates_measured() const { return candidates_measured_; }
+  int candidates_found() const { return candidates_found_; }
   int invalid() const { return invalid_; }
 
  private:
@@ -95,6 +99,8 @@ class MeasuredCostModel {
   int distinct_candidates_ = 0;
   int measured_ = 0;
   int cache_hits_ = 0;
+  int candidates_measured_ = 0;
+  int candidates_found_ = 0;
   int invalid_ = 0;
   std::map<std::pair<std::string, std::string>, double> switch_ms_;  // (from, to) backends → ms
   std::map<std::string, double> step_ms_;  // backend → extra time per step in a run

@@ -24,6 +24,7 @@
 #include "collage/sdk/errors.h"
 #include "collage/sdk/graph.h"
 #include "cost/claim_owner.h"
+#include "cost/cost_row.h"
 
 namespace collage {
 
@@ -93,6 +94,13 @@ CREATE TABLE IF NOT EXISTS costs(
   time_limit_s REAL NOT NULL DEFAULT 0,
   outside_kills INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY(device, backend, backend_version, signature, threads, method));
+CREATE TABLE IF NOT EXISTS optimize_runs(
+  finished_at INTEGER NOT NULL,
+  machine TEXT NOT NULL,
+  model TEXT NOT NULL,
+  distinct_candidates INTEGER NOT NULL,
+  candidates_measured INTEGER NOT NULL,
+  candidates_found INTEGER NOT NULL);
 )sql";
 
 // Schema 1 → 2 inside the caller's transaction, around kCreateSchema: the old table is
@@ -197,11 +205,10 @@ FileState Inspect(sqlite3* db, int* version) {
   int step = SQLITE_ROW;
   while ((step = sqlite3_step(columns.get())) == SQLITE_ROW) found.insert(columns.Text(0));
   if (step != SQLITE_DONE) return Failed(step);
-  // Older schemas are upgraded on open.
+  // Older schemas are upgraded on open (schema 3 → 4 adds a table, kCreateSchema).
   if (*version == 1 && found == SchemaOneColumns()) return FileState::kUsable;
   if (*version == 2 && found == SchemaTwoColumns()) return FileState::kUsable;
-  return found == CostsColumns() && *version == CostDatabase::kSchemaVersion ? FileState::kUsable
-                                                                             : FileState::kForeign;
+  return found == CostsColumns() && *version >= 3 ? FileState::kUsable : FileState::kForeign;
 }
 
 std::string Timestamp() {
@@ -274,7 +281,8 @@ StatusOr<sqlite3*> OpenConnection(const std::string& path, SqliteCostDatabase::L
 
 StatusOr<std::unique_ptr<SqliteCostDatabase>> SqliteCostDatabase::Open(const std::string& path,
                                                            std::vector<std::string>* warnings,
-                                                           int lock_timeout_ms) {
+                                                           int lock_timeout_ms,
+                                                           OnDamage damaged) {
   std::error_code ec;
   fs::path parent = fs::path(path).parent_path();
   if (!parent.empty()) fs::create_directories(parent, ec);
@@ -337,6 +345,13 @@ StatusOr<std::unique_ptr<SqliteCostDatabase>> SqliteCostDatabase::Open(const std
         "cost database {} stayed locked by another process for {} s; nothing was "
         "changed: try again when it is done, or use another file (--cost-db)",
         path, lock_timeout_ms / 1000.0);
+  }
+  if ((state == FileState::kUnreadable || state == FileState::kForeign) &&
+      damaged == OnDamage::kRefuse) {
+    sqlite3_close(db);
+    return InvalidArgument("{} is {}; it was left as it is", path,
+                           state == FileState::kForeign ? "another program's SQLite database"
+                                                        : "not a readable collage cost database");
   }
   if (state == FileState::kUnreadable || state == FileState::kForeign) {
     sqlite3_close(db);
@@ -454,54 +469,31 @@ constexpr const char* kSelectRow =
     "measured_at FROM costs ";
 
 CostLookup LookupRow(Statement& select, double time_limit_s) {
-  CostLookup lookup;
-  const std::string state = select.Text(0);
-  CostRecord record;
-  if (state == "measuring") {
-    const int64_t pid = sqlite3_column_int64(select.get(), 6);
-    const std::string owner = select.Text(7);
-    const bool in_process = sqlite3_column_int64(select.get(), 8) != 0;
-    // pid <= 0 was never a process's: a damaged row, measured again. A live owner is
-    // measuring it now; a claim whose owner is gone lapses.
-    const bool alive = pid > 0 && pid != ::getpid() && ClaimOwnerAlive(pid, owner);
-    if (alive) lookup.claimed_elsewhere = true;
-    if (pid <= 0 || pid == ::getpid() || alive || !in_process) return lookup;
-    // Measured in its own process, the candidate may have crashed it: not risked again.
-    record.valid = false;
-    record.reason = fmt::format(
-        "the process measuring it in-process (pid {}) died before it finished; "
-        "not tried again",
-        pid);
-    lookup.record = record;
-    return lookup;
-  }
-  record.valid = state == "valid";
-  record.median_ms = sqlite3_column_double(select.get(), 1);
-  record.p90_ms = sqlite3_column_double(select.get(), 2);
-  record.reason = select.Text(5);
-  record.timed_out_after_s = sqlite3_column_double(select.get(), 9);
-  const int64_t outside_kills = sqlite3_column_int64(select.get(), 10);
-  record.killed_from_outside = outside_kills > 0;
-  if (!record.valid) {
-    // A time-out says the candidate is slower than that limit, nothing about a longer one.
-    if (record.timed_out_after_s > 0 && time_limit_s > record.timed_out_after_s) return lookup;
-    // One kill from outside is bad luck; a second one is taken as the candidate's doing.
-    if (outside_kills == 1) return lookup;
-  }
-  // A valid record's cost must be a number of milliseconds a kernel can take: text (read as
-  // 0 ms, a free kernel) or an implausible value is damage, and the candidate is measured
-  // again as if the row were absent.
+  RawCostRow row;
+  row.state = select.Text(0);
+  row.median_ms = sqlite3_column_double(select.get(), 1);
+  row.p90_ms = sqlite3_column_double(select.get(), 2);
+  // SQLite keeps whatever was written in a REAL column: text would read as 0 ms.
   for (int column : {1, 2}) {
     const int type = sqlite3_column_type(select.get(), column);
-    const double value = sqlite3_column_double(select.get(), column);
-    const bool number = type == SQLITE_FLOAT || type == SQLITE_INTEGER;
-    if (record.valid && (!number || !PlausibleMilliseconds(value))) return lookup;
+    row.costs_are_numbers =
+        row.costs_are_numbers && (type == SQLITE_FLOAT || type == SQLITE_INTEGER);
   }
-  record.samples = sqlite3_column_int(select.get(), 3);
-  // A row that cannot be read back is measured again rather than trusted.
-  if (!LayoutsFromJson(select.Text(4), record)) return lookup;
-  lookup.record = std::move(record);
-  return lookup;
+  row.samples = sqlite3_column_int(select.get(), 3);
+  row.layouts = select.Text(4);
+  row.reason = select.Text(5);
+  row.pid = sqlite3_column_int64(select.get(), 6);
+  row.in_process = sqlite3_column_int64(select.get(), 8) != 0;
+  row.time_limit_s = sqlite3_column_double(select.get(), 9);
+  row.outside_kills = sqlite3_column_int64(select.get(), 10);
+  // Every claim of a SQLite file is a process of this machine, alive or not.
+  ClaimHolder holder = ClaimHolder::kDied;
+  if (row.pid == ::getpid()) {
+    holder = ClaimHolder::kThisProcess;
+  } else if (row.pid > 0 && ClaimOwnerAlive(row.pid, select.Text(7))) {
+    holder = ClaimHolder::kAlive;
+  }
+  return JudgeRow(row, holder, time_limit_s);
 }
 
 }  // namespace
@@ -638,6 +630,62 @@ StatusOr<bool> SqliteCostDatabase::PutRow(const StoredCost& row) {
   insert.Bind(15, static_cast<int64_t>(row.record.valid ? 0 : row.outside_kills));
   if (sqlite3_step(insert.get()) != SQLITE_DONE) return SqliteError(db_, path(), "cannot write");
   return sqlite3_changes(db_) > 0;
+}
+
+Status SqliteCostDatabase::RecordOptimize(const OptimizeRun& run) {
+  if (read_only_) return Status();
+  Statement insert(db_,
+                   "INSERT INTO optimize_runs(finished_at, machine, model, distinct_candidates, "
+                   "candidates_measured, candidates_found) VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
+  if (!insert.ok()) return SqliteError(db_, path(), "cannot write");
+  insert.Bind(1, run.finished_at);
+  insert.Bind(2, run.machine);
+  insert.Bind(3, run.model);
+  insert.Bind(4, static_cast<int64_t>(run.distinct_candidates));
+  insert.Bind(5, static_cast<int64_t>(run.candidates_measured));
+  insert.Bind(6, static_cast<int64_t>(run.candidates_found));
+  if (sqlite3_step(insert.get()) != SQLITE_DONE) return SqliteError(db_, path(), "cannot write");
+  return Status();
+}
+
+StatusOr<CostStats> SqliteCostDatabase::Stats(int recent) {
+  CostStats stats;
+  {
+    Statement rows(db_,
+                   "SELECT device, backend, backend_version, sum(state='valid'), "
+                   "sum(state='invalid'), sum(state='measuring') FROM costs "
+                   "GROUP BY device, backend, backend_version "
+                   "ORDER BY device, backend, backend_version");
+    if (!rows.ok()) return SqliteError(db_, path(), "cannot read");
+    int rc = SQLITE_ROW;
+    while ((rc = sqlite3_step(rows.get())) == SQLITE_ROW) {
+      CostStats::Rows group{rows.Text(0), rows.Text(1), rows.Text(2),
+                            sqlite3_column_int64(rows.get(), 3),
+                            sqlite3_column_int64(rows.get(), 4)};
+      stats.claims += sqlite3_column_int64(rows.get(), 5);
+      if (group.valid + group.invalid > 0) stats.rows.push_back(std::move(group));
+    }
+    if (rc != SQLITE_DONE) return SqliteError(db_, path(), "cannot read");
+  }
+  Statement runs(db_,
+                 "SELECT finished_at, machine, model, distinct_candidates, candidates_measured, "
+                 "candidates_found FROM optimize_runs ORDER BY finished_at DESC, rowid DESC "
+                 "LIMIT ?1");
+  if (!runs.ok()) return SqliteError(db_, path(), "cannot read");
+  runs.Bind(1, static_cast<int64_t>(recent));
+  int rc = SQLITE_ROW;
+  while ((rc = sqlite3_step(runs.get())) == SQLITE_ROW) {
+    OptimizeRun run;
+    run.finished_at = sqlite3_column_int64(runs.get(), 0);
+    run.machine = runs.Text(1);
+    run.model = runs.Text(2);
+    run.distinct_candidates = sqlite3_column_int(runs.get(), 3);
+    run.candidates_measured = sqlite3_column_int(runs.get(), 4);
+    run.candidates_found = sqlite3_column_int(runs.get(), 5);
+    stats.recent_optimizes.push_back(std::move(run));
+  }
+  if (rc != SQLITE_DONE) return SqliteError(db_, path(), "cannot read");
+  return stats;
 }
 
 }  // namespace collage

@@ -21,10 +21,13 @@ class SqliteCostDatabase : public CostDatabase {
   // by another process past the timeout is an error and stays as it is; so does a newer
   // schema, and a file that is not SQLite at all. Anything but a regular file at `path` is
   // refused. A database this process may not write is opened read-only (`warnings` says so):
-  // its costs are used, new measurements are not kept.
+  // its costs are used, new measurements are not kept. `damaged` kRefuse makes a damaged or
+  // foreign file an error instead (left as it is): for a file named to copy costs from or to,
+  // which is the user's, not collage's cache.
+  enum class OnDamage { kMoveAside, kRefuse };
   static StatusOr<std::unique_ptr<SqliteCostDatabase>> Open(
       const std::string& path, std::vector<std::string>* warnings,
-      int lock_timeout_ms = kDefaultLockTimeoutMs);
+      int lock_timeout_ms = kDefaultLockTimeoutMs, OnDamage damaged = OnDamage::kMoveAside);
   ~SqliteCostDatabase() override;
 
   StatusOr<CostLookup> Lookup(const CostKey& key, double time_limit_s = 0) override;
@@ -33,6 +36,8 @@ class SqliteCostDatabase : public CostDatabase {
   StatusOr<int64_t> Count() override;
   Status ForEachRow(const std::function<Status(const StoredCost&)>& visit) override;
   StatusOr<bool> PutRow(const StoredCost& row) override;
+  Status RecordOptimize(const OptimizeRun& run) override;
+  StatusOr<CostStats> Stats(int recent) override;
 
   // The state of the wait for another process's lock (defined where it is used).
   struct LockWait;

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <map>
 #include <optional>
 
 #include "collage/interrupt.h"
 #include "collage/sdk/errors.h"
 #include "cost/cache_scrub.h"
+#include "cost/claim_owner.h"
 #include "cost/cost_database.h"
 #include "cost/cost_model.h"
 #include "cost/worker_measurer.h"
@@ -29,6 +31,24 @@ constexpr size_t kInvalidExamples = 8;
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Records the priced optimize in the cost database, for `collage costs stats` (how often a
+// team's optimizes find their costs already measured). A record that cannot be written costs
+// the statistics a line, not the optimize: a warning.
+void RecordOptimize(CostDatabase& database, const std::string& model, OptimizeReport& report) {
+  OptimizeRun run;
+  run.finished_at = static_cast<int64_t>(std::time(nullptr));
+  run.machine = ThisMachineIdentity();
+  run.model = model;
+  run.distinct_candidates = report.distinct_candidates;
+  run.candidates_measured = report.candidates_measured;
+  run.candidates_found = report.candidates_found;
+  const Status recorded = database.RecordOptimize(run);
+  if (!recorded.ok()) {
+    report.warnings.push_back("this optimize was not recorded in the cost database: " +
+                              recorded.message());
+  }
 }
 
 GroupAlternative AlternativeOf(const SearchCandidate& candidate, const CostRecord& record,
@@ -281,9 +301,13 @@ StatusOr<OptimizeResult> SearchPlacement(const Graph& graph, BackendRegistry& re
   report.invalid = costs.invalid();
   report.measured = costs.measured();
   report.cache_hits = costs.cache_hits();
+  report.candidates_measured = costs.candidates_measured();
+  report.candidates_found = costs.candidates_found();
   report.conversions = costs.conversions();
   report.library_switches = costs.library_switches();
   report.steps_priced = costs.steps_priced();
+  RecordOptimize(*database, options.model_name.empty() ? graph.name() : options.model_name,
+                 report);
 
   const auto search_start = std::chrono::steady_clock::now();
   PlanBench bench(graph, registry, threads, options);

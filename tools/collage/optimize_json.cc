@@ -63,6 +63,8 @@ std::string OptimizeSummaryJson(const OptimizeJsonContext& context, const Optimi
   j["conversions_in_run_ms"] = ConversionsMs(in_run);
   j["measurements"] = {{"measured", report.measured},
                        {"cache_hits", report.cache_hits},
+                       {"candidates_measured", report.candidates_measured},
+                       {"candidates_found", report.candidates_found},
                        {"invalid", report.invalid},
                        {"candidates_offered", report.candidates},
                        {"candidates_distinct", report.distinct_candidates},

@@ -4,6 +4,7 @@
 // invalid), and several processes writing at once corrupt nothing.
 #include "cost/cost_database.h"
 #include "../util/file_size_limit.h"
+#include "cost_test_rows.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -35,18 +36,9 @@ class CostDatabaseTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   static CostKey Key(const std::string& signature, int threads = 1) {
-    return CostKey{"test-device", "onednn", "oneDNN 2.6.3 avx2", signature, threads, "scrub:64MiB"};
+    return testing::TestCostKey(signature, threads);
   }
-  static CostRecord Valid(double ms) {
-    CostRecord r;
-    r.valid = true;
-    r.median_ms = ms;
-    r.p90_ms = ms * 1.1;
-    r.samples = 7;
-    r.input_layouts = {Layout::Plain(), Layout::Opaque("onednn", "abcd8b:f32", 4096)};
-    r.output_layouts = {Layout::ChannelsLast()};
-    return r;
-  }
+  static CostRecord Valid(double ms) { return testing::TestValidRecord(ms); }
   std::vector<fs::path> MovedAside() const {
     std::vector<fs::path> moved;
     for (const auto& entry : fs::directory_iterator(dir_)) {
@@ -570,6 +562,32 @@ TEST_F(CostDatabaseTest, ASchemaTwoDatabaseIsUpgradedItsClaimsLapsing) {
   auto claimed = db->Find(Key("claimed"));
   ASSERT_TRUE(claimed.ok());
   EXPECT_FALSE(claimed->has_value()) << "an old claim of a dead process condemned its candidate";
+}
+
+TEST_F(CostDatabaseTest, ASchemaThreeDatabaseIsUpgradedToRecordOptimizes) {
+  // A schema-3 file: the costs table as it is now, no table of optimizes.
+  {
+    auto db = CostDatabase::Open(path_, nullptr);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->Put(Key("kept"), Valid(2.5)).ok());
+  }
+  ExecRaw("DROP TABLE optimize_runs; PRAGMA user_version=3;");
+  auto db = OpenInPlace();
+  ASSERT_NE(db, nullptr);
+  EXPECT_DOUBLE_EQ((*db->Find(Key("kept")))->median_ms, 2.5);
+  ASSERT_TRUE(db->RecordOptimize({100, "host/boot", "tiny.onnx", 4, 3, 1}).ok());
+  ASSERT_TRUE(db->RecordOptimize({200, "host/boot", "tiny.onnx", 4, 0, 4}).ok());
+  ASSERT_TRUE(*db->Claim(Key("claimed"), false));
+  auto stats = db->Stats(10);
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  ASSERT_EQ(stats->rows.size(), 1u);
+  EXPECT_EQ(stats->rows[0].backend, "onednn");
+  EXPECT_EQ(stats->rows[0].valid, 1);
+  EXPECT_EQ(stats->claims, 1);
+  ASSERT_EQ(stats->recent_optimizes.size(), 2u);
+  EXPECT_EQ(stats->recent_optimizes[0].finished_at, 200) << "newest first";
+  EXPECT_EQ(stats->recent_optimizes[0].candidates_found, 4);
+  EXPECT_EQ(stats->recent_optimizes[1].candidates_measured, 3);
 }
 
 TEST_F(CostDatabaseTest, AForeignTableUnderOurSchemaVersionIsMovedAside) {
