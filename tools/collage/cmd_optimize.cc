@@ -103,7 +103,8 @@ StatusOr<std::vector<std::vector<std::string>>> ShapeSets(const std::vector<std:
 OptimizeOptions OptimizeOptionsOf(const OptimizeFlags& flags) {
   OptimizeOptions optimize;
   optimize.backends = SplitList(flags.backends);
-  optimize.cost_db_path = flags.cost_db;
+  optimize.cost_db_path = CostDbLocation(flags.cost_db);
+  optimize.model_name = std::filesystem::path(flags.model).filename().string();
   optimize.beam_width = flags.beam;
   optimize.search = flags.search;
   optimize.population = flags.population;
@@ -279,7 +280,8 @@ void AddOptimizeCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--threads", flags->threads, "Threads (0 = one per core): measured and run with")
       ->check(NonEmptyValue());
   cmd->add_option("--cost-db", flags->cost_db,
-                  "Cost database (SQLite); default: ~/.cache/collage/costs.sqlite or $COLLAGE_CACHE_DIR");
+                  "Cost database: a SQLite file or a PostgreSQL URL (postgresql://…); default: "
+                  "$COLLAGE_COST_DB, else ~/.cache/collage/costs.sqlite or $COLLAGE_CACHE_DIR");
   cmd->add_option("--measure-timeout", flags->measure_timeout,
                   "Seconds one measurement may take in the measurement worker before it is killed and the "
                   "candidate recorded invalid")

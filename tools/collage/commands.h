@@ -20,6 +20,7 @@ void AddZooCommand(CLI::App& app, int& exit_code);
 void AddDemoCommand(CLI::App& app, int& exit_code);
 void AddBackendsCommand(CLI::App& app, int& exit_code);
 void AddOptimizeCommand(CLI::App& app, int& exit_code);
+void AddCostsCommand(CLI::App& app, int& exit_code);
 
 // `collage --version`: collage's version, then every built-in backend's library version (and
 // the backends this build left out, with the reason).
@@ -33,6 +34,11 @@ void AddToleranceOption(CLI::App* cmd, double& tolerance, const std::string& des
 
 // --strict-nan: SessionOptions::strict_non_finite (only rules meeting the NaN/Inf contract).
 void AddStrictNanOption(CLI::App* cmd, bool& strict_non_finite);
+
+// The cost database a command uses: its --cost-db flag, else $COLLAGE_COST_DB, else "" (the
+// library's default file). Read by the command line only: an application embedding collage
+// names its database itself (OptimizeOptions::cost_db_path).
+std::string CostDbLocation(const std::string& flag);
 
 // --backend-path DIR (repeatable): plug-in folders, loaded before the command runs.
 void AddPluginOption(CLI::App* cmd, std::vector<std::string>& plugin_dirs);

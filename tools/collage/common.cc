@@ -154,6 +154,12 @@ void AddStrictNanOption(CLI::App* cmd, bool& strict_non_finite) {
                 "fused kernels)");
 }
 
+std::string CostDbLocation(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  const char* env = std::getenv("COLLAGE_COST_DB");
+  return env != nullptr ? env : "";
+}
+
 void AddPluginOption(CLI::App* cmd, std::vector<std::string>& plugin_dirs) {
   cmd->add_option("--backend-path", plugin_dirs,
                   "Load the backend plug-ins (lib*.so) in this folder first (repeatable; also "

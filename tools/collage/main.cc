@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   collage::cli::AddZooCommand(app, exit_code);
   collage::cli::AddBackendsCommand(app, exit_code);
   collage::cli::AddOptimizeCommand(app, exit_code);
+  collage::cli::AddCostsCommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
