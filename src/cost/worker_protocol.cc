@@ -7,9 +7,13 @@
 
 #include "collage/sdk/errors.h"
 #include "collage/shape_text.h"
+#include "cost/protocol_fields.h"
 
 namespace collage {
 namespace {
+
+using wire::Reader;
+using wire::Writer;
 
 // A field added to MeasureSettings must travel to the worker too (Writer::Settings,
 // Reader::Settings, the header's table), or the worker measures another way than asked.
@@ -23,123 +27,6 @@ struct SettingsAsEncoded {
 };
 static_assert(sizeof(MeasureSettings) == sizeof(SettingsAsEncoded),
               "MeasureSettings changed: update the worker protocol's settings");
-
-// Little-endian whatever the host, so that the bytes mean the same on every machine.
-class Writer {
- public:
-  explicit Writer(WorkerMessage kind) { U8(static_cast<uint8_t>(kind)); }
-  void U8(uint8_t v) { bytes_.push_back(static_cast<char>(v)); }
-  void U32(uint32_t v) {
-    for (int i = 0; i < 4; ++i) U8(static_cast<uint8_t>(v >> (8 * i)));
-  }
-  void U64(uint64_t v) {
-    for (int i = 0; i < 8; ++i) U8(static_cast<uint8_t>(v >> (8 * i)));
-  }
-  void I32(int32_t v) { U32(static_cast<uint32_t>(v)); }
-  void F64(double v) {
-    uint64_t bits;
-    std::memcpy(&bits, &v, sizeof(bits));
-    U64(bits);
-  }
-  void Text(const std::string& s) {
-    U32(static_cast<uint32_t>(s.size()));
-    bytes_ += s;
-  }
-  void Settings(const MeasureSettings& s) {
-    I32(s.warmup_runs);
-    I32(s.min_runs);
-    I32(s.max_runs);
-    F64(s.max_seconds);
-    F64(s.target_spread);
-    U64(s.scrub_bytes);
-  }
-  std::string Take() { return std::move(bytes_); }
-
- private:
-  std::string bytes_;
-};
-
-// Reads fields in order; the first short read poisons it, and Finish says what failed.
-class Reader {
- public:
-  Reader(const std::string& payload, WorkerMessage kind, const char* what)
-      : payload_(payload), what_(what) {
-    if (U8() != static_cast<uint8_t>(kind)) failed_ = true;
-  }
-  uint8_t U8() { return static_cast<uint8_t>(Take(1)[0]); }
-  uint32_t U32() {
-    const char* p = Take(4);
-    uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(static_cast<uint8_t>(p[i])) << (8 * i);
-    return v;
-  }
-  uint64_t U64() {
-    const char* p = Take(8);
-    uint64_t v = 0;
-    for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(static_cast<uint8_t>(p[i])) << (8 * i);
-    return v;
-  }
-  int32_t I32() { return static_cast<int32_t>(U32()); }
-  double F64() {
-    const uint64_t bits = U64();
-    double v;
-    std::memcpy(&v, &bits, sizeof(v));
-    return v;
-  }
-  std::string Text() {
-    const uint32_t size = U32();
-    if (failed_ || size > payload_.size() - pos_) {
-      failed_ = true;
-      return "";
-    }
-    std::string s = payload_.substr(pos_, size);
-    pos_ += size;
-    return s;
-  }
-  // A count of items that each take at least `min_item_bytes`: bounded by what is left, so
-  // that a damaged count cannot make us allocate gigabytes.
-  uint32_t Count(size_t min_item_bytes) {
-    const uint32_t n = U32();
-    if (failed_ || n > (payload_.size() - pos_) / min_item_bytes) {
-      failed_ = true;
-      return 0;
-    }
-    return n;
-  }
-  MeasureSettings Settings() {
-    MeasureSettings s;
-    s.warmup_runs = I32();
-    s.min_runs = I32();
-    s.max_runs = I32();
-    s.max_seconds = F64();
-    s.target_spread = F64();
-    s.scrub_bytes = static_cast<size_t>(U64());
-    return s;
-  }
-  Status Finish() const {
-    if (failed_ || pos_ != payload_.size()) {
-      return InvalidArgument("malformed measurement-worker {} message ({} bytes)", what_,
-                             payload_.size());
-    }
-    return Status();
-  }
-
- private:
-  const char* Take(size_t n) {
-    static const char kZeros[8] = {};
-    if (failed_ || n > payload_.size() - pos_) {
-      failed_ = true;
-      return kZeros;
-    }
-    const char* p = payload_.data() + pos_;
-    pos_ += n;
-    return p;
-  }
-  const std::string& payload_;
-  const char* what_;
-  size_t pos_ = 0;
-  bool failed_ = false;
-};
 
 }  // namespace
 
@@ -177,8 +64,10 @@ std::string EncodeConversion(const ConversionRequest& request) {
   return w.Take();
 }
 
-std::string EncodeRecord(const CostRecord& record) {
-  Writer w(WorkerMessage::kRecord);
+namespace {
+
+// The fields an 'R' record and an 'F' full record share.
+void WriteRecordFields(Writer& w, const CostRecord& record) {
   w.U8(record.valid ? 1 : 0);
   w.Text(record.reason);
   w.F64(record.median_ms);
@@ -188,6 +77,39 @@ std::string EncodeRecord(const CostRecord& record) {
     w.U32(static_cast<uint32_t>(layouts->size()));
     for (const Layout& layout : *layouts) w.Text(LayoutToText(layout));
   }
+}
+
+Status ReadRecordFields(Reader& r, CostRecord* record) {
+  record->valid = r.U8() != 0;
+  record->reason = r.Text();
+  record->median_ms = r.F64();
+  record->p90_ms = r.F64();
+  record->samples = r.I32();
+  for (std::vector<Layout>* layouts : {&record->input_layouts, &record->output_layouts}) {
+    for (uint32_t n = r.Count(4); n > 0; --n) {
+      const std::string text = r.Text();
+      auto layout = LayoutFromText(text);
+      if (!layout.ok())
+        return InvalidArgument("measurement-worker record: {}", layout.status().message());
+      layouts->push_back(*layout);
+    }
+  }
+  return Status();
+}
+
+}  // namespace
+
+std::string EncodeRecord(const CostRecord& record) {
+  Writer w(WorkerMessage::kRecord);
+  WriteRecordFields(w, record);
+  return w.Take();
+}
+
+std::string EncodeFullRecord(const CostRecord& record) {
+  Writer w(WorkerMessage::kFullRecord);
+  WriteRecordFields(w, record);
+  w.F64(record.timed_out_after_s);
+  w.U8(record.killed_from_outside ? 1 : 0);
   return w.Take();
 }
 
@@ -197,7 +119,13 @@ StatusOr<WorkerMessage> PayloadKind(const std::string& payload) {
       case WorkerMessage::kHello:
       case WorkerMessage::kCandidate:
       case WorkerMessage::kConversion:
-      case WorkerMessage::kRecord: return static_cast<WorkerMessage>(payload[0]);
+      case WorkerMessage::kRecord:
+      case WorkerMessage::kFullRecord:
+      case WorkerMessage::kJob:
+      case WorkerMessage::kJobDone:
+      case WorkerMessage::kJobLost:
+      case WorkerMessage::kNodes:
+      case WorkerMessage::kFatal: return static_cast<WorkerMessage>(payload[0]);
     }
   }
   return InvalidArgument("not a measurement-worker message ({} bytes)", payload.size());
@@ -249,21 +177,24 @@ StatusOr<ConversionRequest> DecodeConversion(const std::string& payload) {
 StatusOr<CostRecord> DecodeRecord(const std::string& payload) {
   Reader r(payload, WorkerMessage::kRecord, "record");
   CostRecord record;
-  record.valid = r.U8() != 0;
-  record.reason = r.Text();
-  record.median_ms = r.F64();
-  record.p90_ms = r.F64();
-  record.samples = r.I32();
-  for (std::vector<Layout>* layouts : {&record.input_layouts, &record.output_layouts}) {
-    for (uint32_t n = r.Count(4); n > 0; --n) {
-      const std::string text = r.Text();
-      auto layout = LayoutFromText(text);
-      if (!layout.ok())
-        return InvalidArgument("measurement-worker record: {}", layout.status().message());
-      layouts->push_back(*layout);
-    }
-  }
+  COLLAGE_RETURN_IF_ERROR(ReadRecordFields(r, &record));
   COLLAGE_RETURN_IF_ERROR(r.Finish());
+  return record;
+}
+
+StatusOr<CostRecord> DecodeFullRecord(const std::string& payload) {
+  Reader r(payload, WorkerMessage::kFullRecord, "full record");
+  CostRecord record;
+  COLLAGE_RETURN_IF_ERROR(ReadRecordFields(r, &record));
+  record.timed_out_after_s = r.F64();
+  const uint8_t killed = r.U8();
+  COLLAGE_RETURN_IF_ERROR(r.Finish());
+  // Not a flag: damaged bytes, refused rather than read as "killed".
+  if (killed > 1) return InvalidArgument("measurement-worker full record: flag {}", killed);
+  // A time limit is a positive number of seconds, or 0 for none; NaN would never compare.
+  if (!(record.timed_out_after_s >= 0))
+    return InvalidArgument("measurement-worker full record: time-out {}", record.timed_out_after_s);
+  record.killed_from_outside = killed == 1;
   return record;
 }
 

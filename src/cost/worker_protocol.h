@@ -16,6 +16,10 @@
 //                     (LayoutToText), i32 threads, settings
 //   worker → parent, one per request: 'R' u8 valid, text reason, f64 median_ms, f64 p90_ms,
 //                     i32 samples, list of text input layouts, list of text output layouts
+//   relay → parent, one per request (collage_measure_worker --relay, docs/architecture.md):
+//                     'F' full record: the 'R' fields, then f64 timed_out_after_s (0: not a
+//                     time-out), u8 killed_from_outside — what a relay's own worker's death
+//                     or silence made of the candidate, which an 'R' cannot say
 //   settings:         i32 warmup_runs, i32 min_runs, i32 max_runs, f64 max_seconds,
 //                     f64 target_spread, u64 scrub_bytes
 //
@@ -37,7 +41,8 @@
 namespace collage {
 
 // Bumped whenever a message changes; the parent refuses a worker of another version.
-inline constexpr uint32_t kWorkerProtocolVersion = 2;  // 2: a candidate names its precision
+// 2: a candidate names its precision; 3: the relay's full record ('F').
+inline constexpr uint32_t kWorkerProtocolVersion = 3;
 // A frame longer than this is garbage (a crashed or foreign writer), not a model.
 inline constexpr uint32_t kMaxWorkerFrameBytes = 1u << 30;
 
@@ -71,6 +76,14 @@ enum class WorkerMessage : uint8_t {
   kCandidate = 'C',
   kConversion = 'V',
   kRecord = 'R',
+  kFullRecord = 'F',
+  // The Ray dispatcher's envelope (cost/dispatch_protocol.h): kinds of the same byte, so
+  // that a frame of one protocol is never taken for a frame of the other.
+  kJob = 'J',
+  kJobDone = 'D',
+  kJobLost = 'L',
+  kNodes = 'N',
+  kFatal = 'X',
 };
 
 // Payloads (without the length prefix).
@@ -78,6 +91,8 @@ std::string EncodeHello(const WorkerHello& hello);
 std::string EncodeCandidate(const CandidateRequest& request);
 std::string EncodeConversion(const ConversionRequest& request);
 std::string EncodeRecord(const CostRecord& record);
+// Also carries timed_out_after_s and killed_from_outside: a relay's answer.
+std::string EncodeFullRecord(const CostRecord& record);
 
 // The kind of a payload; an error for an empty or unknown one.
 StatusOr<WorkerMessage> PayloadKind(const std::string& payload);
@@ -87,6 +102,7 @@ StatusOr<WorkerHello> DecodeHello(const std::string& payload);
 StatusOr<CandidateRequest> DecodeCandidate(const std::string& payload);
 StatusOr<ConversionRequest> DecodeConversion(const std::string& payload);
 StatusOr<CostRecord> DecodeRecord(const std::string& payload);
+StatusOr<CostRecord> DecodeFullRecord(const std::string& payload);
 
 // The u32 length prefix, and reading one back (error above kMaxWorkerFrameBytes).
 std::string FrameHeader(size_t payload_bytes);
