@@ -99,16 +99,35 @@ std::string FindMeasureWorker(const std::string& configured, std::vector<std::st
   return "";
 }
 
-StatusOr<std::unique_ptr<Measurer>> ChooseMeasurer(const std::string& configured,
-                                                   double timeout_seconds,
-                                                   const BackendRegistry& registry,
-                                                   const std::vector<std::string>& backends,
-                                                   std::vector<std::string>* warnings) {
+Status CheckMeasureTimeout(double timeout_seconds) {
   if (!(timeout_seconds > 0) || timeout_seconds > kMaxMeasureTimeoutSeconds) {
     return InvalidArgument(
         "the measurement time-out must be above 0 s and at most {:g} s (a day), not {:g}",
         kMaxMeasureTimeoutSeconds, timeout_seconds);
   }
+  return Status();
+}
+
+std::vector<std::pair<std::string, std::string>> WorkerBackends(
+    const BackendRegistry& registry, const std::vector<std::string>& backends) {
+  std::vector<std::pair<std::string, std::string>> wanted;
+  std::vector<std::string> names = backends;
+  names.push_back("native");  // always a candidate
+  for (const std::string& name : names) {
+    const Backend* backend = registry.Find(name);
+    const bool listed = std::any_of(wanted.begin(), wanted.end(),
+                                    [&](const auto& b) { return b.first == name; });
+    if (backend != nullptr && !listed) wanted.emplace_back(name, backend->version());
+  }
+  return wanted;
+}
+
+StatusOr<std::unique_ptr<Measurer>> ChooseMeasurer(const std::string& configured,
+                                                   double timeout_seconds,
+                                                   const BackendRegistry& registry,
+                                                   const std::vector<std::string>& backends,
+                                                   std::vector<std::string>* warnings) {
+  COLLAGE_RETURN_IF_ERROR(CheckMeasureTimeout(timeout_seconds));
   std::vector<std::string> tried;
   const std::string worker = FindMeasureWorker(configured, &tried);
   if (worker == kInProcessMeasurement)
@@ -125,19 +144,60 @@ StatusOr<std::unique_ptr<Measurer>> ChooseMeasurer(const std::string& configured
   options.executable = worker;
   options.plugin_paths = registry.plugin_paths();
   options.timeout_seconds = timeout_seconds;
-  std::vector<std::string> names = backends;
-  names.push_back("native");  // always a candidate
-  for (const std::string& name : names) {
-    const Backend* backend = registry.Find(name);
-    const bool listed = std::any_of(options.backends.begin(), options.backends.end(),
-                                    [&](const auto& b) { return b.first == name; });
-    if (backend != nullptr && !listed) options.backends.emplace_back(name, backend->version());
-  }
+  options.backends = WorkerBackends(registry, backends);
   StatusOr<std::unique_ptr<WorkerMeasurer>> started = WorkerMeasurer::Start(std::move(options));
   if (started.ok()) return std::unique_ptr<Measurer>(std::move(*started));
   if (started.status().code() == StatusCode::kCancelled) return started.status();
   warnings->push_back(fmt::format("{}: {}", started.status().message(), consequence));
   return std::unique_ptr<Measurer>(new InProcessMeasurer(registry));
+}
+
+std::string HelloMismatch(const WorkerHello& hello,
+                          const std::vector<std::pair<std::string, std::string>>& backends) {
+  if (hello.version != kWorkerProtocolVersion) {
+    return fmt::format("speaks protocol version {}, this collage {} (another build of collage?)",
+                       hello.version, kWorkerProtocolVersion);
+  }
+  for (const auto& wanted : backends) {
+    // Not a structured binding: clang 14 cannot capture one in a lambda.
+    const std::string& name = wanted.first;
+    const std::string& version = wanted.second;
+    auto it = std::find_if(hello.backends.begin(), hello.backends.end(),
+                           [&](const auto& b) { return b.first == name; });
+    if (it == hello.backends.end()) {
+      return fmt::format(
+          "has no backend '{}' (one registered in this process by code, not loaded from a "
+          "plug-in, cannot be measured there)",
+          name);
+    }
+    if (it->second != version)
+      return fmt::format("has backend '{}' version '{}', this process '{}'", name, it->second, version);
+  }
+  return "";
+}
+
+StatusOr<std::string> CandidateRequestPayload(const CandidateJob& job) {
+  CandidateRequest request;
+  COLLAGE_ASSIGN_OR_RETURN(request.model, GroupModelBytes(*job.graph, job.nodes));
+  request.signature = GroupSignature(*job.graph, job.nodes);
+  request.backend = job.backend;
+  request.rule = job.rule;
+  request.precision = job.precision;
+  request.threads = job.threads;
+  request.tolerance = job.tolerance;
+  request.settings = job.settings;
+  return EncodeCandidate(request);
+}
+
+std::string ConversionRequestPayload(const TensorType& type, const Layout& from, const Layout& to,
+                                     int threads, const MeasureSettings& settings) {
+  ConversionRequest request;
+  request.type = type.ToString();
+  request.from = LayoutToText(from);
+  request.to = LayoutToText(to);
+  request.threads = threads;
+  request.settings = settings;
+  return EncodeConversion(request);
 }
 
 StatusOr<std::unique_ptr<WorkerMeasurer>> WorkerMeasurer::Start(WorkerOptions options) {
@@ -192,28 +252,8 @@ Status WorkerMeasurer::EnsureWorker() {
   if (!malformed.ok()) return refuse("sent a malformed handshake: " + malformed.message());
   StatusOr<WorkerHello> hello = DecodeHello(payload);
   if (!hello.ok()) return refuse("sent a malformed handshake: " + hello.status().message());
-  if (hello->version != kWorkerProtocolVersion) {
-    return refuse(
-        fmt::format("speaks protocol version {}, this collage {} (another build of collage?)",
-                    hello->version, kWorkerProtocolVersion));
-  }
-  for (const auto& wanted : options_.backends) {
-    // Not a structured binding: clang 14 cannot capture one in a lambda.
-    const std::string& name = wanted.first;
-    const std::string& version = wanted.second;
-    auto it = std::find_if(hello->backends.begin(), hello->backends.end(),
-                           [&](const auto& b) { return b.first == name; });
-    if (it == hello->backends.end()) {
-      return refuse(
-          fmt::format("has no backend '{}' (one registered in this process by code, not "
-                      "loaded from a plug-in, cannot be measured there)",
-                      name));
-    }
-    if (it->second != version) {
-      return refuse(fmt::format("has backend '{}' version '{}', this process '{}'", name,
-                                it->second, version));
-    }
-  }
+  if (std::string why = HelloMismatch(*hello, options_.backends); !why.empty()) return refuse(why);
+  hello_ = std::move(*hello);
   return Status();
 }
 
@@ -270,31 +310,17 @@ StatusOr<CostRecord> WorkerMeasurer::Candidate(const Graph& graph, const SubGrap
                                                const std::string& backend, const std::string& rule,
                                                Precision precision, int threads, double tolerance,
                                                const MeasureSettings& settings) {
-  CandidateRequest request;
-  StatusOr<std::string> model = GroupModelBytes(graph, nodes);
-  if (!model.ok())
-    return Invalid("cannot be sent to the measurement worker: " + model.status().message());
-  request.model = std::move(*model);
-  request.signature = GroupSignature(graph, nodes);
-  request.backend = backend;
-  request.rule = rule;
-  request.precision = precision;
-  request.threads = threads;
-  request.tolerance = tolerance;
-  request.settings = settings;
-  return Exchange(EncodeCandidate(request));
+  StatusOr<std::string> payload = CandidateRequestPayload(
+      CandidateJob{&graph, nodes, backend, rule, precision, threads, tolerance, settings});
+  if (!payload.ok())
+    return Invalid("cannot be sent to the measurement worker: " + payload.status().message());
+  return Exchange(*payload);
 }
 
 StatusOr<CostRecord> WorkerMeasurer::Conversion(const TensorType& type, const Layout& from,
                                                 const Layout& to, int threads,
                                                 const MeasureSettings& settings) {
-  ConversionRequest request;
-  request.type = type.ToString();
-  request.from = LayoutToText(from);
-  request.to = LayoutToText(to);
-  request.threads = threads;
-  request.settings = settings;
-  return Exchange(EncodeConversion(request));
+  return Exchange(ConversionRequestPayload(type, from, to, threads, settings));
 }
 
 }  // namespace collage

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cost/measurer.h"
+#include "cost/worker_protocol.h"
 #include "util/subprocess.h"
 
 namespace collage {
@@ -46,11 +47,31 @@ class WorkerMeasurer;
 // the deadline's clock).
 inline constexpr double kMaxMeasureTimeoutSeconds = 86400;
 
+// kInvalidArgument unless 0 < timeout_seconds <= kMaxMeasureTimeoutSeconds.
+Status CheckMeasureTimeout(double timeout_seconds);
+
+// The backends (name, version) of `registry` a worker must have to measure an optimize over
+// `backends`: those of them registered here, and native, always a candidate.
+std::vector<std::pair<std::string, std::string>> WorkerBackends(
+    const BackendRegistry& registry, const std::vector<std::string>& backends);
+
 StatusOr<std::unique_ptr<Measurer>> ChooseMeasurer(const std::string& configured,
                                                    double timeout_seconds,
                                                    const BackendRegistry& registry,
                                                    const std::vector<std::string>& backends,
                                                    std::vector<std::string>* warnings);
+
+// Why a worker that said `hello` cannot measure for a parent wanting `backends` (name,
+// version): "speaks protocol version 2, ...", "has no backend 'x' ..."; "" when it can.
+std::string HelloMismatch(const WorkerHello& hello,
+                          const std::vector<std::pair<std::string, std::string>>& backends);
+
+// The request payloads a worker measures ('C', 'V'): what WorkerMeasurer sends, and what
+// RayMeasurer wraps in jobs. A group that cannot be serialized is an error (the caller
+// records the candidate invalid with it).
+StatusOr<std::string> CandidateRequestPayload(const CandidateJob& job);
+std::string ConversionRequestPayload(const TensorType& type, const Layout& from, const Layout& to,
+                                     int threads, const MeasureSettings& settings);
 
 class WorkerMeasurer : public Measurer {
  public:
@@ -67,6 +88,14 @@ class WorkerMeasurer : public Measurer {
                                   int threads, const MeasureSettings& settings) override;
   bool MeasuresInThisProcess() const override { return false; }
   double time_limit_seconds() const override { return options_.timeout_seconds; }
+
+  // One request payload ('C' or 'V') measured by the worker, the candidate's fate included:
+  // what `collage_measure_worker --relay` does with each request, so that the rules for a
+  // worker's death and silence exist once. kCancelled when interrupted; another error when
+  // no new worker can be started.
+  StatusOr<CostRecord> Relay(const std::string& request) { return Exchange(request); }
+  // The running worker's hello (the last one started).
+  const WorkerHello& hello() const { return hello_; }
 
   // Workers started so far (1 + one per crash or time-out that was followed by a request).
   int workers_started() const { return workers_started_; }
@@ -86,6 +115,7 @@ class WorkerMeasurer : public Measurer {
 
   WorkerOptions options_;
   std::unique_ptr<Subprocess> worker_;
+  WorkerHello hello_;
   int workers_started_ = 0;
 };
 

@@ -4,6 +4,11 @@
 // down. Not meant to be run by hand.
 //
 //   collage_measure_worker [--parent-pid PID] [--plugin PATH]...
+//   collage_measure_worker --relay [--timeout S] [--parent-pid PID] [--plugin PATH]...
+//
+// With --relay it measures nothing itself: each request goes to a worker of its own, which
+// a crash or a hang (past --timeout seconds) kills instead of the relay, and the reply is a
+// full record (cost/worker_relay.h). Ray tasks run it on other nodes.
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/prctl.h>
@@ -16,8 +21,11 @@
 #include <string>
 #include <vector>
 
+#include <filesystem>
+
 #include "collage/sdk/backend.h"
 #include "cost/worker_protocol.h"
+#include "cost/worker_relay.h"
 #include "cost/worker_service.h"
 
 namespace {
@@ -32,15 +40,25 @@ int Fail(const std::string& message) {
 int main(int argc, char** argv) {
   long parent = -1;
   std::vector<std::string> plugins;
+  bool relay = false;
+  double timeout = collage::WorkerOptions().timeout_seconds;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--parent-pid" && i + 1 < argc) {
       parent = std::strtol(argv[++i], nullptr, 10);
     } else if (arg == "--plugin" && i + 1 < argc) {
       plugins.push_back(argv[++i]);
+    } else if (arg == "--relay") {
+      relay = true;
+    } else if (arg == "--timeout" && i + 1 < argc) {
+      char* end = nullptr;
+      timeout = std::strtod(argv[++i], &end);
+      if (*end != '\0' || !(timeout > 0) || timeout > collage::kMaxMeasureTimeoutSeconds)
+        return Fail(std::string("--timeout takes seconds above 0, at most a day, not '") +
+                    argv[i] + "'");
     } else {
       return Fail("unknown argument '" + arg +
-                  "' (usage: collage_measure_worker [--parent-pid PID] "
+                  "' (usage: collage_measure_worker [--relay [--timeout S]] [--parent-pid PID] "
                   "[--plugin PATH]...)");
     }
   }
@@ -61,6 +79,21 @@ int main(int argc, char** argv) {
     return Fail(std::string("cannot set up its pipes: ") + std::strerror(errno));
   }
   ::close(null_fd);
+
+  if (relay) {
+    // Its own worker is this same program, found again by path (not argv[0]: a Ray task
+    // may start it by any name).
+    std::error_code error;
+    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+    if (error) return Fail("cannot find its own executable: " + error.message());
+    collage::WorkerOptions options;
+    options.executable = self.string();
+    options.plugin_paths = plugins;
+    options.timeout_seconds = timeout;
+    if (collage::Status s = collage::RelayRequests(requests, replies, options); !s.ok())
+      return Fail(s.message());
+    return 0;
+  }
 
   collage::BackendRegistry& registry = collage::BackendRegistry::Global();
   for (const std::string& plugin : plugins) {
