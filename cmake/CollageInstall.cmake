@@ -1,6 +1,7 @@
 # `cmake --install BUILD --prefix PREFIX` installs collage for applications and for backend
 # vendors:
 #   bin/collage, bin/collage_measure_worker   the command line and its measurement worker
+#   bin/collage_ray_dispatch.py               its Ray dispatcher (collage optimize --workers ray)
 #   lib/libcollage.so                         every layer and built-in backend in one library
 #   lib/collage_backends/                     the engines' backends as plug-ins (ONNX Runtime,
 #                                             OpenVINO, MKL), loaded when found
@@ -85,6 +86,7 @@ if(COLLAGE_INSTALL_ENGINES AND engine_files)
     endforeach()")
 endif()
 install(TARGETS collage collage_measure_worker RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(PROGRAMS tools/ray/collage_ray_dispatch.py DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS collage_shared collage_sdk EXPORT collageTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY include/collage DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}

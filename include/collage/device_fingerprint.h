@@ -11,4 +11,10 @@ namespace collage {
 // process may use. Stable across runs on one machine.
 const std::string& DeviceFingerprint();
 
+// "collage-device-0123456789abcdef" (16 hex digits of a hash of `fingerprint`): the Ray
+// custom resource a node offers when its fingerprint is this one (`collage ray resources`),
+// so that `collage optimize --workers ray` measures only on machines that measure like
+// this one (README, "Fanning measurement out with Ray").
+std::string DeviceResourceName(const std::string& fingerprint = DeviceFingerprint());
+
 }  // namespace collage

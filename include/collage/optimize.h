@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "collage/precision.h"
+#include "collage/status.h"
 #include "collage/tensor.h"
 
 namespace collage {
@@ -54,6 +55,10 @@ struct GenerationProgress {
   double elapsed_seconds = 0;
 };
 
+// OK for an OptimizeOptions::workers value that names a choice (below); kInvalidArgument,
+// listing them, for any other.
+Status CheckWorkers(const std::string& workers);
+
 struct OptimizeOptions {
   // Backends the search may use; empty = every registered one. "native" is always added: it
   // runs every op.
@@ -88,6 +93,19 @@ struct OptimizeOptions {
   // "in-process" measures in this process. No worker found, or one refused (another build,
   // lacking a backend registered here in code) → in-process, with a warning in the report.
   std::string measure_worker;
+  // Who measures the candidates: "" or "local" — the worker process above; "in-process" —
+  // this process (as measure_worker = "in-process"); "ray" — the nodes of a Ray cluster
+  // ($RAY_ADDRESS, else the one started on this machine) that offer this machine's device
+  // resource (DeviceResourceName, `collage ray resources`), several at once; "ray://HOST:PORT"
+  // — the same through a cluster's Ray Client server. With Ray the search, the calibration
+  // runs and the probes of steps and library switches stay here; candidates and layout
+  // conversions are measured on the nodes, each by collage_measure_worker at the path it has
+  // here. No fallback: Ray missing or no node offering the resource is an error.
+  std::string workers;
+  // The Python that runs the Ray dispatcher (tools/ray/collage_ray_dispatch.py): it must
+  // import ray (scripts/install_ray.sh makes BUILD/rayenv). A bare name is looked up on PATH.
+  // The command line takes it from $COLLAGE_RAY_PYTHON.
+  std::string ray_python = "python3";
   // A request to the worker taking longer is stopped: the worker is killed and the
   // candidate recorded invalid ("timed out after 60 s").
   double measure_timeout_seconds = 60;

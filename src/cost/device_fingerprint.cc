@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sys/utsname.h>
 
+#include <cstdint>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -59,6 +60,17 @@ std::string Fingerprint() {
 const std::string& DeviceFingerprint() {
   static const std::string fingerprint = Fingerprint();
   return fingerprint;
+}
+
+std::string DeviceResourceName(const std::string& fingerprint) {
+  // FNV-1a, 64 bits: written out rather than std::hash, whose value may differ between
+  // standard libraries, and the name must match between machines.
+  uint64_t hash = 14695981039346656037ull;
+  for (const char c : fingerprint) {
+    hash ^= static_cast<uint8_t>(c);
+    hash *= 1099511628211ull;
+  }
+  return fmt::format("collage-device-{:016x}", hash);
 }
 
 }  // namespace collage

@@ -13,7 +13,7 @@
 #include "cost/claim_owner.h"
 #include "cost/cost_database.h"
 #include "cost/cost_model.h"
-#include "cost/worker_measurer.h"
+#include "cost/workers_choice.h"
 #include "runtime/threading.h"
 #include "search/final_decision.h"
 #include "search/op_level_search.h"
@@ -268,9 +268,11 @@ StatusOr<OptimizeResult> SearchPlacement(const Graph& graph, BackendRegistry& re
                                                     : RunFootprintBytes(graph);
   const auto measure_start = std::chrono::steady_clock::now();
   // In a worker process unless told otherwise: a library crashing there costs a candidate.
-  COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Measurer> measurer,
-                           ChooseMeasurer(options.measure_worker, options.measure_timeout_seconds,
-                                          registry, backends, &report.warnings));
+  COLLAGE_ASSIGN_OR_RETURN(
+      std::unique_ptr<Measurer> measurer,
+      ChooseWorkers({options.workers, options.measure_worker, options.measure_timeout_seconds,
+                     options.ray_python},
+                    registry, backends, &report.warnings));
   MeasuredCostModel costs(graph, registry, *database, *measurer, threads, settings, options.on_progress);
   std::vector<CostRecord> records;
   COLLAGE_RETURN_IF_ERROR(costs.PriceCandidates(candidates, &records));

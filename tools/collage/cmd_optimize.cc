@@ -4,6 +4,7 @@
 // show the search's estimate against the run and save the plan / the report / the JSON.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -36,6 +37,7 @@ struct OptimizeFlags {
   int threads = 0;
   std::string cost_db;
   double measure_timeout = OptimizeOptions().measure_timeout_seconds;
+  std::string workers;
   std::string save_plan;
   std::string report;
   std::string json;
@@ -112,6 +114,10 @@ OptimizeOptions OptimizeOptionsOf(const OptimizeFlags& flags) {
   optimize.seed = flags.seed;
   optimize.caches = flags.caches;
   optimize.measure_timeout_seconds = flags.measure_timeout;
+  optimize.workers = flags.workers;
+  // The library reads no environment: the command line does.
+  if (const char* python = std::getenv("COLLAGE_RAY_PYTHON"); python != nullptr && *python != '\0')
+    optimize.ray_python = python;
   // The library's end-to-end decision between the finalists is the one measurement of whole
   // placements; --no-compare skips it (the search's plan is kept unmeasured).
   optimize.final_rounds = flags.compare ? flags.rounds : 0;
@@ -287,6 +293,13 @@ void AddOptimizeCommand(CLI::App& app, int& exit_code) {
                   "candidate recorded invalid")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  cmd->add_option("--workers", flags->workers,
+                  "Where candidates are measured: local (a worker process here, the default), "
+                  "in-process, ray (the nodes of the Ray cluster of $RAY_ADDRESS or of this "
+                  "machine that offer this machine's device resource: `collage ray resources`) "
+                  "or ray://HOST:PORT (through the cluster's Ray Client server). With Ray, "
+                  "$COLLAGE_RAY_PYTHON (default python3) runs the dispatcher and must have Ray")
+      ->check([](const std::string& value) { return CheckWorkers(value).message(); });
   cmd->add_option("--save-plan", flags->save_plan, "Write the plan (JSON) here, for run/bench --plan");
   cmd->add_option("--report", flags->report, "Write an HTML page of the placement and every group's rivals");
   cmd->add_option("--json", flags->json,

@@ -21,6 +21,7 @@ void AddDemoCommand(CLI::App& app, int& exit_code);
 void AddBackendsCommand(CLI::App& app, int& exit_code);
 void AddOptimizeCommand(CLI::App& app, int& exit_code);
 void AddCostsCommand(CLI::App& app, int& exit_code);
+void AddRayCommand(CLI::App& app, int& exit_code);
 
 // `collage --version`: collage's version, then every built-in backend's library version (and
 // the backends this build left out, with the reason).

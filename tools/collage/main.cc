@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   collage::cli::AddBackendsCommand(app, exit_code);
   collage::cli::AddOptimizeCommand(app, exit_code);
   collage::cli::AddCostsCommand(app, exit_code);
+  collage::cli::AddRayCommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,28 @@
+// Which measurer an optimize uses, by OptimizeOptions::workers (include/collage/optimize.h):
+// the local worker process ("" or "local", ChooseMeasurer with its fallback to this process),
+// this process ("in-process"), or the nodes of a Ray cluster ("ray", "ray://HOST:PORT";
+// RayMeasurer), which never falls back: a fleet asked for and not reached is an error.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collage/optimize.h"
+#include "cost/measurer.h"
+
+namespace collage {
+
+struct WorkersChoice {
+  std::string workers;         // OptimizeOptions::workers
+  std::string measure_worker;  // OptimizeOptions::measure_worker
+  double timeout_seconds = 60;
+  std::string ray_python;      // OptimizeOptions::ray_python
+};
+
+StatusOr<std::unique_ptr<Measurer>> ChooseWorkers(const WorkersChoice& choice,
+                                                  const BackendRegistry& registry,
+                                                  const std::vector<std::string>& backends,
+                                                  std::vector<std::string>* warnings);
+
+}  // namespace collage
