@@ -55,6 +55,7 @@ test-deps:
 	./scripts/install_engines.sh $(BUILD_DIR)
 	./scripts/install_python_deps.sh $(BUILD_DIR)
 	./scripts/install_quantizer.sh $(BUILD_DIR)
+	./scripts/install_ray.sh $(BUILD_DIR)
 
 build: deps
 	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release $(LAUNCHER) >/dev/null

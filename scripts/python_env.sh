@@ -1,5 +1,5 @@
 # Sourced by the scripts that install a Python environment into a folder of the build
-# (install_python_deps.sh, install_quantizer.sh): one function that makes it.
+# (install_python_deps.sh, install_quantizer.sh, install_ray.sh): one function that makes it.
 #
 #   make_python_env ENV PYTHON "PINNED PACKAGES" "WHAT IS LOST WITHOUT IT" [VENV OPTIONS...]
 #
