@@ -60,6 +60,17 @@ class Cluster:
                                  "--include-dashboard=false",
                                  "--temp-dir", os.path.join(self.work, "ray")], env)
 
+    def runs(self, name, text):
+        """Whether a process of node `name` has `text` in its command line."""
+        for pid in session_processes(self.nodes[name].pid):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if text.encode() in f.read():
+                        return True
+            except OSError:
+                continue
+        return False
+
     def kill(self, name):
         process = self.nodes.pop(name)
         for pid in session_processes(process.pid):
