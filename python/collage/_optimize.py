@@ -97,7 +97,7 @@ def _shares(groups):
 
 def optimize(path, search="op-level", budget=None, threads=0, save_plan=None, cost_db=None,
              backends=None, rounds=None, calibrate=None, shapes=None, strict_nan=False,
-             precision="fp32", tolerance=1e-2, progress=None):
+             precision="fp32", tolerance=1e-2, progress=None, workers=None, ray_python=None):
     """Places the model's ops on the fastest backends by measurement and returns an
     OptimizeReport.
 
@@ -120,6 +120,11 @@ def optimize(path, search="op-level", budget=None, threads=0, save_plan=None, co
                reduced precision a backend offers on this CPU, whichever measures faster,
                the plan's outputs kept within `tolerance` of the float32 reference kernels
                (max |a - b| / max |reference|, on 2 seeded random input sets)
+    workers    where candidates are measured: None or "local" (a worker process of this
+               machine), "in-process", "ray" (the nodes of the Ray cluster at $RAY_ADDRESS or
+               started on this machine that offer this machine's device resource: `collage ray
+               resources`) or "ray://HOST:PORT" (through the cluster's Ray Client server)
+    ray_python the Python that drives Ray for workers="ray…" (default: this interpreter)
     progress   a progress display on stderr through every phase (measuring, calibrating,
                checking finalists, deciding): None (default) shows it when stderr is a
                terminal, True always, False never
@@ -146,7 +151,9 @@ def optimize(path, search="op-level", budget=None, threads=0, save_plan=None, co
                                 "" if cost_db is None else str(cost_db), list(backends or []),
                                 -1 if rounds is None else int(rounds),
                                 -1 if calibrate is None else int(calibrate), shapes,
-                                bool(strict_nan), precision, float(tolerance), display)
+                                bool(strict_nan), precision, float(tolerance),
+                                "" if workers is None else str(workers),
+                                sys.executable if ray_python is None else str(ray_python), display)
     finally:
         if display is not None:
             display.finish()

@@ -43,6 +43,8 @@ struct OptimizeArgs {
   bool strict_nan;
   std::string precision;  // "fp32", "bf16" or "auto" (checked by the Python wrapper)
   double tolerance;
+  std::string workers;     // OptimizeOptions::workers; empty: the local worker
+  std::string ray_python;  // the Python that drives Ray for workers "ray…"
   // Called with (phase, done, total, cache_hits, invalid, elapsed_seconds) as the optimize
   // goes (OptimizeProgress); None: no progress.
   nb::object on_progress;
@@ -175,6 +177,9 @@ nb::dict Optimize(const OptimizeArgs& args) {
   }
   optimize.precision = *precision;
   optimize.tolerance = args.tolerance;
+  ThrowIfError(CheckWorkers(args.workers));
+  optimize.workers = args.workers;
+  if (!args.ray_python.empty()) optimize.ray_python = args.ray_python;
   optimize.on_progress = PythonProgress(args.on_progress);
 
   std::unique_ptr<Session> session;
@@ -200,15 +205,17 @@ void BindOptimize(nb::module_& m) {
          const std::string& save_plan, const std::string& cost_db,
          const std::vector<std::string>& backends, int rounds, int calibrate,
          const std::map<std::string, std::vector<int64_t>>& shapes, bool strict_nan,
-         const std::string& precision, double tolerance, nb::object on_progress) {
+         const std::string& precision, double tolerance, const std::string& workers,
+         const std::string& ray_python, nb::object on_progress) {
         return Optimize(OptimizeArgs{path, search, budget, threads, save_plan, cost_db, backends,
                                      rounds, calibrate, shapes, strict_nan, precision, tolerance,
-                                     std::move(on_progress)});
+                                     workers, ray_python, std::move(on_progress)});
       },
       nb::arg("path"), nb::arg("search"), nb::arg("budget"), nb::arg("threads"),
       nb::arg("save_plan"), nb::arg("cost_db"), nb::arg("backends"), nb::arg("rounds"),
       nb::arg("calibrate"), nb::arg("shapes"), nb::arg("strict_nan"), nb::arg("precision"),
-      nb::arg("tolerance"), nb::arg("on_progress").none());
+      nb::arg("tolerance"), nb::arg("workers"), nb::arg("ray_python"),
+      nb::arg("on_progress").none());
 }
 
 }  // namespace collage::python

@@ -104,6 +104,15 @@ def test_bad_options_are_refused_before_measuring(tiny_model, tmp_path):
         collage.optimize(tmp_path / "missing.onnx", cost_db=tmp_path / "c.sqlite")
 
 
+def test_workers_it_does_not_know_or_a_python_without_ray_are_refused(tiny_model, tmp_path):
+    with pytest.raises(collage.InvalidArgumentError, match="workers 'everywhere'"):
+        collage.optimize(tiny_model.path, workers="everywhere")
+    # Debian's own Python has no Ray: the optimize stops saying so, nothing is measured here.
+    with pytest.raises(collage.CollageError, match="pip install ray"):
+        collage.optimize(tiny_model.path, workers="ray", ray_python="/usr/bin/python3",
+                         cost_db=tmp_path / "c.sqlite")
+
+
 def test_reduced_precision_keeps_the_plan_within_the_tolerance(tiny_model, tiny_input, tmp_path):
     report = collage.optimize(tiny_model.path, threads=1, rounds=2, calibrate=1,
                               cost_db=tmp_path / "costs.sqlite", save_plan=tmp_path / "auto.plan",
