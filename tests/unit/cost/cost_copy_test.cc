@@ -81,7 +81,10 @@ class CostCopyTest : public ::testing::Test {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  void TearDown() override {
+    still_measuring_.clear();
+    fs::remove_all(dir_);
+  }
   std::string Path(const std::string& name) const { return (dir_ / name).string(); }
   void Write(const std::string& path, const std::vector<StoredCost>& rows, bool claim = false) {
     auto db = CostDatabase::Open(path, nullptr);
@@ -89,8 +92,9 @@ class CostCopyTest : public ::testing::Test {
     for (const StoredCost& row : rows) ASSERT_TRUE(*(*db)->PutRow(row));
     if (claim) {
       ASSERT_TRUE((*db)->Claim(Key("in flight"), false).ok());
-      // Closing would remove the claim: left open, as by a process still measuring.
-      (void)db->release();
+      // Closing would remove the claim: kept open to the end of the test, as by a process
+      // still measuring.
+      still_measuring_.push_back(std::move(*db));
     }
   }
   static std::string Bytes(const std::string& path) {
@@ -98,6 +102,7 @@ class CostCopyTest : public ::testing::Test {
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
   fs::path dir_;
+  std::vector<std::unique_ptr<CostDatabase>> still_measuring_;
 };
 
 TEST_F(CostCopyTest, CopiesThisMachinesRowsKeepingTheNewer) {
