@@ -67,8 +67,10 @@ class OptimizeReport:
     conversions_in_run_ms: float
     candidates: int
     distinct_candidates: int
-    measured: int  # measurements made now
+    measured: int  # measurements made now (candidates, conversions and probes)
     cache_hits: int  # found in the cost database
+    candidates_measured: int  # of the distinct candidates, measured now
+    candidates_found: int  # of the distinct candidates, found in the cost database
     invalid: int
     invalid_examples: list
     conversions: int

@@ -125,6 +125,8 @@ nb::dict ReportDict(const OptimizeReport& report, const Session& session, const 
   d["distinct_candidates"] = report.distinct_candidates;
   d["measured"] = report.measured;
   d["cache_hits"] = report.cache_hits;
+  d["candidates_measured"] = report.candidates_measured;
+  d["candidates_found"] = report.candidates_found;
   d["invalid"] = report.invalid;
   d["invalid_examples"] = report.invalid_examples;
   d["conversions"] = report.conversions;

@@ -24,6 +24,7 @@ def test_the_report_describes_the_kept_placement(optimized, tiny_model):
     assert isinstance(report, collage.OptimizeReport)
     assert report.search == "op-level" and report.cost_db == str(folder / "costs.sqlite")
     assert report.measured > 0 and report.cache_hits == 0 and report.invalid == 0
+    assert report.candidates_measured == report.distinct_candidates and report.candidates_found == 0
     assert report.estimated_ms > 0 and report.measured_ms > 0
     # Every node in exactly one group, in the model's order here (a chain).
     assert [n for g in report.groups for n in g.nodes] == ["conv", "relu", "pool", "flatten", "fc", "softmax"]
@@ -76,6 +77,7 @@ def test_a_second_optimize_finds_every_cost_in_the_database(optimized, tiny_mode
     _, folder = optimized
     again = collage.optimize(tiny_model.path, threads=1, rounds=0, cost_db=folder / "costs.sqlite")
     assert again.measured == 0 and again.cache_hits > 0
+    assert again.candidates_found == again.distinct_candidates and again.candidates_measured == 0
     # rounds=0: no end-to-end decision, the search's plan kept unmeasured.
     assert again.finalists == [] and again.measured_ms == 0 and again.plan is None
     uncalibrated = collage.optimize(tiny_model.path, threads=1, rounds=0, calibrate=0,
