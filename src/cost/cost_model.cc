@@ -253,7 +253,7 @@ Status MeasuredCostModel::PriceCandidates(std::vector<SearchCandidate>& candidat
       // Stopping here loses nothing: every finished measurement is already stored.
       if (InterruptRequested()) return Interrupted();
       progressed = true;
-      Status measured = measurer_.CandidatesInBatch(jobs, [&](size_t i, CostRecord record) {
+      Status measured = measurer_.CandidatesInBatch(jobs, [&](size_t i, const CostRecord& record) {
         ++measured_;
         ++candidates_measured_;
         COLLAGE_RETURN_IF_ERROR(database_.Put(keys[by_key[batch[i]].front()], record));

@@ -132,7 +132,7 @@ Status EnsurePostgresSchema(PgConnection& connection) {
   COLLAGE_RETURN_IF_ERROR(connection.Exec("BEGIN").status());
   const Status ensured = EnsureInTransaction(connection);
   // A failed statement aborts the transaction: ROLLBACK then leaves everything as it was.
-  const Status ended = connection.Exec(ensured.ok() ? "COMMIT" : "ROLLBACK").status();
+  Status ended = connection.Exec(ensured.ok() ? "COMMIT" : "ROLLBACK").status();
   COLLAGE_RETURN_IF_ERROR(ensured);
   return ended;
 }

@@ -87,7 +87,7 @@ int Stats(const CostsFlags& flags) {
         invalid += same.invalid;
       }
       std::printf("device %s: %lld rows (%lld valid, %lld invalid)\n",
-                  PrintableText(device).c_str(), static_cast<long long>(valid + invalid),
+                  PrintableText(device).c_str(), static_cast<long long>(valid) + static_cast<long long>(invalid),
                   static_cast<long long>(valid), static_cast<long long>(invalid));
     }
     std::printf("  %-18s %-40s %6lld valid %6lld invalid\n", PrintableText(rows.backend).c_str(),
