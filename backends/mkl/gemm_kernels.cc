@@ -3,14 +3,12 @@
 #include <mkl_cblas.h>
 
 #include <algorithm>
-#include <cstring>
 #include <map>
 #include <optional>
 
+#include "gemm_common.h"
 #include "mkl_functions.h"
-#include "collage/sdk/find_node.h"
 #include "collage/sdk/gemm_params.h"
-#include "collage/sdk/matmul_plan.h"
 #include "collage/sdk/operand.h"
 #include "mkl_threads.h"
 #include "packed_matrix.h"
@@ -20,15 +18,6 @@ namespace collage::mkl {
 namespace {
 
 std::vector<Layout> PlainLayouts(size_t n) { return std::vector<Layout>(n, Layout::Plain()); }
-
-// y[rows x n] = row broadcast down the rows (a row of n values, or one value).
-void FillRows(float* y, int64_t rows, int64_t n, const std::vector<float>& row) {
-  if (row.size() == 1) {
-    std::fill(y, y + rows * n, row[0]);
-    return;
-  }
-  for (int64_t r = 0; r < rows; ++r) std::memcpy(y + r * n, row.data(), sizeof(float) * n);
-}
 
 // The common stride of offsets that advance evenly (0 for a broadcast operand); nullopt
 // when they do not, or when the stride does not fit MKL_INT.
@@ -73,16 +62,8 @@ class MatMulKernel final : public Kernel {
     const int64_t count = static_cast<int64_t>(plan.a_offsets.size());
     const int64_t block = plan.m * plan.n;
     if (block == 0) return Status::Ok();
-    // With a bias the output starts as the bias rows and the GEMM accumulates (beta = 1).
-    float beta = 0.0f;
-    if (!p_.bias.empty()) {
-      FillRows(y, count * plan.m, plan.n, p_.bias);
-      beta = 1.0f;
-    }
-    if (plan.k == 0) {  // an empty sum: MKL would reject lda = 0
-      if (p_.bias.empty()) std::fill(y, y + count * block, 0.0f);
-      return Status::Ok();
-    }
+    const float beta = StartMatMulOutput(plan, p_.bias, y);
+    if (plan.k == 0) return Status::Ok();  // an empty sum: MKL would reject lda = 0
     const float* a = p_.path == MatMulPath::kPackedA ? nullptr : p_.a.Data(buffers);
     const float* b = p_.path == MatMulPath::kPackedB ? nullptr : p_.b.Data(buffers);
     const MKL_INT m = static_cast<MKL_INT>(plan.m);
@@ -154,8 +135,6 @@ class GemmKernel final : public Kernel {
   GemmKernel(GemmOperands g, std::optional<PackedMatrix> packed, bool packed_a, int num_threads,
              size_t num_inputs)
       : p_(g.params),
-        c_row_stride_(g.params.c_rows == 1 ? 0 : g.params.c_cols),
-        c_col_stride_(g.params.c_cols == 1 ? 0 : 1),
         a_(std::move(g.a)),
         b_(std::move(g.b)),
         c_(std::move(g.c)),
@@ -169,16 +148,8 @@ class GemmKernel final : public Kernel {
   Status Run(const KernelBuffers& buffers) const override {
     float* y = static_cast<float*>(buffers.outputs[0]);
     if (p_.m == 0 || p_.n == 0) return Status::Ok();
-    // As in ONNX (and BLAS), beta == 0 ignores C entirely, NaNs included.
-    float beta = 0.0f;
-    if (p_.has_c && p_.beta != 0.0f) {
-      BroadcastC(c_.Data(buffers), y);
-      beta = p_.beta;
-    }
-    if (p_.k == 0) {
-      for (int64_t i = 0; i < p_.m * p_.n; ++i) y[i] = beta == 0.0f ? 0.0f : beta * y[i];
-      return Status::Ok();
-    }
+    const float beta = StartGemmOutput(p_, c_.Data(buffers), y);
+    if (p_.k == 0) return Status::Ok();
     const MKL_INT m = static_cast<MKL_INT>(p_.m);
     const MKL_INT n = static_cast<MKL_INT>(p_.n);
     const MKL_INT k = static_cast<MKL_INT>(p_.k);
@@ -201,21 +172,7 @@ class GemmKernel final : public Kernel {
   }
 
  private:
-  // y[m x n] = C broadcast ([m, n], a row, a column or one value).
-  void BroadcastC(const float* c, float* y) const {
-    for (int64_t i = 0; i < p_.m; ++i) {
-      const float* row = c + i * c_row_stride_;
-      float* out = y + i * p_.n;
-      if (c_col_stride_ == 1) {
-        std::memcpy(out, row, sizeof(float) * p_.n);
-      } else {
-        std::fill(out, out + p_.n, row[0]);
-      }
-    }
-  }
-
   GemmParams p_;
-  int64_t c_row_stride_, c_col_stride_;  // C read as broadcast to [m, n]
   Operand a_;
   Operand b_;
   Operand c_;
@@ -227,31 +184,16 @@ class GemmKernel final : public Kernel {
 }  // namespace
 
 StatusOr<std::unique_ptr<Kernel>> CompileMatMul(const CompileRequest& request) {
-  const Graph& graph = *request.graph;
-  const Node* matmul = FindNode(request, "MatMul");
-  if (matmul == nullptr) return InvalidArgument("the group has no MatMul node");
-  const Shape& a_shape = graph.value(matmul->inputs[0]).type.shape;
-  const Shape& b_shape = graph.value(matmul->inputs[1]).type.shape;
+  COLLAGE_ASSIGN_OR_RETURN(MatMulGroup group, ReadMatMulGroup(request));
+  const Node* matmul = group.matmul;
   MatMulKernel::Parts parts;
-  COLLAGE_ASSIGN_OR_RETURN(parts.plan, PlanMatMul(a_shape, b_shape));
+  parts.plan = std::move(group.plan);
   const MatMulPlan& plan = parts.plan;
-  if (!FitsMklInt(plan.m) || !FitsMklInt(plan.n) || !FitsMklInt(plan.k)) {
-    return Unsupported("MatMul {} x {} exceeds MKL's int dims", ShapeToString(a_shape),
-                       ShapeToString(b_shape));
-  }
   parts.num_threads = request.num_threads();
   COLLAGE_ASSIGN_OR_RETURN(parts.a, Operand::Resolve(request, matmul->inputs[0]));
   COLLAGE_ASSIGN_OR_RETURN(parts.b, Operand::Resolve(request, matmul->inputs[1]));
-  if (const Node* add = FindNode(request, "Add")) {
-    const ValueId mm_out = matmul->outputs[0];
-    const ValueId bias_id = add->inputs[0] == mm_out ? add->inputs[1] : add->inputs[0];
-    COLLAGE_ASSIGN_OR_RETURN(Operand bias, Operand::Resolve(request, bias_id));
-    if (!bias.is_constant()) return InvalidArgument("the bias of MatMul is not a constant");
-    parts.bias = bias.constant();
-    if (parts.bias.size() != 1 && static_cast<int64_t>(parts.bias.size()) != plan.n) {
-      return Unsupported("bias of {} values for a MatMul with {} columns", parts.bias.size(),
-                         plan.n);
-    }
+  if (group.add != nullptr) {
+    COLLAGE_ASSIGN_OR_RETURN(parts.bias, BiasOfMatMul(request, group));
   }
   const bool empty = plan.m == 0 || plan.n == 0 || plan.k == 0;  // nothing to pack
   if (!empty && parts.b.is_constant()) {

@@ -1,5 +1,7 @@
 #include "mkl_rules.h"
 
+#include "bf16_gemm_kernels.h"
+#include "bfloat16_values.h"
 #include "collage/sdk/float32_rule_checks.h"
 #include "conv_kernel.h"
 #include "conv_transpose_kernel.h"
@@ -15,9 +17,23 @@ bool Conv2dSupported(const Match& m) {
          m.capture_type(1).shape.size() == 4;
 }
 
+// The products "matmul", "matmul_bias" and "gemm" compile in float32 (gemm_kernels.h) or in
+// bf16 (bf16_gemm_kernels.h), as the request asks.
+RuleCompiler InPrecision(StatusOr<std::unique_ptr<Kernel>> (*float32)(const CompileRequest&),
+                            StatusOr<std::unique_ptr<Kernel>> (*bfloat16)(const CompileRequest&)) {
+  return [float32, bfloat16](const CompileRequest& request, const Match&) {
+    return request.precision == Precision::kBfloat16 ? bfloat16(request) : float32(request);
+  };
+}
+
 }  // namespace
 
 RuleSet BuildRules() {
+  // bf16 products where the CPU computes them natively, beside float32: the search measures
+  // both (MKL would emulate them elsewhere, slower than its float32 ones).
+  const std::vector<Precision> products =
+      ComputesBfloat16() ? std::vector<Precision>{Precision::kFloat32, Precision::kBfloat16}
+                         : std::vector<Precision>{Precision::kFloat32};
   RuleSet rules;
   // Every rule declares the NaN/Inf contract: MKL's sgemm propagates NaN and infinities
   // through its sums (beta = 0 never reads the output, as BLAS specifies), and the bias and
@@ -27,7 +43,8 @@ RuleSet BuildRules() {
   rules.Add(Rule("matmul", Op("MatMul")(Any(), Any()))
                 .Where(AllStaticFloat32)
                 .PropagatesNonFinite()
-                .Compiles(CompileMatMul));
+                .Precisions(products)
+                .Compiles(InPrecision(CompileMatMul, CompileMatMulBf16)));
   // MatMul by a constant weight, then Add of a constant bias row (a Linear layer).
   rules.Add(Rule("matmul_bias", Op("Add")(Op("MatMul")(Any(), Const()), Const()))
                 .Where(AllStaticFloat32)
@@ -40,12 +57,14 @@ RuleSet BuildRules() {
                          IsRowBias(m.capture_type(2), mm.shape);
                 })
                 .PropagatesNonFinite()
-                .Compiles(CompileMatMul));
+                .Precisions(products)
+                .Compiles(InPrecision(CompileMatMul, CompileMatMulBf16)));
   rules.Add(Rule("gemm", Op("Gemm")(Any(), Any(), Optional(Any())))
                 .Where(AllStaticFloat32)
                 .Where(BroadcastsAsOpset7)
                 .PropagatesNonFinite()
-                .Compiles(CompileGemm));
+                .Precisions(products)
+                .Compiles(InPrecision(CompileGemm, CompileGemmBf16)));
   rules.Add(Rule("conv", Op("Conv")(Any(), Const(), Optional(Const())))
                 .Where(Conv2dSupported)
                 .PropagatesNonFinite()

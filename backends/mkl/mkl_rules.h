@@ -1,6 +1,7 @@
 // What the MKL backend offers to run: float32 GEMM-shaped ops, the set the OpenBLAS backend
 // offers (backends/openblas/openblas_rules.h), so that measurement compares the two BLAS
-// libraries group by group; ConvTranspose (conv_transpose_kernel.h) and LSTM (lstm_kernel.h)
+// libraries group by group, the products also in bf16 where the CPU computes it natively
+// (bf16_gemm_kernels.h); ConvTranspose (conv_transpose_kernel.h) and LSTM (lstm_kernel.h)
 // on its packed products.
 #pragma once
 
