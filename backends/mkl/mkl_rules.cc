@@ -6,6 +6,7 @@
 #include "conv_kernel.h"
 #include "conv_transpose_kernel.h"
 #include "gemm_kernels.h"
+#include "integer_matmul_kernel.h"
 #include "lstm_kernel.h"
 
 namespace collage::mkl {
@@ -79,6 +80,14 @@ RuleSet BuildRules() {
                 .PropagatesNonFinite()
                 .Compiles([](const CompileRequest& request, const Match&) {
                   return CompileConvTranspose(request);
+                }));
+  // MatMulInteger of dynamically quantized activations by int8 weights, exact int32 sums
+  // (integer_matmul_kernel.h): integers carry no NaN, so no contract to declare.
+  rules.Add(Rule("matmul_integer",
+                 Op("MatMulInteger")(Any(), Const(), Optional(Any()), Optional(Const())))
+                .Where(IntegerMatMulSupported)
+                .Compiles([](const CompileRequest& request, const Match&) {
+                  return CompileIntegerMatMul(request);
                 }));
   // LSTM on packed products and VML's tanh (lstm_kernel.h); "lstm_serial" runs the
   // recurrence on the calling thread. The gates' sigmoid as 0.5 * tanh(x / 2) + 0.5 maps

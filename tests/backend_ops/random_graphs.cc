@@ -823,6 +823,27 @@ ValueId QuantizedMatMul(Generator& gen, GraphBuilder& b) {
   return b.Node("QuantizeLinear", {y, ys, yz});
 }
 
+// A dynamically quantized linear layer as ONNX Runtime's quantize_dynamic writes it:
+// DynamicQuantizeLinear of a float activation [rows, K] or [batch, rows, K], MatMulInteger by
+// constant int8 weights (full-range or 7-bit; a zero point of zeros, or none), Cast to float,
+// Mul by the product of the two scales.
+ValueId DynamicQuantizedMatMul(Generator& gen, GraphBuilder& b) {
+  const int64_t k = gen.Pick<int64_t>({8, 16, 64, 256});
+  const int64_t n = gen.Pick<int64_t>({4, 16, 24, 64});
+  Shape a_shape{gen.Pick<int64_t>({1, 3, 8}), k};
+  if (gen.Chance(0.4)) a_shape.insert(a_shape.begin(), 2);
+  const int64_t w_max = gen.Chance(0.5) ? 127 : 64;
+  std::vector<int8_t> w(static_cast<size_t>(k * n));
+  for (int8_t& v : w) v = static_cast<int8_t>(gen.Uniform(-w_max, w_max));
+  const ValueId x = b.Input("x", DType::kFloat32, a_shape);
+  const std::vector<ValueId> q = b.NodeMulti("DynamicQuantizeLinear", {x}, 3);
+  std::vector<ValueId> in{q[0], b.Constant<int8_t>("w", Shape{k, n}, w), q[2]};
+  if (gen.Chance(0.5)) in.push_back(b.Scalar<int8_t>("w_zero_point", 0));
+  const ValueId product = b.Node("MatMulInteger", in);
+  const ValueId scale = b.Node("Mul", {q[1], b.Scalar<float>("w_scale", 0.01f)});
+  return b.Node("Mul", {b.Node("Cast", {product}, {{"to", Attribute(int64_t{1})}}), scale});
+}
+
 }  // namespace
 
 std::vector<SourceGraph> RandomGraphs(uint64_t seed, int per_family) {
@@ -873,6 +894,7 @@ std::vector<SourceGraph> RandomGraphs(uint64_t seed, int per_family) {
       // Many: on a CPU without VNNI only uint8 inputs with 7-bit weights reach the integer rules.
       {"quantized_conv", Simple(QuantizedConv), 48},
       {"quantized_matmul", Simple(QuantizedMatMul), 48},
+      {"dynamic_quantized_matmul", Simple(DynamicQuantizedMatMul), 16},
   };
   Generator gen(seed);
   std::vector<SourceGraph> graphs;
