@@ -20,8 +20,6 @@ namespace {
 
 using dnnl::memory;
 
-bool IsEightBit(DType dtype) { return dtype == DType::kUInt8 || dtype == DType::kInt8; }
-
 // Everything the kernel needs, read from any of the forms.
 struct QuantizedMatMul {
   ValueId a = kNoValue;

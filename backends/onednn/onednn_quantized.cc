@@ -1,7 +1,6 @@
 #include "onednn_quantized.h"
 
 #include <algorithm>
-#include <cmath>
 
 namespace collage::onednn {
 namespace {
@@ -25,37 +24,6 @@ dnnl::memory ZeroPointMemory(int32_t value) {
 }
 
 }  // namespace
-
-std::optional<float> SingleValue(const Graph& graph, ValueId value) {
-  if (value == kNoValue) return std::nullopt;
-  const Value& v = graph.value(value);
-  if (!v.is_constant() || v.type.num_elements() != 1) return std::nullopt;
-  return v.constant->ToVector<float>()[0];
-}
-
-bool AllZero(const Graph& graph, ValueId value) {
-  if (value == kNoValue) return true;
-  const Value& v = graph.value(value);
-  if (!v.is_constant()) return false;
-  const std::vector<float> z = v.constant->ToVector<float>();
-  return std::all_of(z.begin(), z.end(), [](float x) { return x == 0; });
-}
-
-bool ReadTensorParams(const Graph& graph, const Node& node, float* scale, int32_t* zero_point) {
-  const std::optional<float> s = SingleValue(graph, node.inputs[1]);
-  if (!s.has_value() || !(*s > 0) || !std::isfinite(*s)) return false;
-  const ValueId zp = node.inputs.size() > 2 ? node.inputs[2] : kNoValue;
-  const std::optional<float> z =
-      zp == kNoValue ? std::optional<float>(0.0f) : SingleValue(graph, zp);
-  if (!z.has_value()) return false;
-  *scale = *s;
-  *zero_point = static_cast<int32_t>(*z);
-  return true;
-}
-
-Pattern DequantizedConstant() {
-  return Op("DequantizeLinear")(Const(), Const(), Optional(Const()));
-}
 
 bool IntegerProductExact(DType input, const Tensor& weights) {
   if (HasVnni()) return true;

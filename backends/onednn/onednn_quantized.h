@@ -1,27 +1,16 @@
 // What the oneDNN backend's integer kernels (onednn_int8_conv.cc, onednn_int8_matmul.cc)
-// share: reading the per-tensor parameters of quantized values, whether oneDNN computes a
-// product exactly on this CPU, and the zero points oneDNN takes at run time.
+// share beyond the SDK's readers of quantization parameters (collage/sdk/quantized_params.h):
+// whether oneDNN computes a product exactly on this CPU, and the zero points oneDNN takes at
+// run time.
 #pragma once
 
 #include <optional>
 
+#include "collage/sdk/quantized_params.h"
 #include "onednn_epilogue.h"
 #include "onednn_rules.h"
 
 namespace collage::onednn {
-
-// The one value of a constant scalar (or one-element tensor), as float.
-std::optional<float> SingleValue(const Graph& graph, ValueId value);
-
-// Whether `value` is absent or a constant of zeros (a zero point that is none).
-bool AllZero(const Graph& graph, ValueId value);
-
-// A QuantizeLinear's or DequantizeLinear's per-tensor scale (finite, > 0) and zero point
-// (inputs 1 and 2); false when either is not a constant of one value.
-bool ReadTensorParams(const Graph& graph, const Node& node, float* scale, int32_t* zero_point);
-
-// A constant int8 tensor dequantized: DequantizeLinear(Const, Const, Const?).
-Pattern DequantizedConstant();
 
 // Whether oneDNN computes an 8-bit product of `input` (uint8 or int8) by these int8 weights
 // exactly on this CPU. With VNNI or AMX it multiplies 8-bit integers into 32-bit sums

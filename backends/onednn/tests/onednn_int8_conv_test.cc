@@ -2,100 +2,12 @@
 // writes, against the reference kernels within one quantization step of the output (the
 // reference rounds each op of the QDQ form on its own), and a whole block placed on oneDNN
 // when its weights' DequantizeLinear sits at the top of the model and its input's is shared.
-#include "backend_test_util.h"
-#include "ir/quantization_step.h"
 #include "ir/simplify.h"
+#include "quantized_conv_test_util.h"
 #include "runtime/placement.h"
 
 namespace collage::testing {
 namespace {
-
-struct QuantCase {
-  DType act;
-  Shape x;
-  Shape w;
-  int64_t group = 1;
-  int64_t stride = 1;
-  int64_t pad = 1;
-  bool per_channel = true;
-  std::string bias;  // "", "int32" (dequantized) or "float"
-  bool relu = false;
-};
-
-ValueId ZeroPoint(GraphBuilder& b, const std::string& name, DType dtype, int value) {
-  if (dtype == DType::kUInt8) return b.Scalar<uint8_t>(name, static_cast<uint8_t>(128 + value));
-  return b.Scalar<int8_t>(name, static_cast<int8_t>(value));
-}
-
-// The weights' DequantizeLinear first (as quantizers write them, at the top), then
-// x → DequantizeLinear → Conv [→ Relu] → QuantizeLinear.
-Graph QdqConv(const QuantCase& c, int8_t weight_zero_point = 0) {
-  GraphBuilder b("qdq_conv", 13, 5);
-  const int64_t cout = c.w[0];
-  std::vector<float> ws;
-  for (int64_t i = 0; i < (c.per_channel ? cout : 1); ++i)
-    ws.push_back(0.004f + 0.001f * static_cast<float>(i % 5));
-  const Shape scale_shape = c.per_channel ? Shape{cout} : Shape{};
-  // 7-bit weights (quantizers' reduce_range): exact on every CPU's integer kernels.
-  std::vector<int8_t> w(static_cast<size_t>(NumElements(c.w)));
-  for (size_t i = 0; i < w.size(); ++i)
-    w[i] = static_cast<int8_t>(static_cast<int>((i * 37) % 127) - 63);
-  const ValueId dq_w = b.Node(
-      "DequantizeLinear",
-      {b.Constant<int8_t>("w", c.w, w), b.Constant<float>("ws", scale_shape, ws),
-       b.Constant<int8_t>("wz", scale_shape, std::vector<int8_t>(ws.size(), weight_zero_point))},
-      {{"axis", int64_t{0}}}, "dq_w");
-  const ValueId x = b.Input("x", c.act, c.x);
-  const float x_scale = 0.05f;
-  const ValueId dq_x =
-      b.Node("DequantizeLinear", {x, b.Scalar<float>("xs", x_scale), ZeroPoint(b, "xz", c.act, 3)},
-             {}, "dq_x");
-  std::vector<ValueId> in{dq_x, dq_w};
-  if (c.bias == "int32") {
-    std::vector<int32_t> bias(static_cast<size_t>(cout));
-    std::vector<float> bs;
-    for (int64_t i = 0; i < cout; ++i)
-      bias[static_cast<size_t>(i)] = static_cast<int32_t>(i * 97 - 300);
-    for (float s : ws) bs.push_back(x_scale * s);
-    in.push_back(
-        b.Node("DequantizeLinear",
-               {b.Constant<int32_t>("b", {cout}, bias), b.Constant<float>("bs", scale_shape, bs)},
-               {{"axis", int64_t{0}}}, "dq_b"));
-  } else if (c.bias == "float") {
-    in.push_back(b.RandomNormal("b", {cout}, 0.3f));
-  }
-  ValueId y = b.Node("Conv", in,
-                     {{"pads", std::vector<int64_t>{c.pad, c.pad, c.pad, c.pad}},
-                      {"strides", std::vector<int64_t>{c.stride, c.stride}},
-                      {"group", c.group}},
-                     "conv");
-  if (c.relu) y = b.Node("Relu", {y}, {}, "relu");
-  y = b.Node("QuantizeLinear", {y, b.Scalar<float>("ys", 0.2f), ZeroPoint(b, "yz", c.act, -5)}, {},
-             "q");
-  b.Output(y);
-  return BuildOrFail(std::move(b));
-}
-
-// The group `rule` offers on `graph` runs on oneDNN within one step of the reference.
-void ExpectWithinOneStep(const Graph& graph, const std::string& rule) {
-  const std::vector<Candidate> offered = CandidatesOf(graph, "onednn", rule);
-  ASSERT_EQ(offered.size(), 1u) << rule;
-  const CompileRequest request = CompileRequest::For(graph, offered[0].nodes, rule, 1);
-  auto runner = KernelRunner::Create(BackendNamed("onednn"), request, BackendRegistry::Global());
-  ASSERT_TRUE(runner.ok()) << runner.status().ToString();
-  std::mt19937 rng(11);
-  std::vector<Tensor> inputs;
-  for (ValueId in : request.inputs)
-    inputs.push_back(RandomTensor(graph.value(in).type.dtype, graph.value(in).type.shape, rng));
-  auto got = (*runner)->Run(inputs);
-  ASSERT_TRUE(got.ok()) << got.status().ToString();
-  auto ref = RunReferenceGroup(request, inputs);
-  ASSERT_TRUE(ref.ok()) << ref.status().ToString();
-  ASSERT_EQ(got->size(), 1u);
-  EXPECT_EQ(QuantizationStep(graph, request.outputs[0], &request.nodes), 1);
-  EXPECT_TRUE(WithinQuantizationTolerance((*got)[0], (*ref)[0], 1))
-      << rule << ": " << NormalizedError((*got)[0], (*ref)[0]);
-}
 
 // Whether oneDNN runs int8 activations exactly here (VNNI or AMX; the backend's version names
 // the instruction set it dispatches to).
@@ -119,7 +31,7 @@ TEST(OnednnInt8Conv, QdqConvolutionsMatchTheReferenceWithinOneStep) {
   for (const QuantCase& c : cases) {
     SCOPED_TRACE(std::string(DTypeName(c.act)) + " " + ShapeToString(c.x) + " " +
                  ShapeToString(c.w));
-    ExpectWithinOneStep(QdqConv(c), c.relu ? "qdq_conv_relu" : "qdq_conv");
+    ExpectWithinOneStep(QdqConv(c), "onednn", c.relu ? "qdq_conv_relu" : "qdq_conv");
   }
 }
 
@@ -139,7 +51,7 @@ TEST(OnednnInt8Conv, QLinearConvMatchesTheReferenceWithinOneStep) {
        b.Scalar<uint8_t>("yz", 100), b.Constant<int32_t>("b", {16}, bias)},
       {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
   b.Output(y);
-  ExpectWithinOneStep(BuildOrFail(std::move(b)), "qlinear_conv");
+  ExpectWithinOneStep(BuildOrFail(std::move(b)), "onednn", "qlinear_conv");
 }
 
 TEST(OnednnInt8Conv, WithoutVnniOnlyExactFormsAreOffered) {
