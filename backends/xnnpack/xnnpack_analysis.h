@@ -39,8 +39,30 @@ struct ConvSpec {
   int64_t group_out() const { return m / groups; }
 };
 StatusOr<ConvSpec> AnalyzeConv(const Graph& graph, const Node& node);
+// The geometry of a 2-D Conv (or QLinearConv) at these input and weight shapes, whatever its
+// inputs are (for the integer convolutions, whose weights come through a DequantizeLinear).
+StatusOr<ConvSpec> ConvGeometry(const Node& node, const Shape& x, const Shape& w);
 // The weights in XNNPACK's [G][OCg][KH][KW][ICg] order, and the bias (empty when absent).
 std::vector<float> PackConvWeights(const Graph& graph, const ConvSpec& spec);
+// `weights` (a Conv's [M][C/G][KH][KW], a ConvTranspose's [C][M/G][KH][KW]) in that order.
+template <typename T>
+std::vector<T> PackConvWeightsAs(const std::vector<T>& weights, const ConvSpec& s) {
+  const int64_t icg = s.group_in(), ocg = s.group_out(), khw = s.kh * s.kw;
+  std::vector<T> packed(weights.size());
+  for (int64_t g = 0; g < s.groups; ++g) {
+    for (int64_t oc = 0; oc < ocg; ++oc) {
+      for (int64_t ic = 0; ic < icg; ++ic) {
+        for (int64_t p = 0; p < khw; ++p) {
+          const int64_t from = s.transpose ? ((g * icg + ic) * ocg + oc) * khw + p
+                                           : ((g * ocg + oc) * icg + ic) * khw + p;
+          const int64_t to = ((g * ocg + oc) * khw + p) * icg + ic;
+          packed[static_cast<size_t>(to)] = weights[static_cast<size_t>(from)];
+        }
+      }
+    }
+  }
+  return packed;
+}
 std::vector<float> ConvBias(const Graph& graph, const ConvSpec& spec);
 
 // Gemm (transA = 0, constant B, bias C broadcast along N only) or MatMul with a constant

@@ -12,6 +12,54 @@ namespace collage::xnnpack {
 
 // ---- Conv / ConvTranspose ---------------------------------------------------------------
 
+namespace {
+
+// The ONNX geometry, read once for every library, in XNNPACK's form. Conv's and
+// ConvTranspose's params name these fields alike.
+template <typename Params>
+void TakeGeometry(const Params& p, ConvSpec& s) {
+  s.n = p.batch;
+  s.c = p.in_channels;
+  s.m = p.out_channels;
+  s.groups = p.group;
+  s.h = p.in_spatial[0];
+  s.wd = p.in_spatial[1];
+  TakeWindow2d(p, s);
+}
+
+// What every XNNPACK convolution's geometry must be: a non-empty output, sizes XNNPACK's
+// 32-bit fields hold.
+Status CheckGeometry(const Node& node, const ConvSpec& s) {
+  if (s.oh <= 0 || s.ow <= 0) {
+    return Unsupported("{} '{}': empty output", node.op_type, node.name);
+  }
+  for (int64_t v : {s.c, s.m, s.kh, s.kw, s.sh, s.sw, s.dh, s.dw, s.pad_top, s.pad_left,
+                    s.pad_bottom, s.pad_right}) {
+    if (v > kMaxGeometry)
+      return Unsupported("{} '{}': geometry too large", node.op_type, node.name);
+  }
+  return Status::Ok();
+}
+
+Status RequireTwoDimensional(const Node& node, const Shape& x, const Shape& w) {
+  if (x.size() != 4 || w.size() != 4) {
+    return Unsupported("{} '{}': only 2-D convolutions (4-D input) are supported", node.op_type,
+                       node.name);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<ConvSpec> ConvGeometry(const Node& node, const Shape& x, const Shape& w) {
+  COLLAGE_RETURN_IF_ERROR(RequireTwoDimensional(node, x, w));
+  ConvSpec s;
+  COLLAGE_ASSIGN_OR_RETURN(const ConvParams p, ReadConvParams(node, x, w));
+  TakeGeometry(p, s);
+  COLLAGE_RETURN_IF_ERROR(CheckGeometry(node, s));
+  return s;
+}
+
 StatusOr<ConvSpec> AnalyzeConv(const Graph& graph, const Node& node) {
   ConvSpec s;
   s.transpose = node.op_type == "ConvTranspose";
@@ -27,23 +75,8 @@ StatusOr<ConvSpec> AnalyzeConv(const Graph& graph, const Node& node) {
   if (node.inputs.size() > 3)
     return Unsupported("{} '{}': too many inputs", node.op_type, node.name);
   COLLAGE_RETURN_IF_ERROR(RequireSingleOutput(graph, node));
-  const Shape& x = TypeOf(graph, s.x).shape;
-  const Shape& w = TypeOf(graph, s.w).shape;
-  if (x.size() != 4 || w.size() != 4) {
-    return Unsupported("{} '{}': only 2-D convolutions (4-D input) are supported", node.op_type,
-                       node.name);
-  }
-  // The ONNX geometry, read once for every library; what follows is XNNPACK's form of it.
-  // Conv's and ConvTranspose's params name these fields alike.
-  auto take_geometry = [&s](const auto& p) {
-    s.n = p.batch;
-    s.c = p.in_channels;
-    s.m = p.out_channels;
-    s.groups = p.group;
-    s.h = p.in_spatial[0];
-    s.wd = p.in_spatial[1];
-    TakeWindow2d(p, s);
-  };
+  COLLAGE_RETURN_IF_ERROR(
+      RequireTwoDimensional(node, TypeOf(graph, s.x).shape, TypeOf(graph, s.w).shape));
   if (s.transpose) {
     COLLAGE_ASSIGN_OR_RETURN(const ConvTransposeParams p, ReadConvTransposeParams(graph, node));
     for (size_t d = 0; d < 2; ++d) {
@@ -57,46 +90,23 @@ StatusOr<ConvSpec> AnalyzeConv(const Graph& graph, const Node& node) {
         return Unsupported("ConvTranspose '{}': negative padding", node.name);
       }
     }
-    take_geometry(p);
+    TakeGeometry(p, s);
     s.adj_h = p.output_padding[0];
     s.adj_w = p.output_padding[1];
   } else {
     COLLAGE_ASSIGN_OR_RETURN(const ConvParams p, ReadConvParams(graph, node));
-    take_geometry(p);
+    TakeGeometry(p, s);
   }
   if (s.b != kNoValue && TypeOf(graph, s.b).shape != Shape{s.m}) {
     return Unsupported("{} '{}': bias shape is not [{}]", node.op_type, node.name, s.m);
   }
-  if (s.oh <= 0 || s.ow <= 0) {
-    return Unsupported("{} '{}': empty output", node.op_type, node.name);
-  }
-  for (int64_t v : {s.c, s.m, s.kh, s.kw, s.sh, s.sw, s.dh, s.dw, s.pad_top, s.pad_left,
-                    s.pad_bottom, s.pad_right}) {
-    if (v > kMaxGeometry)
-      return Unsupported("{} '{}': geometry too large", node.op_type, node.name);
-  }
+  COLLAGE_RETURN_IF_ERROR(CheckGeometry(node, s));
   COLLAGE_RETURN_IF_ERROR(CheckOutputShape(graph, node, {s.n, s.m, s.oh, s.ow}));
   return s;
 }
 
 std::vector<float> PackConvWeights(const Graph& graph, const ConvSpec& s) {
-  const std::vector<float> src = ConstantFloats(graph, s.w);
-  const int64_t icg = s.group_in(), ocg = s.group_out(), khw = s.kh * s.kw;
-  std::vector<float> dst(src.size());
-  for (int64_t g = 0; g < s.groups; ++g) {
-    for (int64_t oc = 0; oc < ocg; ++oc) {
-      for (int64_t ic = 0; ic < icg; ++ic) {
-        for (int64_t p = 0; p < khw; ++p) {
-          // Conv: [G][OCg][ICg][KH][KW]; ConvTranspose: [G][ICg][OCg][KH][KW].
-          const int64_t from = s.transpose ? ((g * icg + ic) * ocg + oc) * khw + p
-                                           : ((g * ocg + oc) * icg + ic) * khw + p;
-          const int64_t to = ((g * ocg + oc) * khw + p) * icg + ic;
-          dst[static_cast<size_t>(to)] = src[static_cast<size_t>(from)];
-        }
-      }
-    }
-  }
-  return dst;
+  return PackConvWeightsAs(ConstantFloats(graph, s.w), s);
 }
 
 std::vector<float> ConvBias(const Graph& graph, const ConvSpec& s) {

@@ -141,6 +141,7 @@ RuleSet MakeOperatorRules() {
   rules.Add(Rule("softmax", Op("Softmax"))
                 .Where([](const Match& m) { return AnalyzeSoftmax(*m.graph, m.root_node()).ok(); })
                 .Compiles(OperatorCompiler(false)));
+  AddInt8ConvRules(rules);
   // The channels-last variants go first: single-backend runs break ties by declaration
   // order, and between this backend's NHWC convolutions they need no conversion.
   for (const Rule& rule : rules.rules()) channels_last.Add(rule);
