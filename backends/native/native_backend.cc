@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "collage/native_backend.h"
 #include "collage/sdk/errors.h"
 #include "collage/sdk/op_registry.h"
 #include "native_channels_last_chain.h"
@@ -94,7 +95,7 @@ class NativeBackend final : public Backend {
                    }));
   }
 
-  std::string name() const override { return "native"; }
+  std::string name() const override { return kNativeBackend; }
   std::string version() const override {
     return fmt::format("collage {} {} gemm, {} elsewhere", kNativeKernelVersion, NativeIsa(),
                        NativeBaselineIsa());

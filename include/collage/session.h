@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "collage/model_summary.h"
+#include "collage/native_backend.h"
 #include "collage/optimize.h"
 #include "collage/run_profile.h"
 #include "collage/shape_range.h"
@@ -31,7 +32,7 @@ struct SessionOptions {
   int num_threads = 0;
   // Runs every node on this backend where one of its rules matches, and on "native"
   // elsewhere (`collage backends` lists them).
-  std::string backend = "native";
+  std::string backend = kNativeBackend;
   // Runs the placement saved in this plan file (`collage optimize --save-plan`) instead. A
   // file of plans at several input shapes (SavePlans) gives the one for the input shapes (each
   // run's, in a session that compiles per run), else the nearest shapes' where it applies.

@@ -4,6 +4,7 @@
 #include <set>
 #include <utility>
 
+#include "collage/native_backend.h"
 #include "collage/sdk/errors.h"
 
 namespace collage {
@@ -17,7 +18,9 @@ StatusOr<std::vector<SearchCandidate>> EnumerateSearchCandidates(
     const Graph& graph, const std::vector<std::string>& backends, const BackendRegistry& registry,
     bool strict_non_finite, const std::vector<Precision>& precisions) {
   std::vector<std::string> names = backends;
-  if (std::find(names.begin(), names.end(), "native") == names.end()) names.insert(names.begin(), "native");
+  if (std::find(names.begin(), names.end(), kNativeBackend) == names.end()) {
+    names.insert(names.begin(), kNativeBackend);
+  }
   std::vector<SearchCandidate> candidates;
   std::set<std::string> seen_backends;
   for (const std::string& name : names) {

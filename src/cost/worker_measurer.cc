@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "collage/native_backend.h"
 #include "collage/printable_text.h"
 #include "collage/sdk/errors.h"
 #include "collage/sdk/group_model.h"
@@ -112,7 +113,7 @@ std::vector<std::pair<std::string, std::string>> WorkerBackends(
     const BackendRegistry& registry, const std::vector<std::string>& backends) {
   std::vector<std::pair<std::string, std::string>> wanted;
   std::vector<std::string> names = backends;
-  names.push_back("native");  // always a candidate
+  names.push_back(kNativeBackend);  // always a candidate
   for (const std::string& name : names) {
     const Backend* backend = registry.Find(name);
     const bool listed = std::any_of(wanted.begin(), wanted.end(),

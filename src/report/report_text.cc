@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <iterator>
 
+#include "collage/native_backend.h"
 #include "collage/sdk/backend.h"
 #include "util/stable_hash.h"
 
@@ -71,7 +72,7 @@ std::string HslColour(double hue, double saturation, double lightness) {
 
 std::string BackendColour(const std::string& backend) {
   // The reference kernels are the background every other backend stands out from.
-  if (backend == "native") return "#9e9e9e";
+  if (backend == kNativeBackend) return "#9e9e9e";
   // Tableau's ten categorical colours without their grey, then their light variants: distinct
   // at a glance and readable with black or white text.
   static constexpr const char* kPalette[] = {
@@ -82,7 +83,7 @@ std::string BackendColour(const std::string& backend) {
   // is the same on every run of a build, so each backend keeps its colour from report to report.
   size_t slot = 0;
   for (const Backend* registered : BackendRegistry::Global().backends()) {
-    if (registered->name() == "native") continue;
+    if (registered->name() == kNativeBackend) continue;
     if (registered->name() == backend) {
       if (slot < std::size(kPalette)) return kPalette[slot];
       break;

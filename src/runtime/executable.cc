@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 
+#include "collage/native_backend.h"
 #include "collage/sdk/errors.h"
 #include "runtime/compile_group.h"
 #include "runtime/in_place.h"
@@ -234,7 +235,7 @@ class Executable::Builder {
     step.label.node_name = graph_.value(value).name;
     step.label.op_type = "LayoutConversion";
     std::string owner = home->second.kind() == LayoutKind::kOpaque ? home->second.owner() : layout.owner();
-    step.label.backend = owner.empty() ? "native" : owner;
+    step.label.backend = owner.empty() ? kNativeBackend : owner;
     step.label.rule = home->second.name() + "->" + layout.name();
     step.kernel = std::move(conversion);
     AddStep(std::move(step));

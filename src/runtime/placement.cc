@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "collage/native_backend.h"
 #include "collage/sdk/errors.h"
 
 namespace collage {
@@ -55,7 +56,7 @@ Status ValidatePlacement(const Graph& graph, const Placement& placement,
 
 StatusOr<Placement> PlaceOnSingleBackend(const Graph& graph, const Backend& backend,
                                          const BackendRegistry& registry, bool strict_non_finite) {
-  const Backend* native = registry.Find("native");
+  const Backend* native = registry.Find(kNativeBackend);
   if (native == nullptr) return NotFound("the native backend is not registered");
   std::vector<Candidate> candidates =
       EnumerateCandidates(graph, backend.rules(), strict_non_finite);

@@ -5,6 +5,7 @@
 #include <map>
 #include <random>
 
+#include "collage/native_backend.h"
 #include "collage/normalized_error.h"
 #include "collage/random_tensor.h"
 #include "collage/sdk/errors.h"
@@ -68,7 +69,7 @@ StatusOr<AccuracyCheck> AccuracyCheck::Prepare(const Graph& graph, const Backend
       check.inputs_.push_back(std::move(drawn));
     }
   }
-  const Backend* native = registry.Find("native");
+  const Backend* native = registry.Find(kNativeBackend);
   if (native == nullptr) return NotFound("the native backend is not registered");
   COLLAGE_ASSIGN_OR_RETURN(Placement reference, PlaceOnSingleBackend(graph, *native, registry));
   COLLAGE_ASSIGN_OR_RETURN(auto exe, Executable::Create(graph, reference, registry, threads));

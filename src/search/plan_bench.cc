@@ -4,6 +4,7 @@
 #include <chrono>
 #include <random>
 
+#include "collage/native_backend.h"
 #include "collage/random_tensor.h"
 #include "collage/sdk/errors.h"
 #include "cost/extra_time.h"
@@ -51,7 +52,7 @@ Status PlanBench::Prepare() {
     const TensorType& type = graph_.value(in).type;
     inputs_.push_back(RandomTensor(type.dtype, type.shape, rng));
   }
-  const Backend* native = registry_.Find("native");
+  const Backend* native = registry_.Find(kNativeBackend);
   if (native == nullptr) return NotFound("the native backend is not registered");
   COLLAGE_ASSIGN_OR_RETURN(Placement reference, PlaceOnSingleBackend(graph_, *native, registry_));
   COLLAGE_ASSIGN_OR_RETURN(auto exe, Executable::Create(graph_, reference, registry_, threads_));

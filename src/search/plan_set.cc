@@ -7,6 +7,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "collage/native_backend.h"
 #include "collage/sdk/errors.h"
 #include "util/file_io.h"
 
@@ -144,7 +145,7 @@ StatusOr<Placement> PlacementAtOtherShapes(const Plan& plan, const Graph& graph,
                            "this model's nodes",
                            plan.model_name);
   }
-  const Backend* native = registry.Find("native");
+  const Backend* native = registry.Find(kNativeBackend);
   if (native == nullptr) return NotFound("the native backend is not registered");
   // Native's single-node groups, for the groups that no longer apply.
   std::vector<const Candidate*> alone(static_cast<size_t>(graph.num_nodes()), nullptr);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 
+#include "collage/native_backend.h"
 #include "collage/sdk/errors.h"
 #include "search/accuracy_check.h"
 
@@ -23,7 +24,7 @@ constexpr size_t kMaxBatches = 8;
 StatusOr<Placement> WithBatchInFloat32(const Graph& graph, const Placement& placement,
                                        const std::vector<size_t>& batch,
                                        const BackendRegistry& registry) {
-  const Backend* native = registry.Find("native");
+  const Backend* native = registry.Find(kNativeBackend);
   if (native == nullptr) return NotFound("the native backend is not registered");
   // The reference kernels' group of each node alone, found in one enumeration.
   std::map<NodeId, Candidate> alone;
@@ -38,7 +39,7 @@ StatusOr<Placement> WithBatchInFloat32(const Graph& graph, const Placement& plac
       for (NodeId n : placement.groups[g].nodes.Nodes()) {
         auto it = alone.find(n);
         if (it == alone.end()) return Internal("the reference kernels offer no group of node {} alone", n);
-        changed.groups.emplace_back("native", it->second);
+        changed.groups.emplace_back(kNativeBackend, it->second);
       }
       continue;
     }

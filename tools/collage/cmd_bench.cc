@@ -14,6 +14,7 @@
 #include "collage/duration_text.h"
 #include "collage/file_io.h"
 #include "collage/latency_stats.h"
+#include "collage/native_backend.h"
 #include "collage/printable_text.h"
 #include "collage/report.h"
 #include "commands.h"
@@ -33,7 +34,7 @@ struct BenchFlags {
   int streams = 1;
   std::string json;
   int threads = 0;
-  std::string backend = "native";
+  std::string backend = kNativeBackend;
   std::string plan;
   std::vector<std::string> plugin_dirs;
   bool strict_nan = false;

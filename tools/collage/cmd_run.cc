@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <set>
 
+#include "collage/native_backend.h"
 #include "collage/normalized_error.h"
 #include "collage/printable_text.h"
 #include "collage/tensor_file.h"
@@ -24,7 +25,7 @@ struct RunFlags {
   bool random_inputs = false;
   unsigned seed = 0;
   int threads = 0;
-  std::string backend = "native";
+  std::string backend = kNativeBackend;
   std::string plan;
   std::vector<std::string> plugin_dirs;
   bool strict_nan = false;
@@ -59,7 +60,7 @@ void PrintSummary(const std::string& name, const Tensor& t) {
 }
 
 // --check on the native backend alone would compare the reference kernels with themselves.
-bool ChecksNothing(const RunFlags& flags) { return flags.check && flags.plan.empty() && flags.backend == "native"; }
+bool ChecksNothing(const RunFlags& flags) { return flags.check && flags.plan.empty() && flags.backend == kNativeBackend; }
 
 // Output `name`'s description (its quantization tolerances); an empty one if none.
 TensorInfo InfoOf(const std::vector<TensorInfo>& outputs, const std::string& name) {
@@ -76,7 +77,7 @@ int CheckAgainstReference(const RunFlags& flags, const SessionOptions& options,
                           const std::map<std::string, Tensor>& outputs, double tolerance,
                           const char* tolerance_source) {
   SessionOptions reference_options = options;
-  reference_options.backend = "native";
+  reference_options.backend = kNativeBackend;
   reference_options.plan_path.clear();
   auto reference = Session::LoadFile(flags.model, reference_options);
   if (!reference.ok()) return ReportError(reference.status());
