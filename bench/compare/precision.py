@@ -14,7 +14,7 @@ the reference kernels' (max |a - b| / max |reference|), and all are timed in int
 
     precision.py [--build build] [--models resnet50,bert_base,...] [--threads 1,2]
                  [--rounds 3] [--tolerance 1e-2] [--python bench/.venv/bin/python]
-                 [--results bench/results] [--name precision] [--update]
+                 [--results bench/results] [--name precision] [--update | --render]
 """
 import argparse
 import json
@@ -68,12 +68,15 @@ def plan_summary(path):
             "tolerance": plan.get("tolerance", 0), "checked_error": plan.get("checked_error", 0)}
 
 
-def ratio(contenders):
-    """The fastest other runtime's time / collage auto's (None when either did not run)."""
-    others = [contenders[p]["ms"] for p in PEERS if "ms" in contenders.get(p, {})]
-    if not others or "ms" not in contenders.get("collage", {}):
+def ratio(contenders, tolerance=None):
+    """The fastest other runtime's time / collage auto's (None when either did not run); with
+    `tolerance`, among the other runtimes whose error is within it or within collage's own."""
+    if "ms" not in contenders.get("collage", {}):
         return None
-    return min(others) / contenders["collage"]["ms"]
+    bound = None if tolerance is None else max(tolerance, contenders["collage"]["error"])
+    others = [contenders[p]["ms"] for p in PEERS if "ms" in contenders.get(p, {})
+              and (bound is None or contenders[p]["error"] <= bound)]
+    return min(others) / contenders["collage"]["ms"] if others else None
 
 
 def compare_precisions(args, collage, workload, folder, reference):
@@ -129,17 +132,19 @@ def markdown(results):
              "Each cell: median of round medians (ms) and, in brackets, the outputs' error against "
              "the float32 reference kernels (max |a - b| / max |reference|). Ratio: the fastest "
              "other runtime's time (ONNX Runtime, OpenVINO f32, OpenVINO default) / collage's; "
-             "spread: the widest (max - min) / median of a contender's round medians in the row.", ""]
+             "within tolerance: the same among the other runtimes whose error is within the "
+             "tolerance (or collage's own error, if larger); spread: the widest (max - min) / "
+             "median of a contender's round medians in the row.", ""]
     for threads in results["threads"]:
         lines += [f"## {threads} thread(s)", "",
                   "| model | collage auto | collage fp32 | ONNX Runtime | OpenVINO f32 | OpenVINO default "
-                  "| ratio | spread | collage's auto plan |",
-                  "|---|---|---|---|---|---|---|---|---|"]
-        ratios = []
+                  "| ratio | within tolerance | spread | collage's auto plan |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
+        ratios, within = [], []
         for workload, per_threads in results["workloads"].items():
             if "failed" in per_threads:
                 last = (per_threads["failed"].strip().splitlines() or ["?"])[-1]
-                lines.append(f"| {workload} | failed: {last[:80].replace('|', '/')} | | | | | | | |")
+                lines.append(f"| {workload} | failed: {last[:80].replace('|', '/')} | | | | | | | | |")
                 continue
             row = per_threads.get(str(threads))
             if row is None or "contenders" not in row:
@@ -155,15 +160,23 @@ def markdown(results):
             r = ratio(c)
             if r:
                 ratios.append(r)
+            w = ratio(c, results["tolerance"])
+            if w:
+                within.append(w)
             spread = max((e.get("spread", 0) for e in c.values() if e.get("status") == "ok"), default=0)
             plan = row["plans"]["collage"]
             lines.append(f"| {workload} | {cell('collage')} | {cell('collage_fp32')} | "
                          f"{cell('onnxruntime')} | {cell('openvino')} | {cell('openvino_default')} | "
-                         f"{f'{r:.2f}x' if r else ''} | {spread:.0%} | {plan.get('line', plan['summary'])} |")
+                         f"{f'{r:.2f}x' if r else ''} | {f'{w:.2f}x' if w else ''} | {spread:.0%} | "
+                         f"{plan.get('line', plan['summary'])} |")
         if ratios:
             geo = float(np.exp(np.mean(np.log(ratios))))
             lines += ["", f"Geometric mean of the ratios: {geo:.2f}x over {len(ratios)} rows; "
                       f"{sum(r >= 1.0 for r in ratios)} of {len(ratios)} at least 1.0x."]
+        if within:
+            geo = float(np.exp(np.mean(np.log(within))))
+            lines += [f"Within tolerance: {geo:.2f}x over {len(within)} rows; "
+                      f"{sum(r >= 1.0 for r in within)} of {len(within)} at least 1.0x."]
         lines.append("")
     return "\n".join(lines)
 
@@ -180,10 +193,19 @@ def main():
     parser.add_argument("--results", default=os.path.join(HERE, "..", "results"))
     parser.add_argument("--cost-db", default="", help="default: RESULTS/costs.sqlite")
     parser.add_argument("--name", default="precision")
+    parser.add_argument("--render", action="store_true",
+                        help="write RESULTS/NAME.md from RESULTS/NAME.json, measuring nothing")
     parser.add_argument("--update", action="store_true",
                         help="re-measure only the given models into RESULTS/NAME.json, keeping its "
                              "other rows (each row is measured side by side on its own)")
     args = parser.parse_args()
+    if args.render:
+        with open(os.path.join(args.results, args.name + ".json")) as f:
+            text = markdown(json.load(f))
+        with open(os.path.join(args.results, args.name + ".md"), "w") as f:
+            f.write(text)
+        print(text)
+        return
     args.threads = [int(t) for t in args.threads.split(",")]
     collage = os.path.abspath(os.path.join(args.build, "collage"))
     torch_cases = os.path.abspath(os.path.join(args.build, "conformance_cases", "torch"))

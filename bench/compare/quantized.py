@@ -6,9 +6,11 @@ its time.
 For each workload (a zoo workload or `torch:NAME`, as compare.py takes them) and each
 quantization method (scripts/quantize_models.py: static_qdq, static_qop, dynamic; 7-bit
 weights), the float model is quantized in the quantizer's environment (BUILD/quantenv); then,
-per thread count, `collage optimize` places the int8 model (every backend, the end-to-end
-decision included) and saves its plan, and collage's plan, ONNX Runtime (its defaults: all
-graph optimizations) and OpenVINO (its defaults: no precision hint, so on a CPU with bf16 its
+per thread count, `collage optimize --precision P --tolerance T` places the int8 model (every
+backend, the end-to-end decision included; by default `--precision auto --tolerance 1e-2`, so
+that its float parts may run in bf16 where the CPU has it, as OpenVINO's do by default, within
+1e-2 of the int8 model on the reference kernels) and saves its plan, and collage's plan, ONNX
+Runtime (its defaults: all graph optimizations) and OpenVINO (its defaults: no precision hint, so on a CPU with bf16 its
 float parts run in bf16; the precision it ran at is recorded) each run the same int8 model on
 the same seeded inputs. Their outputs are compared with the float model's on the reference
 kernels (the error quantization costs) and with the int8 model's on the reference kernels
@@ -17,8 +19,9 @@ has one); then all are timed in interleaved rounds (compare.measure). Writes
 RESULTS/NAME.json and RESULTS/NAME.md.
 
     quantized.py [--build build] [--models resnet50,torch:resnet18,...] [--methods ...]
-                 [--threads 1,2] [--rounds 3] [--python bench/.venv/bin/python]
-                 [--results bench/results] [--name quantized] [--update]
+                 [--threads 1,2] [--rounds 3] [--precision auto] [--tolerance 1e-2]
+                 [--python bench/.venv/bin/python]
+                 [--results bench/results] [--name quantized] [--update | --render]
 """
 import argparse
 import json
@@ -92,6 +95,7 @@ def compare_quantized(args, collage, workload, method, folder, float_reference):
         plan = os.path.join(folder, f"{q.stem}.{threads}.plan.json")
         start = time.monotonic()
         out = compare.run([collage, "optimize", q.path, *q.shape_args, "--threads", str(threads),
+                           "--precision", args.precision, "--tolerance", str(args.tolerance),
                            "--cost-db", args.cost_db, "--save-plan", plan])
         # "kept: op-level plan; the runner-up, ..." -> "op-level plan"
         kept = next((line[len("kept: "):].split(";")[0] for line in out.splitlines()
@@ -127,19 +131,38 @@ def compare_quantized(args, collage, workload, method, folder, float_reference):
     return result
 
 
+def spread(entry):
+    """(max - min) / median of a contender's round medians."""
+    rounds = entry.get("rounds_ms") or []
+    return (max(rounds) - min(rounds)) / statistics.median(rounds) if len(rounds) > 1 else 0.0
+
+
+def geometric_mean(values):
+    return float(np.exp(np.mean(np.log(values)))) if values else float("nan")
+
+
 def markdown(results):
+    tolerance = results.get("collage_tolerance")
     lines = [f"# int8 models: collage, ONNX Runtime, OpenVINO ({results['date']})", "",
              f"Machine: {results['machine']}. Versions: " +
              ", ".join(f"{k} {v}" for k, v in results["versions"].items()) +
-             f". OpenVINO ran at its default precision ({results.get('openvino_precision', '?')}).", "",
+             f". OpenVINO ran at its default precision ({results.get('openvino_precision', '?')}); "
+             f"collage optimized with `--precision {results.get('collage_precision', 'fp32')}"
+             f" --tolerance {tolerance if tolerance is not None else '-'}`.", "",
              "Each cell: median of round medians (ms) and, in brackets, the output's error against "
-             "the float model on the reference kernels (max |a - b| / max |float|). Ratio: the "
-             "faster other runtime's time / collage's.", ""]
+             "the float model and against the int8 model, both on the reference kernels "
+             "(max |a - b| / max |reference|). Ratio: the fastest other runtime's time / "
+             "collage's; within tolerance: the same among the other runtimes whose error against "
+             "the int8 model is no worse than collage's tolerance or collage's own error, "
+             "whichever is larger (integer groups may differ from the reference by rounding "
+             "steps, which the tolerance does not cover). Spread: the widest (max - min) / "
+             "median of a contender's rounds in the row.", ""]
     for threads in results["threads"]:
         lines += [f"## {threads} thread(s)", "",
-                  "| model | method | collage | ONNX Runtime | OpenVINO | ratio | collage's plan |",
-                  "|---|---|---|---|---|---|---|"]
-        ratios = []
+                  "| model | method | collage | ONNX Runtime | OpenVINO | ratio | within tolerance "
+                  "| spread | collage's plan |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        ratios, within = [], []
         for workload, methods in results["workloads"].items():
             for method, per_threads in methods.items():
                 row = per_threads.get(str(threads))
@@ -150,24 +173,44 @@ def markdown(results):
                 def cell(label):
                     e = c.get(label, {})
                     if e.get("status") != "ok":
-                        return e.get("status", "-")
-                    return f"{e['ms']:.2f} ({e['error_vs_float']:.1e})"
+                        return e.get("status", "-")  # the reason is under "Failures"
+                    return (f"{e['ms']:.2f} ({e['error_vs_float']:.1e} / "
+                            f"{e['error_vs_int8_reference']:.1e})")
 
-                others = [c[p]["ms"] for p in PEERS if c.get(p, {}).get("status") == "ok"]
-                ratio = ""
-                if "ms" in c.get("collage", {}) and others:
-                    r = min(others) / c["collage"]["ms"]
+                ok = [p for p in PEERS if c.get(p, {}).get("status") == "ok" and "ms" in c[p]]
+                ratio = within_ratio = ""
+                if "ms" in c.get("collage", {}) and ok:
+                    r = min(c[p]["ms"] for p in ok) / c["collage"]["ms"]
                     ratios.append(r)
                     ratio = f"{r:.2f}x"
+                    # No worse than collage's own error or the tolerance, whichever is
+                    # larger: integer groups may differ from the reference by their
+                    # rounding steps, which the tolerance does not cover.
+                    bound = max(tolerance or 0.0, c["collage"]["error_vs_int8_reference"])
+                    kept_to = [p for p in ok if c[p]["error_vs_int8_reference"] <= bound]
+                    if kept_to:
+                        w = min(c[p]["ms"] for p in kept_to) / c["collage"]["ms"]
+                        within.append(w)
+                        within_ratio = f"{w:.2f}x"
+                widest = max((spread(e) for e in c.values() if e.get("status") == "ok"), default=0)
                 kept = row.get("kept", "")
                 if kept.startswith("op-level"):
                     kept += ": " + row.get("placement", "").replace("(op-level): ", "")[:60]
                 lines.append(f"| {workload} | {method} | {cell('collage')} | {cell('onnxruntime')} | "
-                             f"{cell('openvino_default')} | {ratio} | {kept} |")
+                             f"{cell('openvino_default')} | {ratio} | {within_ratio} | "
+                             f"{widest:.0%} | {kept} |")
+        failures = sorted({f"{label}: {e['detail'].splitlines()[-1][:160]}"
+                           for methods in results["workloads"].values()
+                           for per_threads in methods.values()
+                           for label, e in per_threads.get(str(threads), {}).get("contenders", {}).items()
+                           if e.get("status") == "failed" and e.get("detail")})
+        if failures:
+            lines += ["", "Failures: " + "; ".join(failures)]
         if ratios:
-            geo = float(np.exp(np.mean(np.log(ratios))))
-            lines += ["", f"Geometric mean of the ratios: {geo:.2f}x over {len(ratios)} rows; "
-                      f"{sum(r >= 1.0 for r in ratios)} of {len(ratios)} at least 1.0x."]
+            lines += ["", f"Geometric mean of the ratios: {geometric_mean(ratios):.2f}x over "
+                      f"{len(ratios)} rows, {sum(r >= 1.0 for r in ratios)} at least 1.0x; within "
+                      f"tolerance: {geometric_mean(within):.2f}x over {len(within)} rows, "
+                      f"{sum(r >= 1.0 for r in within)} at least 1.0x."]
         lines.append("")
     return "\n".join(lines)
 
@@ -181,13 +224,26 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--python", default=os.path.join(ROOT, "bench", ".venv", "bin", "python"),
                         help="the Python with ONNX Runtime and OpenVINO (bench/compare/setup.sh)")
+    parser.add_argument("--precision", default="auto", choices=["fp32", "bf16", "auto"],
+                        help="collage optimize's --precision (auto: float parts in bf16 where it "
+                             "measures faster and the outputs stay within --tolerance)")
+    parser.add_argument("--tolerance", type=float, default=1e-2)
     parser.add_argument("--results", default=os.path.join(HERE, "..", "results"))
     parser.add_argument("--cost-db", default="", help="default: RESULTS/costs.sqlite")
     parser.add_argument("--name", default="quantized")
+    parser.add_argument("--render", action="store_true",
+                        help="write RESULTS/NAME.md from RESULTS/NAME.json, measuring nothing")
     parser.add_argument("--update", action="store_true",
                         help="re-measure only the given models and methods into RESULTS/NAME.json, "
                              "keeping its other rows (each row is measured side by side on its own)")
     args = parser.parse_args()
+    if args.render:
+        with open(os.path.join(args.results, args.name + ".json")) as f:
+            text = markdown(json.load(f))
+        with open(os.path.join(args.results, args.name + ".md"), "w") as f:
+            f.write(text)
+        print(text)
+        return
     args.threads = [int(t) for t in args.threads.split(",")]
     collage = os.path.abspath(os.path.join(args.build, "collage"))
     args.quantizer = os.path.abspath(os.path.join(args.build, "quantenv", "bin", "python"))
@@ -202,7 +258,8 @@ def main():
     results = {"date": time.strftime("%Y-%m-%d"), "machine": compare.machine(),
                "versions": {k: v for k, v in compare.versions(args.python).items()
                             if k in ("onnxruntime", "openvino")},
-               "openvino_precision": precision, "threads": args.threads, "rounds": args.rounds,
+               "openvino_precision": precision, "collage_precision": args.precision,
+               "collage_tolerance": args.tolerance, "threads": args.threads, "rounds": args.rounds,
                "workloads": {}}
     json_path = os.path.join(args.results, args.name + ".json")
     if args.update and os.path.exists(json_path):
