@@ -2,8 +2,7 @@
 
 #include <mkl_cblas.h>
 
-#include <algorithm>
-#include <cstring>
+#include <vector>
 
 #include "bfloat16_values.h"
 #include "collage/sdk/errors.h"
@@ -11,7 +10,6 @@
 #include "collage/sdk/gemm_params.h"
 #include "collage/sdk/operand.h"
 #include "gemm_common.h"
-#include "mkl_functions.h"
 #include "mkl_threads.h"
 #include "packed_matrix.h"
 

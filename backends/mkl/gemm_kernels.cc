@@ -2,7 +2,6 @@
 
 #include <mkl_cblas.h>
 
-#include <algorithm>
 #include <map>
 #include <optional>
 

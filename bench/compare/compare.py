@@ -307,6 +307,16 @@ def compare_workload(args, collage, name, folder, db):
     return result
 
 
+def render(results_dir, name, markdown):
+    """Writes RESULTS/NAME.md from RESULTS/NAME.json with `markdown` (a benchmark's own), measuring
+    nothing, and prints it: a table re-rendered after its format changed."""
+    with open(os.path.join(results_dir, name + ".json")) as f:
+        text = markdown(json.load(f))
+    with open(os.path.join(results_dir, name + ".md"), "w") as f:
+        f.write(text)
+    print(text)
+
+
 def machine():
     model = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
                   if line.startswith("model name")), platform.processor())

@@ -238,11 +238,7 @@ def main():
                              "keeping its other rows (each row is measured side by side on its own)")
     args = parser.parse_args()
     if args.render:
-        with open(os.path.join(args.results, args.name + ".json")) as f:
-            text = markdown(json.load(f))
-        with open(os.path.join(args.results, args.name + ".md"), "w") as f:
-            f.write(text)
-        print(text)
+        compare.render(args.results, args.name, markdown)
         return
     args.threads = [int(t) for t in args.threads.split(",")]
     collage = os.path.abspath(os.path.join(args.build, "collage"))

@@ -22,17 +22,7 @@ bool MklOffersBfloat16() {
 // Every bf16 offer of `graph` compiled in bf16 and compared at 1 and 2 threads; the rules
 // offered.
 std::set<std::string> CheckBfloat16Candidates(const Graph& graph) {
-  std::set<std::string> offered;
-  for (const Candidate& c :
-       EnumerateCandidates(graph, BackendNamed("mkl").rules(), false, {Precision::kBfloat16})) {
-    for (int threads : {1, 2}) {
-      CompileRequest request = CompileRequest::For(graph, c.nodes, c.rule, threads);
-      request.precision = Precision::kBfloat16;
-      offered.insert(c.rule);
-      ExpectMatchesReference("mkl", request, GroupErrorBound(Precision::kBfloat16));
-    }
-  }
-  return offered;
+  return CheckCandidatesIn(Precision::kBfloat16, graph, "mkl", {1, 2});
 }
 
 TEST(MklBfloat16, OnlyTheProductsAreOffered) {

@@ -139,6 +139,25 @@ inline std::set<std::string> CheckAllCandidates(const Graph& graph, const std::s
   return offered;
 }
 
+// Every offer of `backend` on `graph` in a reduced `precision`, compiled in it for each of
+// `threads` and compared with the reference within that precision's group bound
+// (GroupErrorBound; ExpectMatchesReference fails on a compile error); the rules offered.
+inline std::set<std::string> CheckCandidatesIn(Precision precision, const Graph& graph,
+                                               const std::string& backend,
+                                               const std::vector<int>& threads = {1}) {
+  std::set<std::string> offered;
+  for (const Candidate& c :
+       EnumerateCandidates(graph, BackendNamed(backend).rules(), false, {precision})) {
+    offered.insert(c.rule);
+    for (int t : threads) {
+      CompileRequest request = CompileRequest::For(graph, c.nodes, c.rule, t);
+      request.precision = precision;
+      ExpectMatchesReference(backend, request, GroupErrorBound(precision));
+    }
+  }
+  return offered;
+}
+
 inline bool Offers(const std::set<std::string>& offered, const std::string& rule) {
   return offered.count(rule) != 0;
 }
