@@ -230,7 +230,11 @@ def main():
             try:
                 workload = compare.Workload(collage, name, folder, torch_cases)
                 reference = outputs_of_run(collage, workload, folder)
-                results["workloads"][name] = compare_precisions(args, collage, workload, folder, reference)
+                # Per thread count: --update at one count keeps the others' rows.
+                rows = results["workloads"].get(name, {})
+                rows.pop("failed", None)
+                rows.update(compare_precisions(args, collage, workload, folder, reference))
+                results["workloads"][name] = rows
             except (RuntimeError, subprocess.CalledProcessError) as error:
                 compare.log(f"  failed: {failure_text(error)}")
                 results["workloads"][name] = {"failed": failure_text(error)}

@@ -273,8 +273,9 @@ def main():
                 if method.startswith("static") and name in STATIC_BROKEN:
                     continue
                 try:
-                    results["workloads"][name][method] = compare_quantized(
-                        args, collage, workload, method, folder, float_reference)
+                    # Per thread count: --update at one count keeps the others' rows.
+                    results["workloads"][name].setdefault(method, {}).update(compare_quantized(
+                        args, collage, workload, method, folder, float_reference))
                 except (RuntimeError, subprocess.CalledProcessError) as error:
                     compare.log(f"  {method}: failed: {failure_text(error)}")
                     results["workloads"][name][method] = {"failed": failure_text(error)}

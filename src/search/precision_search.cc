@@ -12,7 +12,9 @@ namespace collage {
 namespace {
 
 // Searches run at most: after this many, every group goes back to float32 (the last search).
-constexpr int kMaxSearches = 6;
+// An engine's overlapping regions (its whole model and its spans) are excluded one at a time,
+// a search each, before smaller groups get their turn; docs/precision.md has the case.
+constexpr int kMaxSearches = 8;
 // Reduced-precision groups of a plan beyond the tolerance are tried back in float32 in at most
 // this many contiguous batches (in execution order), each one plan compiled and run on every
 // input set; the batch whose return helps most stays float32 in the next search.
