@@ -155,11 +155,8 @@ StatusOr<std::unique_ptr<Kernel>> CompileMatMulBf16(const CompileRequest& reques
 }
 
 StatusOr<std::unique_ptr<Kernel>> CompileGemmBf16(const CompileRequest& request) {
-  COLLAGE_ASSIGN_OR_RETURN(GemmOperands g, ResolveGemm(request));
+  COLLAGE_ASSIGN_OR_RETURN(GemmOperands g, ReadGemmGroup(request));
   const GemmParams& p = g.params;
-  if (!FitsMklInt(p.m) || !FitsMklInt(p.n) || !FitsMklInt(p.k)) {
-    return Unsupported("Gemm {}x{}x{} exceeds MKL's int dims", p.m, p.n, p.k);
-  }
   const Node* gemm = FindNode(request, "Gemm");
   if (gemm == nullptr) return InvalidArgument("the group has no Gemm node");
   size_t workspace = 0;

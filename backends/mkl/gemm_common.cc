@@ -43,6 +43,15 @@ StatusOr<MatMulGroup> ReadMatMulGroup(const CompileRequest& request) {
   return group;
 }
 
+StatusOr<GemmOperands> ReadGemmGroup(const CompileRequest& request) {
+  COLLAGE_ASSIGN_OR_RETURN(GemmOperands g, ResolveGemm(request));
+  const GemmParams& p = g.params;
+  if (!FitsMklInt(p.m) || !FitsMklInt(p.n) || !FitsMklInt(p.k)) {
+    return Unsupported("Gemm {}x{}x{} exceeds MKL's int dims", p.m, p.n, p.k);
+  }
+  return g;
+}
+
 StatusOr<std::vector<float>> BiasOfMatMul(const CompileRequest& request, const MatMulGroup& group) {
   const ValueId product = group.matmul->outputs[0];
   const ValueId bias_id = group.add->inputs[0] == product ? group.add->inputs[1] : group.add->inputs[0];

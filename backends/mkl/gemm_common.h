@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "collage/sdk/backend.h"
+#include "collage/sdk/gemm_params.h"
 #include "collage/sdk/matmul_plan.h"
 #include "collage/sdk/op_params.h"
 
@@ -19,6 +20,9 @@ struct MatMulGroup {
   MatMulPlan plan;
 };
 StatusOr<MatMulGroup> ReadMatMulGroup(const CompileRequest& request);
+
+// The group's Gemm node read (ResolveGemm), its dims fitting MKL_INT.
+StatusOr<GemmOperands> ReadGemmGroup(const CompileRequest& request);
 
 // The constant bias row the group's Add adds to its MatMul's output of n columns: one value
 // or n values.

@@ -218,11 +218,8 @@ StatusOr<std::unique_ptr<Kernel>> CompileMatMul(const CompileRequest& request) {
 }
 
 StatusOr<std::unique_ptr<Kernel>> CompileGemm(const CompileRequest& request) {
-  COLLAGE_ASSIGN_OR_RETURN(GemmOperands g, ResolveGemm(request));
+  COLLAGE_ASSIGN_OR_RETURN(GemmOperands g, ReadGemmGroup(request));
   const GemmParams& p = g.params;
-  if (!FitsMklInt(p.m) || !FitsMklInt(p.n) || !FitsMklInt(p.k)) {
-    return Unsupported("Gemm {}x{}x{} exceeds MKL's int dims", p.m, p.n, p.k);
-  }
   // A constant B (the weights of a fully connected layer) is packed with alpha folded in
   // (cblas_sgemm_compute has no alpha); a constant A when B is an input.
   std::optional<PackedMatrix> packed;

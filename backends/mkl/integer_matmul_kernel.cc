@@ -10,6 +10,7 @@
 #include "collage/sdk/errors.h"
 #include "collage/sdk/find_node.h"
 #include "collage/sdk/matmul_plan.h"
+#include "collage/sdk/quantized_params.h"
 #include "mkl_threads.h"
 #include "packed_matrix.h"
 
@@ -22,17 +23,6 @@ bool MultipliesBytesExactly() {
     return __builtin_cpu_supports("avx512vnni") != 0;
   }();
   return vnni;
-}
-
-bool FitsSevenBits(const Tensor& weights) {
-  const int8_t* w = weights.data_as<int8_t>();
-  return std::all_of(w, w + weights.num_elements(), [](int8_t v) { return v >= -64 && v <= 64; });
-}
-
-bool AllZeroTensor(const Tensor& t) {
-  const auto* bytes = static_cast<const uint8_t*>(t.data());
-  return std::all_of(bytes, bytes + t.nbytes(),
-                     [](uint8_t b) { return b == 0; });
 }
 
 class IntegerMatMulKernel final : public Kernel {
@@ -94,12 +84,6 @@ class IntegerMatMulKernel final : public Kernel {
   int num_threads_;
 };
 
-// The kernel input that carries `value`, -1 when none does.
-int InputIndexOf(const CompileRequest& request, ValueId value) {
-  const auto it = std::find(request.inputs.begin(), request.inputs.end(), value);
-  return it == request.inputs.end() ? -1 : static_cast<int>(it - request.inputs.begin());
-}
-
 }  // namespace
 
 bool IntegerMatMulSupported(const Match& match) {
@@ -120,9 +104,7 @@ bool IntegerMatMulSupported(const Match& match) {
       za != nullptr && (za->type.dtype != DType::kUInt8 || NumElements(za->type.shape) != 1)) {
     return false;
   }
-  if (const Value* zb = input(3); zb != nullptr && (!zb->is_constant() || !AllZeroTensor(*zb->constant))) {
-    return false;
-  }
+  if (!AllZero(graph, node.inputs.size() > 3 ? node.inputs[3] : kNoValue)) return false;
   // |sum_k (a - z) w| <= 255 x 128 x K must fit int32, as must the offsets.
   const int64_t k = b->type.shape[0];
   if (k > std::numeric_limits<int32_t>::max() / (255 * 128)) return false;
@@ -141,7 +123,7 @@ StatusOr<std::unique_ptr<Kernel>> CompileIntegerMatMul(const CompileRequest& req
     return Unsupported("MatMulInteger {} x {} exceeds MKL's int dims", ShapeToString(a.type.shape),
                        ShapeToString(b.type.shape));
   }
-  const int a_input = InputIndexOf(request, node->inputs[0]);
+  const int a_input = request.input_index(node->inputs[0]);
   if (a_input < 0) return InvalidArgument("MatMulInteger's A is not an input of the group");
   int zero_point_input = -1;
   int32_t fixed_zero_point = 0;
@@ -150,7 +132,7 @@ StatusOr<std::unique_ptr<Kernel>> CompileIntegerMatMul(const CompileRequest& req
     if (za.is_constant()) {
       fixed_zero_point = *za.constant->data_as<uint8_t>();
     } else {
-      zero_point_input = InputIndexOf(request, node->inputs[2]);
+      zero_point_input = request.input_index(node->inputs[2]);
       if (zero_point_input < 0) return InvalidArgument("A's zero point is not an input of the group");
     }
   }

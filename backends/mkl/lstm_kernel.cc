@@ -306,10 +306,8 @@ StatusOr<std::unique_ptr<Kernel>> CompileLstm(const CompileRequest& request, boo
       s.constant = *v.constant;
       return s;
     }
-    auto it = std::find(request.inputs.begin(), request.inputs.end(), value);
-    if (it == request.inputs.end())
-      return Internal("LSTM '{}': '{}' is not a kernel input", node.name, v.name);
-    s.input = static_cast<int>(it - request.inputs.begin());
+    s.input = request.input_index(value);
+    if (s.input < 0) return Internal("LSTM '{}': '{}' is not a kernel input", node.name, v.name);
     return s;
   };
   COLLAGE_ASSIGN_OR_RETURN(kernel->x_, source(node.inputs[kX]));

@@ -1,7 +1,5 @@
 #include "onednn_quantized.h"
 
-#include <algorithm>
-
 namespace collage::onednn {
 namespace {
 
@@ -28,8 +26,7 @@ dnnl::memory ZeroPointMemory(int32_t value) {
 bool IntegerProductExact(DType input, const Tensor& weights) {
   if (HasVnni()) return true;
   if (input != DType::kUInt8 || weights.dtype() != DType::kInt8) return false;
-  const int8_t* w = weights.data_as<int8_t>();
-  return std::all_of(w, w + weights.num_elements(), [](int8_t v) { return v >= -64 && v <= 64; });
+  return FitsSevenBits(weights);
 }
 
 void SetZeroPoints(dnnl::primitive_attr& attr, int32_t input_zero_point,

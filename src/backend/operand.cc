@@ -1,7 +1,5 @@
 #include "collage/sdk/operand.h"
 
-#include <algorithm>
-
 #include "collage/sdk/errors.h"
 
 namespace collage {
@@ -17,11 +15,10 @@ StatusOr<Operand> Operand::Resolve(const CompileRequest& request, ValueId value)
     operand.constant_.assign(data, data + v.constant->num_elements());
     return operand;
   }
-  auto it = std::find(request.inputs.begin(), request.inputs.end(), value);
-  if (it == request.inputs.end()) {
+  operand.input_ = request.input_index(value);
+  if (operand.input_ < 0) {
     return Internal("value '{}' is neither a constant nor an input of the group", v.name);
   }
-  operand.input_ = static_cast<int>(it - request.inputs.begin());
   return operand;
 }
 

@@ -35,6 +35,12 @@ bool ReadTensorParams(const Graph& graph, const Node& node, float* scale, int32_
   return true;
 }
 
+bool FitsSevenBits(const Tensor& int8_weights) {
+  const int8_t* w = int8_weights.data_as<int8_t>();
+  return std::all_of(w, w + int8_weights.num_elements(),
+                     [](int8_t v) { return v >= -64 && v <= 64; });
+}
+
 Pattern DequantizedConstant() {
   return Op("DequantizeLinear")(Const(), Const(), Optional(Const()));
 }

@@ -3,6 +3,8 @@
 // XNNPACK: compiling packs the weights once, Run binds buffers and runs, many times.
 #pragma once
 
+#include <algorithm>
+
 #include <cstddef>
 #include <memory>
 #include <span>
@@ -67,6 +69,11 @@ struct CompileRequest {
                             int num_threads);
   std::vector<NodeId> node_ids() const { return nodes.Nodes(); }
   const TensorType& type(ValueId id) const { return graph->value(id).type; }
+  // Which kernel input `value` is (its index in `inputs`), -1 when it is none.
+  int input_index(ValueId value) const {
+    const auto it = std::find(inputs.begin(), inputs.end(), value);
+    return it == inputs.end() ? -1 : static_cast<int>(it - inputs.begin());
+  }
   int num_threads() const { return context != nullptr ? context->num_threads() : 1; }
 };
 

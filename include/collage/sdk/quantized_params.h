@@ -25,6 +25,11 @@ bool AllZero(const Graph& graph, ValueId value);
 // (inputs 1 and 2; 0 when absent); false when either is not a constant of one value.
 bool ReadTensorParams(const Graph& graph, const Node& node, float* scale, int32_t* zero_point);
 
+// Whether int8 weights fit in 7 bits (-64..64), as quantizers' reduce_range makes them: the
+// only weights a uint8 x int8 product is exact for on x86 without VNNI, whose kernels add
+// pairs of products in int16 (vpmaddubsw) and saturate there (255 x 64 x 2 < 32768).
+bool FitsSevenBits(const Tensor& int8_weights);
+
 // A constant tensor dequantized: DequantizeLinear(Const, Const, Const?).
 Pattern DequantizedConstant();
 
