@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "collage/placement_source.h"
 #include "collage/precision.h"
 #include "collage/status.h"
 #include "collage/tensor.h"
@@ -25,6 +26,27 @@ enum class PrecisionChoice {
 // "fp32", "bf16", "auto"; and back (none for other text).
 const char* PrecisionChoiceName(PrecisionChoice choice);
 std::optional<PrecisionChoice> PrecisionChoiceNamed(std::string_view name);
+
+// Which search places the groups (OptimizeOptions::search).
+enum class SearchKind {
+  kOpLevel,   // dynamic programming over group costs measured alone, calibrated by runs
+  kTwoLevel,  // then the evolutionary search over whole plans measured end to end (DESIGN.md 1.5)
+};
+// "op-level", "two-level"; and back (none for other text).
+const char* SearchKindName(SearchKind kind);
+std::optional<SearchKind> SearchKindNamed(std::string_view name);
+// The op-level or two-level search's PlacementSource.
+PlacementSource SourceOf(SearchKind kind);
+
+// The caches each timed run of a candidate meets (OptimizeOptions::caches).
+enum class CacheState {
+  kRun,   // as a run of the model leaves them (its footprint scrubbed through, inputs read back)
+  kWarm,  // nothing in between: the kernel's data stays cached
+  kCold,  // twice the last-level cache scrubbed through
+};
+// "run", "warm", "cold"; and back (none for other text).
+const char* CacheStateName(CacheState state);
+std::optional<CacheState> CacheStateNamed(std::string_view name);
 
 // Sets of a model's inputs, by input name, on which a plan's outputs are checked.
 using NamedInputSet = std::vector<std::pair<std::string, Tensor>>;
@@ -79,13 +101,13 @@ struct OptimizeOptions {
   int max_runs = 100;
   double max_seconds = 0.25;
   // The caches each timed run of a candidate or conversion meets (docs/architecture.md,
-  // "How costs are measured"): "run" — before every timed run as many bytes as one run of
+  // "How costs are measured"): kRun — before every timed run as many bytes as one run of
   // the model touches (its constants and its peak of live values, capped at twice the
   // last-level cache) are scrubbed through the caches and the inputs read back, as the rest
   // of a run leaves them (the closest to whole runs where it was measured, at 2-3x the
-  // measuring time); "warm" — nothing in between, the kernel's data stays cached; "cold" —
+  // measuring time); kWarm — nothing in between, the kernel's data stays cached; kCold —
   // always twice the last-level cache. Part of every cost's key.
-  std::string caches = "run";
+  CacheState caches = CacheState::kRun;
   // Where candidates are measured: the path of collage_measure_worker, a process of its own
   // that a library crashing, aborting or hanging takes down instead of the optimize (the
   // candidate is then recorded invalid, and a new worker measures the next); empty = look
@@ -114,9 +136,8 @@ struct OptimizeOptions {
   // strict_non_finite; Session::Optimize on a strict session is strict whatever this says).
   bool strict_non_finite = false;
 
-  // "op-level" (the dynamic programming over measured group costs) or "two-level" (then the
-  // evolutionary search over whole plans measured end to end, DESIGN.md 1.5).
-  std::string search = "op-level";
+  // The op-level search alone, or the two-level search after it.
+  SearchKind search = SearchKind::kOpLevel;
   // Two-level only: stops at the budget or the generation cap, whichever comes first; a
   // fixed seed.
   double budget_seconds = 120;
@@ -156,7 +177,7 @@ struct OptimizeOptions {
 
 // One contender of the end-to-end decision, measured side by side with the others.
 struct FinalistReport {
-  std::string name;         // "op-level", "two-level" or "single-backend:<backend>"
+  PlacementSource source;   // the op-level or two-level plan, or one backend alone
   double estimated_ms = 0;  // the op-level search's estimate of it (0: none)
   double median_ms = 0;     // median over the decision's rounds
   // Median over the rounds of (this finalist's time / the kept one's time in the same round):
@@ -202,9 +223,9 @@ struct CalibrationReport {
   double estimated_ms = 0;  // the search's estimate of the plan, before it ran
   double in_run_ms = 0;     // the median time of its profiled runs
   int groups_repriced = 0;  // its groups priced at their time in a run for the first time
-  // "search" for the search's plans; for a plan of its own, run after the search's first:
-  // "whole-graph:<backend>" (a group that is the whole model) or "single-backend:<backend>".
-  std::string origin = "search";
+  // kOpLevel for the search's plans; for a plan of its own, run after the search's first:
+  // kWholeGraph (a group that is the whole model) or kSingleBackend.
+  PlacementSource origin;
 };
 
 struct OptimizeReport {
@@ -236,7 +257,7 @@ struct OptimizeReport {
   // the kept one's name and median, the rounds measured and the kept one's round-to-round
   // spread ((p90 - p10) / median of its per-round times).
   std::vector<FinalistReport> finalists;
-  std::string kept_finalist;
+  std::optional<PlacementSource> kept_finalist;
   double measured_ms = 0;
   int decision_rounds = 0;
   double round_spread = 0;
@@ -260,8 +281,8 @@ struct OptimizeReport {
   };
   AccuracyCheck accuracy;
 
+  SearchKind search = SearchKind::kOpLevel;
   // Two-level only.
-  std::string search = "op-level";
   int generations = 0;
   int evaluations = 0;        // distinct placements compiled and measured end to end
   int genome_cache_hits = 0;

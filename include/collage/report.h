@@ -44,9 +44,9 @@ StatusOr<RunProfile> ProfileKeptPlacement(Session& session, OptimizeReport& repo
 
 // The end-to-end decision ----------------------------------------------------------------
 
-// "op-level" → "op-level plan", "two-level" → "two-level plan",
-// "single-backend:onednn" → "onednn alone"; anything else as it is.
-std::string FinalistLabel(const std::string& name);
+// A calibration plan's origin as the JSON summary and Python spell it: "search" for the
+// search's plans, else PlacementSourceName ("whole-graph:openvino", "single-backend:onednn").
+std::string CalibrationOriginName(const PlacementSource& origin);
 
 // The kept placement in a few words, from its groups: "openvino bf16, whole model" for one
 // group over the model, else its groups per backend and precision, most first ("onednn 31

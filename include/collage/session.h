@@ -10,6 +10,7 @@
 #include "collage/model_summary.h"
 #include "collage/native_backend.h"
 #include "collage/optimize.h"
+#include "collage/placement_source.h"
 #include "collage/run_profile.h"
 #include "collage/shape_range.h"
 #include "collage/status.h"
@@ -142,9 +143,9 @@ class Session {
                           const std::vector<InputShapeRanges>& declared = {});
   // The end-to-end latency measured for the current placement, saved with the plan.
   void RecordMeasuredLatency(double milliseconds);
-  // What produced the current placement: "single-backend:<name>", "op-level", or the search
-  // recorded in a loaded plan.
-  std::string placement_source() const;
+  // What produced the current placement: one backend alone, a search, or what a loaded plan
+  // records (PlacementSourceName spells it).
+  PlacementSource placement_source() const;
   PlacementEstimate placement_estimate() const;
   // The accuracy budget the current placement was made under (OptimizeOptions::tolerance,
   // recorded in its plan) when some group may compute in a reduced precision; 0 for a

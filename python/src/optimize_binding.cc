@@ -68,7 +68,7 @@ std::function<void(const OptimizeProgress&)> PythonProgress(const nb::object& ca
 
 nb::dict FinalistDict(const FinalistReport& f) {
   nb::dict d;
-  d["name"] = f.name;
+  d["name"] = PlacementSourceName(f.source);
   d["estimated_ms"] = f.estimated_ms;
   d["median_ms"] = f.median_ms;
   d["ratio_to_kept"] = f.ratio_to_kept;
@@ -96,10 +96,11 @@ nb::dict GroupDict(const GroupReport& g, const Graph& graph) {
 nb::dict ReportDict(const OptimizeReport& report, const Session& session, const RunProfile& in_run,
                     const std::string& plan_path) {
   nb::dict d;
-  d["search"] = report.search;
+  d["search"] = SearchKindName(report.search);
   d["estimated_ms"] = report.estimated_ms;
   d["measured_ms"] = report.measured_ms;
-  d["kept_finalist"] = report.kept_finalist;
+  d["kept_finalist"] =
+      report.kept_finalist.has_value() ? PlacementSourceName(*report.kept_finalist) : "";
   d["decision_rounds"] = report.decision_rounds;
   d["round_spread"] = report.round_spread;
   nb::list finalists;
@@ -111,7 +112,7 @@ nb::dict ReportDict(const OptimizeReport& report, const Session& session, const 
     plan["estimated_ms"] = c.estimated_ms;
     plan["in_run_ms"] = c.in_run_ms;
     plan["groups_repriced"] = c.groups_repriced;
-    plan["origin"] = c.origin;
+    plan["origin"] = CalibrationOriginName(c.origin);
     calibration.append(plan);
   }
   d["calibration"] = calibration;
@@ -165,7 +166,12 @@ nb::dict Optimize(const OptimizeArgs& args) {
   OptimizeOptions optimize;
   optimize.backends = args.backends;
   optimize.cost_db_path = args.cost_db;
-  optimize.search = args.search;
+  const std::optional<SearchKind> search = SearchKindNamed(args.search);
+  if (!search.has_value()) {
+    ThrowIfError(Status(StatusCode::kInvalidArgument,
+                        "search '" + args.search + "': expected 'op-level' or 'two-level'"));
+  }
+  optimize.search = *search;
   if (!args.budget.empty()) optimize.budget_seconds = ValueOrThrow(ParseSeconds(args.budget, "budget"));
   if (args.rounds >= 0) {
     optimize.final_rounds = args.rounds;

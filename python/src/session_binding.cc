@@ -135,7 +135,7 @@ class PySession {
   nb::dict metadata() const { return MetadataDict(session_->metadata()); }
 
   std::string placement() const { return session_->DescribePlacement(); }
-  std::string placement_source() const { return session_->placement_source(); }
+  std::string placement_source() const { return PlacementSourceName(session_->placement_source()); }
   std::vector<std::string> warnings() const { return session_->warnings(); }
 
  private:

@@ -10,14 +10,8 @@
 
 namespace collage {
 
-std::string FinalistLabel(const std::string& name) {
-  static const std::string kSingle = "single-backend:";
-  static const std::string kWholeGraph = "whole-graph:";
-  if (name.rfind(kSingle, 0) == 0) return name.substr(kSingle.size()) + " alone";
-  if (name.rfind(kWholeGraph, 0) == 0)
-    return name.substr(kWholeGraph.size()) + "'s whole-graph group";
-  if (name == "op-level" || name == "two-level") return name + " plan";
-  return name;
+std::string CalibrationOriginName(const PlacementSource& origin) {
+  return origin.is_search() ? "search" : PlacementSourceName(origin);
 }
 
 std::string PlacementInBrief(const OptimizeReport& report) {
@@ -61,7 +55,9 @@ EstimateAgainstRun CompareEstimateWithRun(const OptimizeReport& report) {
   if (judged != nullptr && judged->estimated_ms <= 0) {
     judged = nullptr;
     for (const FinalistReport& f : report.finalists) {
-      if (f.name == "op-level" && f.skipped.empty() && f.estimated_ms > 0) judged = &f;
+      if (f.source.kind == PlacementSource::Kind::kOpLevel && f.skipped.empty() &&
+          f.estimated_ms > 0)
+        judged = &f;
     }
   }
   if (judged == nullptr || judged->median_ms <= 0) return {};

@@ -4,7 +4,6 @@
 #include <random>
 
 #include "collage/random_tensor.h"
-#include "session/session_access.h"
 
 namespace collage {
 
@@ -49,21 +48,22 @@ StatusOr<RunProfile> ProfileCurrentPlacement(Session& session,
   return MeanProfile(profiles);
 }
 
-bool SetInRunTimes(const RunProfile& mean, const Graph& graph, OptimizeReport& report) {
-  std::vector<const NodeTiming*> groups;
+bool SetInRunTimes(const RunProfile& mean, OptimizeReport& report) {
+  // The profile is of the kept placement, whose groups the report lists in the same order:
+  // each group's step carries its index.
+  std::vector<const NodeTiming*> steps(report.groups.size(), nullptr);
   for (const NodeTiming& step : mean.nodes) {
-    if (!IsConversion(step)) groups.push_back(&step);
-  }
-  if (groups.size() != report.groups.size()) return false;
-  for (size_t g = 0; g < groups.size(); ++g) {
-    const GroupReport& group = report.groups[g];
-    if (group.nodes.empty() || groups[g]->backend != group.backend ||
-        groups[g]->rule != group.rule ||
-        groups[g]->node_name != graph.node(group.nodes.front()).name) {
+    if (IsConversion(step)) continue;
+    if (step.group < 0 || static_cast<size_t>(step.group) >= steps.size() ||
+        steps[static_cast<size_t>(step.group)] != nullptr) {
       return false;
     }
+    steps[static_cast<size_t>(step.group)] = &step;
   }
-  for (size_t g = 0; g < groups.size(); ++g) report.groups[g].in_run_ms = groups[g]->milliseconds;
+  for (const NodeTiming* step : steps) {
+    if (step == nullptr) return false;
+  }
+  for (size_t g = 0; g < steps.size(); ++g) report.groups[g].in_run_ms = steps[g]->milliseconds;
   return true;
 }
 
@@ -76,7 +76,7 @@ StatusOr<RunProfile> ProfileKeptPlacement(Session& session, OptimizeReport& repo
   }
   COLLAGE_ASSIGN_OR_RETURN(RunProfile mean,
                            ProfileCurrentPlacement(session, inputs, kProfiledRuns));
-  const bool set = SetInRunTimes(mean, SessionGraph(session), report);
+  const bool set = SetInRunTimes(mean, report);
   if (times_set != nullptr) *times_set = set;
   return mean;
 }

@@ -64,7 +64,7 @@ std::string Percent(double part, double whole) {
 const FinalistReport* BestSingleBackend(const OptimizeReport& report) {
   const FinalistReport* best = nullptr;
   for (const FinalistReport& f : report.finalists) {
-    if (!f.skipped.empty() || f.name.rfind("single-backend:", 0) != 0) continue;
+    if (!f.skipped.empty() || f.source.kind != PlacementSource::Kind::kSingleBackend) continue;
     if (best == nullptr || f.ratio_to_kept < best->ratio_to_kept) best = &f;
   }
   return best;
@@ -90,25 +90,25 @@ std::string FinalistsHtml(const OptimizeReport& report) {
   const FinalistReport* slowest = Slowest(report);
   std::string html = fmt::format(
       "<h2>End-to-end decision</h2>\n<p class=\"verdict\">Kept: <b>{}</b> ({}), {} end to end",
-      Escape(FinalistLabel(kept->name)), Escape(PlacementInBrief(report)),
+      Escape(PlacementSourceLabel(kept->source)), Escape(PlacementInBrief(report)),
       FormatDuration(kept->median_ms));
   const FinalistReport* best_single = BestSingleBackend(report);
   if (best_single != nullptr && best_single != kept && best_single->ratio_to_kept > 0) {
     html += fmt::format("; {:.2f}x faster than the best single backend ({})",
-                        best_single->ratio_to_kept, Escape(FinalistLabel(best_single->name)));
+                        best_single->ratio_to_kept, Escape(PlacementSourceLabel(best_single->source)));
   }
   if (slowest != nullptr && slowest != kept && slowest != best_single &&
       slowest->ratio_to_kept > 0) {
     html += fmt::format(", {:.2f}x faster than the slowest ({})", slowest->ratio_to_kept,
-                        Escape(FinalistLabel(slowest->name)));
+                        Escape(PlacementSourceLabel(slowest->source)));
   }
   const FinalistReport* search_plan = nullptr;
   for (const FinalistReport& f : report.finalists) {
-    if (f.skipped.empty() && (f.name == "op-level" || f.name == "two-level")) search_plan = &f;
+    if (f.skipped.empty() && f.source.is_search()) search_plan = &f;
   }
   if (search_plan != nullptr && search_plan != kept && search_plan->ratio_to_kept > 0) {
     html += fmt::format("; the search's plan ({}) took {:.2f}x its time",
-                        Escape(FinalistLabel(search_plan->name)), search_plan->ratio_to_kept);
+                        Escape(PlacementSourceLabel(search_plan->source)), search_plan->ratio_to_kept);
   }
   html += fmt::format(
       ".</p>\n<p>{} finalists measured side by side in {} interleaved rounds; the kept one's "
@@ -120,7 +120,7 @@ std::string FinalistsHtml(const OptimizeReport& report) {
   for (const FinalistReport& f : report.finalists) {
     if (!f.skipped.empty()) {
       html += fmt::format("<tr><td>{}</td><td colspan=\"6\">skipped: {}</td></tr>\n",
-                          Escape(FinalistLabel(f.name)), Escape(f.skipped));
+                          Escape(PlacementSourceLabel(f.source)), Escape(f.skipped));
       continue;
     }
     const std::string speedup =
@@ -131,7 +131,7 @@ std::string FinalistsHtml(const OptimizeReport& report) {
         "<tr{}><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
         "class=\"num\">{:.2f}x</td>"
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>\n",
-        f.kept ? " class=\"kept\"" : "", Escape(FinalistLabel(f.name)),
+        f.kept ? " class=\"kept\"" : "", Escape(PlacementSourceLabel(f.source)),
         f.estimated_ms > 0 ? FormatDuration(f.estimated_ms) : "-", FormatDuration(f.median_ms),
         f.ratio_to_kept, speedup, f.rounds_won, f.kept ? "&#10004; kept" : "");
   }
@@ -139,7 +139,7 @@ std::string FinalistsHtml(const OptimizeReport& report) {
   const EstimateAgainstRun check = CompareEstimateWithRun(report);
   if (check.finalist != nullptr) {
     html += fmt::format("<p>{}: estimated {}, measured {} end to end (estimate {}).</p>\n",
-                        Escape(FinalistLabel(check.finalist->name)),
+                        Escape(PlacementSourceLabel(check.finalist->source)),
                         FormatDuration(check.estimated_ms), FormatDuration(check.measured_ms),
                         EstimateError(check.estimated_ms, check.measured_ms));
   }
@@ -257,7 +257,7 @@ std::string ConversionsHtml(const RunProfile& in_run) {
   int count = 0;
   for (const NodeTiming& step : in_run.nodes) {
     run_total += step.milliseconds;
-    if (step.op_type != "LayoutConversion") continue;
+    if (!IsConversion(step)) continue;
     ++count;
     total += step.milliseconds;
     rows += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td></tr>\n",
@@ -304,7 +304,7 @@ std::string PlacementReportHtml(const Graph& graph, const OptimizeReport& report
       "measured now, {7} from the cost database, {8} invalid; {9} search, estimate {10}{11}.</p>\n",
       Escape(title), kStyle, graph.num_nodes(), report.groups.size(), report.candidates,
       report.distinct_candidates, report.measured, report.cache_hits, report.invalid,
-      Escape(report.search), FormatDuration(report.estimated_ms),
+      SearchKindName(report.search), FormatDuration(report.estimated_ms),
       report.search_states_cut > 0 ? " (beam-bounded)" : " (exact)",
       report.groups.size() == 1 ? "" : "s");
   if (!options.measured_on.empty()) {

@@ -183,10 +183,8 @@ class Builder {
       const int to = ReaderIn(report_.groups[groups_seen], *value);
       if (from < 0 || to < 0) continue;
       std::string& label = out_.edges[static_cast<size_t>(EdgeBetween(from, to))].conversion;
-      std::string rule = step.rule;
-      if (size_t arrow = rule.find("->"); arrow != std::string::npos) rule.replace(arrow, 2, "→");
-      label += fmt::format("{}{} {}", label.empty() ? "" : "\n", rule,
-                           FormatDuration(step.milliseconds));
+      label += fmt::format("{}{}→{} {}", label.empty() ? "" : "\n", step.from_layout,
+                           step.to_layout, FormatDuration(step.milliseconds));
     }
   }
 

@@ -64,6 +64,7 @@ class Executable::Builder {
 
  private:
   Status AddGroup(const PlacedGroup& group, size_t index) {
+    group_index_ = static_cast<int>(index);
     if (auto source = ViewSource(graph_, group); source.has_value() && AddView(group, *source)) {
       return Status();
     }
@@ -106,6 +107,7 @@ class Executable::Builder {
 
   NodeTiming LabelOf(const PlacedGroup& group) const {
     NodeTiming label;
+    label.group = group_index_;
     label.backend = group.backend;
     label.rule = group.rule;
     label.precision = group.precision;
@@ -232,11 +234,9 @@ class Executable::Builder {
     step.inputs.push_back(source);
     size_t target = NewArenaBuffer(layout.BufferBytes(type));
     step.outputs.push_back(target);
-    step.label.node_name = graph_.value(value).name;
-    step.label.op_type = "LayoutConversion";
     std::string owner = home->second.kind() == LayoutKind::kOpaque ? home->second.owner() : layout.owner();
-    step.label.backend = owner.empty() ? kNativeBackend : owner;
-    step.label.rule = home->second.name() + "->" + layout.name();
+    step.label = ConversionStep(graph_.value(value).name, owner.empty() ? kNativeBackend : owner,
+                                home->second.name(), layout.name());
     step.kernel = std::move(conversion);
     AddStep(std::move(step));
     buffer_of_[{value, layout.name()}] = target;
@@ -293,6 +293,7 @@ class Executable::Builder {
   InPlaceConcats in_place_;
   std::map<ValueId, size_t> concat_buffer_;   // Concat output planned in place → its buffer
   std::map<ValueId, size_t> slices_written_;  // Concat output → inputs written into it
+  int group_index_ = -1;                      // the group AddGroup is adding
 };
 
 Executable::Executable(const Graph& graph) : graph_(graph) {}
@@ -314,7 +315,7 @@ StatusOr<std::unique_ptr<Executable>> Executable::Create(const Graph& graph,
 
 int Executable::num_conversions() const {
   int count = 0;
-  for (const Step& step : steps_) count += step.label.op_type == "LayoutConversion";
+  for (const Step& step : steps_) count += IsConversion(step.label);
   return count;
 }
 

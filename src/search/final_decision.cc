@@ -22,23 +22,24 @@ StatusOr<size_t> DecideFinalPlacement(const std::vector<Finalist>& finalists,
   for (size_t i = 0; i < finalists.size(); ++i) {
     const Finalist& finalist = finalists[i];
     FinalistReport row;
-    row.name = finalist.name;
+    row.source = finalist.source;
+    const std::string name = PlacementSourceName(finalist.source);
     row.estimated_ms = finalist.estimated_ms;
     const std::string key = PlacementKey(finalist.placement);
     if (!finalist.skipped.empty()) {
-      if (i == 0) return Internal("the {} placement cannot be a finalist: {}", finalist.name, finalist.skipped);
+      if (i == 0) return Internal("the {} placement cannot be a finalist: {}", name, finalist.skipped);
       row.skipped = finalist.skipped;
     } else if (auto same = seen.find(key); same != seen.end()) {
       row.skipped = "the same placement as " + same->second;
     } else {
-      seen.emplace(key, finalist.name);
+      seen.emplace(key, name);
       auto exe = bench.Compile(finalist.placement);
       Status checked = exe.ok() ? bench.Check(**exe) : exe.status();
       if (checked.ok()) {
         contenders.push_back(std::move(*exe));
         contender_of.push_back(i);
       } else if (i == 0) {
-        return Status(checked.code(), "the " + finalist.name + " placement: " + checked.message());
+        return Status(checked.code(), "the " + name + " placement: " + checked.message());
       } else {
         row.skipped = checked.message();
       }
@@ -74,7 +75,7 @@ StatusOr<size_t> DecideFinalPlacement(const std::vector<Finalist>& finalists,
     row.kept = c == result.kept;
   }
   const size_t kept = contender_of[result.kept];
-  report->kept_finalist = finalists[kept].name;
+  report->kept_finalist = finalists[kept].source;
   report->measured_ms = result.median_ms[result.kept];
   report->decision_rounds = result.rounds;
   report->round_spread = result.kept_spread;

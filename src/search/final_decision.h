@@ -16,7 +16,7 @@
 namespace collage {
 
 struct Finalist {
-  std::string name;  // "op-level", "two-level", "single-backend:<backend>"
+  PlacementSource source;  // the op-level or two-level plan, or one backend alone
   Placement placement;
   double estimated_ms = 0;  // the cost model's estimate (0: none)
   std::string skipped;      // set by the caller: why it is no contender (not compiled or run)

@@ -224,14 +224,7 @@ StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& 
 StatusOr<OptimizeResult> SearchPlacement(const Graph& graph, BackendRegistry& registry, int threads,
                                          const OptimizeOptions& options,
                                          const PrecisionScope& scope) {
-  if (options.caches != "run" && options.caches != "cold" && options.caches != "warm") {
-    return InvalidArgument("unknown cache state '{}' for measuring (run, cold or warm)",
-                           options.caches);
-  }
-  if (options.search != "op-level" && options.search != "two-level") {
-    return InvalidArgument("unknown search '{}' (op-level or two-level)", options.search);
-  }
-  if (options.search == "two-level" && (options.population < 2 || options.budget_seconds <= 0 || options.generations < 0)) {
+  if (options.search == SearchKind::kTwoLevel && (options.population < 2 || options.budget_seconds <= 0 || options.generations < 0)) {
     return InvalidArgument("the two-level search needs a population of at least 2, a budget above 0 s and a "
                            "generation cap of at least 0");
   }
@@ -263,9 +256,11 @@ StatusOr<OptimizeResult> SearchPlacement(const Graph& graph, BackendRegistry& re
   settings.min_runs = options.min_runs;
   settings.max_runs = options.max_runs;
   settings.max_seconds = options.max_seconds;
-  settings.scrub_bytes = options.caches == "warm"   ? 0
-                         : options.caches == "cold" ? 2 * LastLevelCacheBytes()
-                                                    : RunFootprintBytes(graph);
+  switch (options.caches) {
+    case CacheState::kWarm: settings.scrub_bytes = 0; break;
+    case CacheState::kCold: settings.scrub_bytes = 2 * LastLevelCacheBytes(); break;
+    case CacheState::kRun: settings.scrub_bytes = RunFootprintBytes(graph); break;
+  }
   const auto measure_start = std::chrono::steady_clock::now();
   // In a worker process unless told otherwise: a library crashing there costs a candidate.
   COLLAGE_ASSIGN_OR_RETURN(
@@ -314,7 +309,7 @@ StatusOr<OptimizeResult> SearchPlacement(const Graph& graph, BackendRegistry& re
   const auto search_start = std::chrono::steady_clock::now();
   PlanBench bench(graph, registry, threads, options);
   const bool decide = options.final_rounds > 0;
-  if (decide || options.calibration_rounds > 0 || options.search == "two-level") {
+  if (decide || options.calibration_rounds > 0 || options.search == SearchKind::kTwoLevel) {
     COLLAGE_RETURN_IF_ERROR(bench.Prepare());
   }
   CalibrationOptions calibration;
@@ -346,7 +341,7 @@ StatusOr<OptimizeResult> SearchPlacement(const Graph& graph, BackendRegistry& re
     const Backend* backend = registry.Find(name);
     if (backend == nullptr || (!decide && calibration.max_rounds == 0)) continue;
     auto placement = PlaceOnSingleBackend(graph, *backend, registry, options.strict_non_finite);
-    if (placement.ok()) alone.emplace_back("single-backend:" + name, std::move(*placement));
+    if (placement.ok()) alone.emplace_back(PlacementSource::SingleBackend(name), std::move(*placement));
   }
   // At most its rounds, and each backend alone once.
   if (calibration.max_rounds > 0) {
@@ -379,21 +374,21 @@ StatusOr<OptimizeResult> SearchPlacement(const Graph& graph, BackendRegistry& re
 
   // The finalists: the op-level plan first (kept on a tie), the two-level best, every
   // backend alone.
-  std::vector<Finalist> finalists = {{"op-level", op_level, found.cost_ms, ""}};
-  if (options.search == "two-level") {
+  std::vector<Finalist> finalists = {{PlacementSource::OpLevel(), op_level, found.cost_ms, ""}};
+  if (options.search == SearchKind::kTwoLevel) {
     COLLAGE_ASSIGN_OR_RETURN(Placement best, SearchTwoLevel(graph, registry, bench, op_level,
                                                             backends, options, &report));
     COLLAGE_RETURN_IF_ERROR(ValidatePlacement(graph, best, registry));
     const std::optional<double> estimate =
         EstimatePlacement(graph, best, valid, transition, library_switch);
-    finalists.push_back({"two-level", std::move(best), estimate.value_or(0), ""});
+    finalists.push_back({PlacementSource::TwoLevel(), std::move(best), estimate.value_or(0), ""});
   }
-  size_t kept = options.search == "two-level" ? 1 : 0;  // without a decision: the search's result
+  size_t kept = options.search == SearchKind::kTwoLevel ? 1 : 0;  // without a decision: the search's result
   if (decide) {
-    for (auto& [name, placement] : alone) {
+    for (auto& [source, placement] : alone) {
       const std::optional<double> estimate =
           EstimatePlacement(graph, placement, valid, transition, library_switch);
-      Finalist finalist{name, std::move(placement), estimate.value_or(0), ""};
+      Finalist finalist{source, std::move(placement), estimate.value_or(0), ""};
       // A group that failed its own measurement (wrong answer, crash or hang in the worker) is
       // not run again in this process.
       finalist.skipped = FirstInvalidGroup(finalist.placement, candidates, records);

@@ -79,6 +79,22 @@ Status Get(const json& object, const char* field, const std::string& where, T* o
   return Status();
 }
 
+// A PlacementSource as PlacementSourceName wrote it.
+Status GetSource(const json& object, const char* field, const std::string& where,
+                 PlacementSource* out) {
+  std::string name;
+  COLLAGE_RETURN_IF_ERROR(Get(object, field, where, &name));
+  std::optional<PlacementSource> named = PlacementSourceNamed(name);
+  if (!named.has_value()) {
+    return InvalidArgument(
+        "{}: field '{}' is '{}', not what chose a placement (op-level, two-level, "
+        "single-backend:<backend>, ...)",
+        where, field, PrintableText(name));
+  }
+  *out = std::move(*named);
+  return Status();
+}
+
 // "input_shapes": {"x": [1, 3, 224, 224], ...}: every dim a non-negative integer.
 Status ReadInputShapes(const json& field, const std::string& source,
                        std::map<std::string, Shape>& shapes) {
@@ -222,7 +238,7 @@ std::string ModelHash(const Graph& graph) {
 }
 
 Plan MakePlan(const Graph& graph, const Placement& placement, const BackendRegistry& registry,
-              std::string search, int threads) {
+              PlacementSource search, int threads) {
   Plan plan;
   plan.model_name = graph.name();
   plan.model_hash = ModelHash(graph);
@@ -246,7 +262,7 @@ std::string PlanToJson(const Plan& plan) {
   j["model_name"] = plan.model_name;
   j["model_hash"] = plan.model_hash;
   j["device"] = plan.device;
-  j["search"] = plan.search;
+  j["search"] = PlacementSourceName(plan.search);
   j["threads"] = plan.threads;
   j["input_shapes"] = plan.input_shapes;
   if (!plan.input_ranges.empty()) {
@@ -264,9 +280,9 @@ std::string PlanToJson(const Plan& plan) {
     j["tolerance"] = plan.tolerance;
     j["checked_error"] = plan.checked_error;
   }
-  if (!plan.kept_finalist.empty()) {
-    j["kept_finalist"] = plan.kept_finalist;
-    j["runner_up"] = plan.runner_up;
+  if (plan.kept_finalist.has_value()) {
+    j["kept_finalist"] = PlacementSourceName(*plan.kept_finalist);
+    j["runner_up"] = plan.runner_up.has_value() ? PlacementSourceName(*plan.runner_up) : "";
     j["runner_up_ratio"] = plan.runner_up_ratio;
   }
   j["groups"] = json::array();
@@ -300,14 +316,19 @@ StatusOr<Plan> PlanFromJson(const std::string& text, const std::string& source) 
   COLLAGE_RETURN_IF_ERROR(Get(j, "model_name", source, &plan.model_name));
   COLLAGE_RETURN_IF_ERROR(Get(j, "model_hash", source, &plan.model_hash));
   COLLAGE_RETURN_IF_ERROR(Get(j, "device", source, &plan.device));
-  COLLAGE_RETURN_IF_ERROR(Get(j, "search", source, &plan.search));
+  COLLAGE_RETURN_IF_ERROR(GetSource(j, "search", source, &plan.search));
   COLLAGE_RETURN_IF_ERROR(Get(j, "threads", source, &plan.threads));
   COLLAGE_RETURN_IF_ERROR(Get(j, "estimated_ms", source, &plan.estimated_ms));
   COLLAGE_RETURN_IF_ERROR(Get(j, "measured_ms", source, &plan.measured_ms));
   // Optional: plans written before strict NaN/Inf mode existed were placed without it.
   if (j.contains("kept_finalist")) {
-    COLLAGE_RETURN_IF_ERROR(Get(j, "kept_finalist", source, &plan.kept_finalist));
-    COLLAGE_RETURN_IF_ERROR(Get(j, "runner_up", source, &plan.runner_up));
+    plan.kept_finalist.emplace();
+    COLLAGE_RETURN_IF_ERROR(GetSource(j, "kept_finalist", source, &*plan.kept_finalist));
+    // "" when no other finalist ran.
+    if (!j.contains("runner_up") || !j["runner_up"].is_string() || !j["runner_up"].empty()) {
+      plan.runner_up.emplace();
+      COLLAGE_RETURN_IF_ERROR(GetSource(j, "runner_up", source, &*plan.runner_up));
+    }
     COLLAGE_RETURN_IF_ERROR(Get(j, "runner_up_ratio", source, &plan.runner_up_ratio));
   }
   if (j.contains("strict_non_finite")) {

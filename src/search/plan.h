@@ -6,9 +6,11 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "collage/placement_source.h"
 #include "collage/sdk/backend.h"
 #include "collage/shape_range.h"
 #include "runtime/placement.h"
@@ -36,7 +38,7 @@ struct Plan {
   std::string model_name;
   std::string model_hash;
   std::string device;
-  std::string search;  // "op-level", or "single-backend:<name>"
+  PlacementSource search;  // what chose the placement
   int threads = 1;
   // The shapes of the model's inputs the plan was made for (a model with dynamic dims is
   // placed for one shape; another shape needs its own plan). Empty in plans written before
@@ -60,11 +62,11 @@ struct Plan {
   // for a plan of float32 groups alone.
   double tolerance = 0;
   double checked_error = 0;
-  // The end-to-end decision that chose this plan (empty when none was made): the finalist
-  // kept ("op-level", "two-level", "single-backend:<name>"), the next fastest and its time
-  // over this plan's (median of per-round ratios; below 1 when this plan won a tie).
-  std::string kept_finalist;
-  std::string runner_up;
+  // The end-to-end decision that chose this plan (none when none was made): the finalist
+  // kept, the next fastest (none when no other ran) and its time over this plan's (median of
+  // per-round ratios; below 1 when this plan won a tie).
+  std::optional<PlacementSource> kept_finalist;
+  std::optional<PlacementSource> runner_up;
   double runner_up_ratio = 0;
 };
 
@@ -84,7 +86,7 @@ std::string ModelHash(const Graph& graph);
 
 // The plan of `placement` on this machine (model hash, device, backend versions filled).
 Plan MakePlan(const Graph& graph, const Placement& placement, const BackendRegistry& registry,
-              std::string search, int threads);
+              PlacementSource search, int threads);
 
 std::string PlanToJson(const Plan& plan);
 // `source` names the text in errors (a file path).

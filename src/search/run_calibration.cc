@@ -19,28 +19,25 @@ using PlansRun = std::set<std::vector<int>>;
 // group's cost becomes its step's time less the library switch the search charges before it
 // (the step's time includes waking that library), so that the search's estimate of this very
 // plan becomes what the run measured. Returns "" or why the steps are not this plan's.
-std::string Reprice(const Graph& graph, const OpLevelResult& found, const PlanInRun& ran,
+std::string Reprice(const OpLevelResult& found, const PlanInRun& ran,
                     const LibrarySwitchCost& library_switch,
                     const std::map<std::string, ValueId>& value_by_name,
                     std::vector<SearchCandidate>& candidates, std::vector<bool>& repriced,
                     ConversionTimes& conversion_ms, int* newly_repriced) {
-  std::vector<const NodeTiming*> group_steps;
+  // The profile is of this plan: each group's step carries its index among found.groups.
+  std::vector<const NodeTiming*> group_steps(found.groups.size(), nullptr);
   for (const NodeTiming& step : ran.steps.nodes) {
     if (IsConversion(step)) continue;
-    group_steps.push_back(&step);
-  }
-  if (group_steps.size() != found.groups.size()) {
-    return "the profiled run has " + std::to_string(group_steps.size()) +
-           " group steps, the plan " + std::to_string(found.groups.size()) + " groups";
-  }
-  for (size_t i = 0; i < found.groups.size(); ++i) {
-    const SearchCandidate& c = candidates[static_cast<size_t>(found.groups[i])];
-    const NodeTiming& step = *group_steps[i];
-    if (step.backend != c.backend || step.rule != c.rule ||
-        step.node_name != graph.node(c.nodes.Nodes().front()).name) {
-      return "step " + std::to_string(i) + " of the profiled run (" + step.backend + " " +
-             step.rule + ") is not the plan's group (" + c.backend + " " + c.rule + ")";
+    if (step.group < 0 || static_cast<size_t>(step.group) >= group_steps.size() ||
+        group_steps[static_cast<size_t>(step.group)] != nullptr) {
+      return "the profiled run has a step of group " + std::to_string(step.group) +
+             ", the plan " + std::to_string(found.groups.size()) + " groups";
     }
+    group_steps[static_cast<size_t>(step.group)] = &step;
+  }
+  for (size_t i = 0; i < group_steps.size(); ++i) {
+    if (group_steps[i] == nullptr)
+      return "the profiled run has no step of the plan's group " + std::to_string(i);
   }
   const std::string* last_backend = nullptr;
   for (size_t i = 0; i < found.groups.size(); ++i) {
@@ -58,12 +55,9 @@ std::string Reprice(const Graph& graph, const OpLevelResult& found, const PlanIn
   }
   for (const NodeTiming& step : ran.steps.nodes) {
     if (!IsConversion(step)) continue;
-    const size_t arrow = step.rule.find("->");
     auto value = value_by_name.find(step.node_name);
-    if (arrow == std::string::npos || value == value_by_name.end())
-      continue;  // not priced: left as is
-    conversion_ms[{value->second, step.rule.substr(0, arrow), step.rule.substr(arrow + 2)}] =
-        step.milliseconds;
+    if (value == value_by_name.end()) continue;  // not priced: left as is
+    conversion_ms[{value->second, step.from_layout, step.to_layout}] = step.milliseconds;
   }
   return "";
 }
@@ -121,7 +115,7 @@ bool RunPlansOfTheirOwn(const Graph& graph, const std::vector<SearchCandidate>& 
   // plan priced further off the fastest is not worth its run.
   constexpr double kOwnPlanWithin = 1.5;
   std::map<std::tuple<std::string, std::string, std::string>, int> index;
-  std::vector<std::pair<std::string, OpLevelResult>> plans;
+  std::vector<std::pair<PlacementSource, OpLevelResult>> plans;
   for (size_t c = 0; c < candidates.size(); ++c) {
     const SearchCandidate& candidate = candidates[c];
     // The backends alone are float32 plans: their groups are found among the float32 offers.
@@ -132,21 +126,18 @@ bool RunPlansOfTheirOwn(const Graph& graph, const std::vector<SearchCandidate>& 
     if (candidate.nodes.size() != graph.num_nodes()) continue;
     OpLevelResult whole;
     whole.groups = {static_cast<int>(c)};
-    const std::string precision = candidate.precision == Precision::kFloat32
-                                      ? ""
-                                      : std::string(" ") + PrecisionName(candidate.precision);
-    plans.emplace_back("whole-graph:" + candidate.backend + precision, whole);
+    plans.emplace_back(PlacementSource::WholeGraph(candidate.backend, candidate.precision), whole);
   }
-  for (const auto& [name, placement] : own_plans) {
+  for (const auto& [source, placement] : own_plans) {
     OpLevelResult plan;
     for (const PlacedGroup& group : placement.groups) {
       auto it = index.find({group.backend, group.rule, group.nodes.ToString()});
       if (it == index.end()) break;
       plan.groups.push_back(it->second);
     }
-    if (plan.groups.size() == placement.groups.size()) plans.emplace_back(name, plan);
+    if (plan.groups.size() == placement.groups.size()) plans.emplace_back(source, plan);
   }
-  for (auto& [name, plan] : plans) {
+  for (auto& [source, plan] : plans) {
     if (plans_run.count(plan.groups)) continue;
     const std::optional<double> estimate = EstimatePlacement(
         graph, PlacementOf(plan, candidates), candidates, transition, library_switch);
@@ -154,7 +145,7 @@ bool RunPlansOfTheirOwn(const Graph& graph, const std::vector<SearchCandidate>& 
         *estimate > kOwnPlanWithin * FastestRun(ran).second)
       continue;
     plan.cost_ms = *estimate;
-    if (!run_plan(plan, name)) return false;
+    if (!run_plan(plan, source)) return false;
   }
   return true;
 }
@@ -213,7 +204,7 @@ StatusOr<CalibratedSearch> SearchCalibratedOpLevel(
   RanPlans ran_plans;
   // Runs `plan` and re-prices what ran; false when calibration must stop (result.stopped says
   // why).
-  auto run_plan = [&](const OpLevelResult& plan, const std::string& origin) {
+  auto run_plan = [&](const OpLevelResult& plan, const PlacementSource& origin) {
     plans_run.insert(plan.groups);
     auto ran = profile(PlacementOf(plan, candidates));
     if (!ran.ok()) {
@@ -225,7 +216,7 @@ StatusOr<CalibratedSearch> SearchCalibratedOpLevel(
     row.in_run_ms = ran->wall_ms;
     row.origin = origin;
     const std::string mismatch =
-        Reprice(graph, plan, *ran, library_switch, value_by_name, candidates, repriced,
+        Reprice(plan, *ran, library_switch, value_by_name, candidates, repriced,
                 result.conversion_ms, &row.groups_repriced);
     result.rounds.push_back(row);
     ran_plans.emplace_back(plan, ran->wall_ms);
@@ -248,7 +239,7 @@ StatusOr<CalibratedSearch> SearchCalibratedOpLevel(
             "stopped after " + std::to_string(options.max_rounds) + " plans of the search";
       break;
     }
-    if (!run_plan(last_search, "search")) break;
+    if (!run_plan(last_search, PlacementSource::OpLevel())) break;
     if (round == 0 && !RunPlansOfTheirOwn(graph, candidates, own_plans, corrected, library_switch,
                                           plans_run, ran_plans, run_plan)) {
       break;

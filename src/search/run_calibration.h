@@ -46,8 +46,8 @@ struct CalibrationOptions {
   OpLevelSearchOptions search;
 };
 
-// A placement with a name (e.g. "single-backend:onednn").
-using NamedPlacement = std::pair<std::string, Placement>;
+// A placement with where it came from (e.g. one backend alone).
+using NamedPlacement = std::pair<PlacementSource, Placement>;
 
 // The time of each conversion in a run: (value, from layout's name, to layout's name) → ms.
 using ConversionTimes = std::map<std::tuple<ValueId, std::string, std::string>, double>;

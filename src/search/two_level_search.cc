@@ -128,7 +128,7 @@ StatusOr<Placement> SearchTwoLevel(const Graph& graph, const BackendRegistry& re
     const Backend* backend = registry.Find(name);
     if (backend != nullptr && backend->graph_level()) graph_level.push_back(backend);
   }
-  report->search = "two-level";
+  report->search = SearchKind::kTwoLevel;
 
   GenomeDecoder decoder(graph, op_level, graph_level, registry, options.strict_non_finite);
   std::vector<Genome> seeds = {Genome(op_level.groups.size(), 0)};

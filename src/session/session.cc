@@ -103,11 +103,11 @@ void RecordDecision(const OptimizeReport& report, Plan& plan) {
     }
   }
   if (kept == nullptr) return;
-  plan.kept_finalist = kept->name;
+  plan.kept_finalist = kept->source;
   plan.estimated_ms = kept->estimated_ms;
   plan.measured_ms = kept->median_ms;
   if (runner_up != nullptr) {
-    plan.runner_up = runner_up->name;
+    plan.runner_up = runner_up->source;
     plan.runner_up_ratio = runner_up->ratio_to_kept;
   }
 }
@@ -330,8 +330,8 @@ StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph, const Session
   COLLAGE_ASSIGN_OR_RETURN(
       Placement placement,
       PlaceOnSingleBackend(session->impl_->graph, *backend, registry, options.strict_non_finite));
-  Plan plan = MakePlan(session->impl_->graph, placement, registry, "single-backend:" + backend->name(),
-                       threads);
+  Plan plan = MakePlan(session->impl_->graph, placement, registry,
+                       PlacementSource::SingleBackend(backend->name()), threads);
   plan.strict_non_finite = options.strict_non_finite;
   COLLAGE_RETURN_IF_ERROR(session->impl_->Install(placement, std::move(plan), threads));
   session->impl_->load_times.compile_ms = MillisecondsSince(start);
@@ -349,8 +349,8 @@ Status Session::Optimize(const OptimizeOptions& options, OptimizeReport* report)
     const int threads = impl_->current_with_threads().second;
     COLLAGE_ASSIGN_OR_RETURN(OptimizeResult result,
                              OptimizePlacement(impl_->graph, registry, threads, effective));
-    const std::string& chosen_by =
-        result.report.kept_finalist.empty() ? result.report.search : result.report.kept_finalist;
+    const PlacementSource chosen_by =
+        result.report.kept_finalist.value_or(SourceOf(result.report.search));
     Plan plan = MakePlan(impl_->graph, result.placement, registry, chosen_by, threads);
     plan.strict_non_finite = effective.strict_non_finite;
     plan.estimated_ms = result.report.estimated_ms;
@@ -409,7 +409,7 @@ Status Session::LoadPlan(const std::string& path) {
     if (at_other_shapes) {
       // What runs is this placement at these shapes, as a plan saved from it records it.
       plan = MakePlan(impl_->graph, *placement, BackendRegistry::Global(),
-                      "plan measured at other shapes", threads);
+                      PlacementSource::OtherShapes(), threads);
     }
     plan.strict_non_finite = contract.ok() && (plan.strict_non_finite || impl_->strict_non_finite);
     COLLAGE_RETURN_IF_ERROR(impl_->Install(*placement, std::move(plan), threads));
@@ -472,7 +472,7 @@ void Session::RecordMeasuredLatency(double milliseconds) {
   impl_->plan.measured_ms = milliseconds;
 }
 
-std::string Session::placement_source() const {
+PlacementSource Session::placement_source() const {
   if (auto latest = impl_->latest()) return latest->placement_source();
   std::lock_guard<std::mutex> lock(impl_->mutex);
   return impl_->plan.search;

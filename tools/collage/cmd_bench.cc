@@ -197,7 +197,7 @@ Status RunBench(const BenchFlags& flags) {
 
   BenchSummary summary;
   summary.model = flags.model;
-  summary.placement = session->placement_source();
+  summary.placement = PlacementSourceName(session->placement_source());
   summary.plan = flags.plan;
   summary.threads = session->num_threads();
   summary.streams = limits.streams;

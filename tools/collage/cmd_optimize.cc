@@ -108,11 +108,11 @@ OptimizeOptions OptimizeOptionsOf(const OptimizeFlags& flags) {
   optimize.cost_db_path = CostDbLocation(flags.cost_db);
   optimize.model_name = std::filesystem::path(flags.model).filename().string();
   optimize.beam_width = flags.beam;
-  optimize.search = flags.search;
+  optimize.search = *SearchKindNamed(flags.search);  // the flag's check names them
   optimize.population = flags.population;
   optimize.generations = flags.generations;
   optimize.seed = flags.seed;
-  optimize.caches = flags.caches;
+  optimize.caches = *CacheStateNamed(flags.caches);  // the flag's check names them
   optimize.measure_timeout_seconds = flags.measure_timeout;
   optimize.workers = flags.workers;
   // The library reads no environment: the command line does.
@@ -222,7 +222,7 @@ Status Optimize(const OptimizeFlags& flags) {
     std::printf("%s\n", PlacementSummary(*session).c_str());
     COLLAGE_ASSIGN_OR_RETURN(RunProfile in_run, ProfileInRun(*session, report));
     PrintOptimizeReport(report, in_run);
-    if (report.search == "two-level") PrintTwoLevelSearch(report);
+    if (report.search == SearchKind::kTwoLevel) PrintTwoLevelSearch(report);
     PrintAccuracyCheck(report);
     std::printf("\n");
     PrintFinalists(report);

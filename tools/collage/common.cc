@@ -92,7 +92,7 @@ std::string FormatMillis(double ms) {
 }
 
 std::string PlacementSummary(const Session& session) {
-  return "placement (" + session.placement_source() + "): " + session.DescribePlacement() + "; " +
+  return "placement (" + PlacementSourceName(session.placement_source()) + "): " + session.DescribePlacement() + "; " +
          std::to_string(session.num_layout_conversions()) + " layout conversions";
 }
 

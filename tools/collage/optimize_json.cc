@@ -13,16 +13,17 @@ std::string OptimizeSummaryJson(const OptimizeJsonContext& context, const Optimi
   json j;
   j["model"] = context.model;
   j["threads"] = context.threads;
-  j["search"] = report.search;
+  j["search"] = SearchKindName(report.search);
   j["estimated_ms"] = report.estimated_ms;
   // 0 and "" when the decision was skipped (--no-compare): nothing measured end to end.
   j["measured_ms"] = report.measured_ms;
-  j["kept_finalist"] = report.kept_finalist;
+  j["kept_finalist"] =
+      report.kept_finalist.has_value() ? PlacementSourceName(*report.kept_finalist) : "";
   j["decision_rounds"] = report.decision_rounds;
   j["round_spread"] = report.round_spread;
   j["finalists"] = json::array();
   for (const FinalistReport& f : report.finalists) {
-    j["finalists"].push_back({{"name", f.name},
+    j["finalists"].push_back({{"name", PlacementSourceName(f.source)},
                               {"estimated_ms", f.estimated_ms},
                               {"median_ms", f.median_ms},
                               {"ratio_to_kept", f.ratio_to_kept},
@@ -36,7 +37,7 @@ std::string OptimizeSummaryJson(const OptimizeJsonContext& context, const Optimi
     j["calibration"].push_back({{"estimated_ms", c.estimated_ms},
                                 {"in_run_ms", c.in_run_ms},
                                 {"groups_repriced", c.groups_repriced},
-                                {"origin", c.origin}});
+                                {"origin", CalibrationOriginName(c.origin)}});
   }
   j["calibration_stopped"] = report.calibration_stopped;
   if (report.accuracy.input_sets > 0) {
@@ -72,7 +73,7 @@ std::string OptimizeSummaryJson(const OptimizeJsonContext& context, const Optimi
                        {"library_switches", report.library_switches},
                        {"measure_seconds", report.measure_seconds},
                        {"search_seconds", report.search_seconds}};
-  if (report.search == "two-level") {
+  if (report.search == SearchKind::kTwoLevel) {
     j["two_level"] = {{"generations", report.generations},
                       {"evaluations", report.evaluations},
                       {"seconds", report.evolve_seconds}};

@@ -38,7 +38,8 @@ void PrintCalibration(const OptimizeReport& report) {
     const CalibrationReport& round = report.calibration[i];
     std::printf("  plan %zu%s: estimated %s, in its run %s (estimate %s), %d group(s) re-priced\n",
                 i + 1,
-                round.origin == "search" ? "" : (" (" + FinalistLabel(round.origin) + ")").c_str(),
+                round.origin.is_search() ? ""
+                                         : (" (" + PlacementSourceLabel(round.origin) + ")").c_str(),
                 FormatMillis(round.estimated_ms).c_str(), FormatMillis(round.in_run_ms).c_str(),
                 EstimateError(round.estimated_ms, round.in_run_ms).c_str(), round.groups_repriced);
   }
@@ -148,7 +149,7 @@ void PrintFinalists(const OptimizeReport& report) {
   std::printf("%-22s %10s %10s %8s %11s\n", "finalist", "estimated", "median", "vs kept",
               "rounds won");
   for (const FinalistReport& f : report.finalists) {
-    const std::string label = FinalistLabel(f.name);
+    const std::string label = PlacementSourceLabel(f.source);
     if (!f.skipped.empty()) {
       std::printf("%-22s skipped: %s\n", label.c_str(), f.skipped.c_str());
       continue;
@@ -165,7 +166,7 @@ void PrintFinalists(const OptimizeReport& report) {
     const std::string whose =
         check.finalist == kept
             ? ""
-            : " for the " + FinalistLabel(check.finalist->name) + "; the kept one has no estimate";
+            : " for the " + PlacementSourceLabel(check.finalist->source) + "; the kept one has no estimate";
     std::printf("estimated %s, measured %s end to end (estimate %s)%s\n",
                 FormatMillis(check.estimated_ms).c_str(), FormatMillis(check.measured_ms).c_str(),
                 EstimateError(check.estimated_ms, check.measured_ms).c_str(), whose.c_str());
@@ -173,7 +174,7 @@ void PrintFinalists(const OptimizeReport& report) {
     std::printf("measured %s end to end (no estimate of the kept one)\n",
                 FormatMillis(report.measured_ms).c_str());
   }
-  const std::string label = FinalistLabel(kept->name) + " (" + PlacementInBrief(report) + ")";
+  const std::string label = PlacementSourceLabel(kept->source) + " (" + PlacementInBrief(report) + ")";
   const FinalistReport* runner_up = RunnerUp(report);
   if (runner_up == nullptr) {
     std::printf("kept: %s (no other finalist ran)\n", label.c_str());
@@ -181,13 +182,13 @@ void PrintFinalists(const OptimizeReport& report) {
     std::printf(
         "kept: %s; the runner-up, %s, took %.2fx its time (median per-round ratio); it won %d "
         "of %d rounds\n",
-        label.c_str(), FinalistLabel(runner_up->name).c_str(), runner_up->ratio_to_kept,
+        label.c_str(), PlacementSourceLabel(runner_up->source).c_str(), runner_up->ratio_to_kept,
         kept->rounds_won, report.decision_rounds);
   } else {
     // The decision keeps the earlier finalist of a tie, so the runner-up may be a little faster.
     std::printf(
         "kept: %s, tied with %s (%.1f%% faster, within the noise: the earlier finalist is kept)\n",
-        label.c_str(), FinalistLabel(runner_up->name).c_str(),
+        label.c_str(), PlacementSourceLabel(runner_up->source).c_str(),
         100 * (1 - runner_up->ratio_to_kept));
   }
   std::printf("round-to-round spread of the kept one: %.1f%% ((p90 - p10) / median)\n",

@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
   collage::OptimizeOptions optimize;
   optimize.backends = {"plugin_example"};
   optimize.cost_db_path = work + "/costs.sqlite";
-  optimize.caches = "warm";
+  optimize.caches = CacheState::kWarm;
   optimize.min_runs = 2;
   optimize.max_runs = 5;
   optimize.max_seconds = 0.02;
@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
   }
   std::printf("consumer: collage %s; %d nodes; plug-in error %.3g, plan (%s) error %.3g\n",
               collage::Version(), (*planned)->summary().num_nodes, plugin_error,
-              (*planned)->placement_source().c_str(), plan_error);
+              PlacementSourceName((*planned)->placement_source()).c_str(), plan_error);
   std::printf("%s\n", (*planned)->DescribePlacement().c_str());
   return 0;
 }

@@ -39,11 +39,11 @@ TEST(OptimizedSessionTest, OptimizeSaveAndLoadRunTheSamePlacement) {
   ASSERT_TRUE(reference.ok());
   auto session = SessionAccess::FromGraph(RepeatedBlocks(3), OneThread());
   ASSERT_TRUE(session.ok());
-  EXPECT_EQ((*session)->placement_source(), "single-backend:native");
+  EXPECT_EQ((*session)->placement_source(), PlacementSource::SingleBackend("native"));
   OptimizeReport report;
   ASSERT_TRUE((*session)->Optimize(QuickOptimize(dir.file("costs.sqlite")), &report).ok());
   // The plan is the finalist the end-to-end decision kept.
-  EXPECT_EQ((*session)->placement_source(), report.kept_finalist);
+  EXPECT_EQ((*session)->placement_source(), report.kept_finalist.value_or(PlacementSource{}));
   EXPECT_GT(report.groups.size(), 0u);
   EXPECT_GT(report.estimated_ms, 0);
 
@@ -59,7 +59,7 @@ TEST(OptimizedSessionTest, OptimizeSaveAndLoadRunTheSamePlacement) {
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   EXPECT_TRUE((*loaded)->warnings().empty()) << (*loaded)->warnings().front();
   EXPECT_EQ((*loaded)->DescribePlacement(), (*session)->DescribePlacement());
-  EXPECT_EQ((*loaded)->placement_source(), report.kept_finalist);
+  EXPECT_EQ((*loaded)->placement_source(), report.kept_finalist.value_or(PlacementSource{}));
   auto again = (*loaded)->Run(inputs);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(NormalizedError(again->at("y"), optimized->at("y")), 0.0);

@@ -73,7 +73,7 @@ std::vector<std::pair<std::string, std::string>> StepsOf(Session& session, const
   EXPECT_TRUE(out.ok()) << out.status().ToString();
   std::vector<std::pair<std::string, std::string>> steps;
   for (const NodeTiming& t : profile.nodes) {
-    if (t.op_type != "LayoutConversion") steps.emplace_back(t.backend, t.rule);
+    if (!IsConversion(t)) steps.emplace_back(t.backend, t.rule);
   }
   return steps;
 }

@@ -41,7 +41,7 @@ inline OptimizeOptions QuickOptimize(const std::string& cost_db) {
   options.max_seconds = 0.05;
   // Timed warm: tests of behaviour need costs, not costs that predict a run (a cache scrub
   // before every timed run would multiply their time).
-  options.caches = "warm";
+  options.caches = CacheState::kWarm;
   // The end-to-end decision between finalists: a few rounds are enough for tests of behaviour.
   options.final_rounds = 3;
   options.max_final_rounds = 6;

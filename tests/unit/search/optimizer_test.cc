@@ -134,7 +134,7 @@ TEST(OptimizerTest, AGroupThatIsTheWholeModelIsTimedWarmAndTheOthersWithTheCache
   auto graph = std::move(b).Build();
   ASSERT_TRUE(graph.ok()) << graph.status().ToString();
   OptimizeOptions options = QuickOptimize(dir.file("costs.sqlite"));
-  options.caches = "run";
+  options.caches = CacheState::kRun;
   options.backends = {"native"};
   options.final_rounds = 0;
   auto result = OptimizePlacement(*graph, BackendRegistry::Global(), 1, options);
@@ -168,12 +168,12 @@ TEST(OptimizerTest, TheOpLevelPlanIsOneOfThePlansRunToCalibrateTheCosts) {
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   const OptimizeReport& report = result->report;
   ASSERT_GE(report.calibration.size(), 1u);
-  EXPECT_EQ(report.calibration[0].origin, "search");
+  EXPECT_EQ(report.calibration[0].origin, PlacementSource::OpLevel());
   EXPECT_GE(report.calibration[0].groups_repriced, 1);
   int search_plans = 0;
   bool estimate_is_a_plans = false;
   for (const CalibrationReport& round : report.calibration) {
-    search_plans += round.origin == "search" ? 1 : 0;
+    search_plans += round.origin.is_search() ? 1 : 0;
     EXPECT_GT(round.in_run_ms, 0);
     EXPECT_GT(round.estimated_ms, 0);
     estimate_is_a_plans = estimate_is_a_plans || round.estimated_ms == report.estimated_ms;
@@ -181,7 +181,7 @@ TEST(OptimizerTest, TheOpLevelPlanIsOneOfThePlansRunToCalibrateTheCosts) {
   // The op-level plan is one of the plans run, with the estimate it had before it ran.
   EXPECT_TRUE(estimate_is_a_plans) << report.estimated_ms;
   ASSERT_FALSE(report.finalists.empty());
-  EXPECT_EQ(report.finalists[0].name, "op-level");
+  EXPECT_EQ(report.finalists[0].source, PlacementSource::OpLevel());
   EXPECT_DOUBLE_EQ(report.finalists[0].estimated_ms, report.estimated_ms);
   EXPECT_LE(search_plans, 3);
   if (search_plans < 3) {

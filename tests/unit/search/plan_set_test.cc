@@ -69,7 +69,7 @@ Plan PlanAt(int64_t rows) {
                                 Candidate{"matmul", SubGraph(g.num_nodes(), {0})});
   placement.groups.emplace_back("test_small_batch",
                                 Candidate{"relu_small", SubGraph(g.num_nodes(), {1})});
-  return MakePlan(g, placement, Registry(), "op-level", 1);
+  return MakePlan(g, placement, Registry(), PlacementSource::OpLevel(), 1);
 }
 
 TEST(PlanSetTest, OnePlanKeepsItsFormatAndSeveralAreOneSet) {

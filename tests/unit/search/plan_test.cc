@@ -32,7 +32,7 @@ Plan NativePlan(const Graph& graph) {
   auto placement = PlaceOnSingleBackend(graph, *BackendRegistry::Global().Find("onednn"),
                                         BackendRegistry::Global());
   EXPECT_TRUE(placement.ok());
-  Plan plan = MakePlan(graph, *placement, BackendRegistry::Global(), "single-backend:onednn", 2);
+  Plan plan = MakePlan(graph, *placement, BackendRegistry::Global(), PlacementSource::SingleBackend("onednn"), 2);
   plan.estimated_ms = 1.25;
   plan.measured_ms = 1.5;
   for (PlanGroup& g : plan.groups) g.cost_ms = 0.125;
@@ -46,7 +46,7 @@ TEST_F(PlanTest, RoundTripsThroughJson) {
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->model_hash, plan.model_hash);
   EXPECT_EQ(back->device, DeviceFingerprint());
-  EXPECT_EQ(back->search, "single-backend:onednn");
+  EXPECT_EQ(back->search, PlacementSource::SingleBackend("onednn"));
   EXPECT_EQ(back->threads, 2);
   EXPECT_EQ(back->backend_versions, plan.backend_versions);
   EXPECT_DOUBLE_EQ(back->measured_ms, 1.5);
@@ -157,6 +157,15 @@ TEST_F(PlanTest, DamagedPlansAreClearErrors) {
           }),
           "'tolerance' must be above 0");
   refused(edited([](auto& j) { j["tolerance"] = 0.01; }), "missing field 'checked_error'");
+  refused(edited([](auto& j) { j["search"] = "three-level"; }),
+          "field 'search' is 'three-level', not what chose a placement");
+  refused(edited([](auto& j) { j["search"] = "single-backend:"; }), "field 'search'");
+  refused(edited([](auto& j) {
+            j["kept_finalist"] = "op-level";
+            j["runner_up"] = "whole-graph:openvino fp8";
+            j["runner_up_ratio"] = 1.1;
+          }),
+          "field 'runner_up' is 'whole-graph:openvino fp8'");
 }
 
 TEST_F(PlanTest, EachGroupsPrecisionAndTheAccuracyBudgetRoundTrip) {

@@ -61,12 +61,11 @@ inline ReportFixture MakeReportFixture(int blocks, bool region) {
   for (size_t g = 0; g < f.report.groups.size(); ++g) {
     const GroupReport& group = f.report.groups[g];
     if (g == 0) {  // the model input, converted for the first group
-      f.in_run.nodes.push_back(
-          NodeTiming{"x", "LayoutConversion", 0.0042, "onednn", "plain->nChw8c", 0, ""});
+      f.in_run.nodes.push_back(ConversionStep("x", "onednn", "plain", "nChw8c", 0.0042));
     }
     if (g == 1) {  // the first Conv's output, converted for the group after it
-      f.in_run.nodes.push_back(NodeTiming{f.converted_value, "LayoutConversion", 0.045, "xnnpack",
-                                          "nChw8c->nhwc", 0, ""});
+      f.in_run.nodes.push_back(
+          ConversionStep(f.converted_value, "xnnpack", "nChw8c", "nhwc", 0.045));
     }
     NodeTiming step;
     step.node_name = f.graph.node(group.nodes.front()).name;
@@ -74,6 +73,7 @@ inline ReportFixture MakeReportFixture(int blocks, bool region) {
     step.backend = group.backend;
     step.rule = group.rule;
     step.milliseconds = group.in_run_ms;
+    step.group = static_cast<int>(g);
     f.in_run.nodes.push_back(step);
   }
   return f;

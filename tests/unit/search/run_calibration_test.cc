@@ -75,13 +75,8 @@ struct Synthetic {
       auto& [home, available] = held[v];
       if (std::find(available.begin(), available.end(), layout) != available.end()) return;
       available.push_back(layout);
-      NodeTiming step;
-      step.node_name = g.value(v).name;
-      step.op_type = "LayoutConversion";
-      step.backend = "native";
-      step.rule = home.name() + "->" + layout.name();
-      step.milliseconds = conversion_in_run_ms;
-      ran.steps.nodes.push_back(step);
+      ran.steps.nodes.push_back(ConversionStep(g.value(v).name, "native", home.name(),
+                                               layout.name(), conversion_in_run_ms));
     };
     std::string last_backend;
     for (const PlacedGroup& group : placement.groups) {
@@ -92,6 +87,7 @@ struct Synthetic {
       const SearchCandidate& c = candidates[index];
       for (size_t i = 0; i < c.inputs.size(); ++i) read(c.inputs[i], c.input_layouts[i]);
       NodeTiming step;
+      step.group = static_cast<int>(&group - placement.groups.data());
       step.node_name = g.node(c.nodes.Nodes().front()).name;
       step.op_type = "Relu";
       step.backend = c.backend;
@@ -156,8 +152,8 @@ TEST(RunCalibration, AWholeGraphGroupRunsAsAPlanOfItsOwnAndTheFasterPlanStands) 
   // The search's plan, then the group that is the whole graph as a plan of its own; then the
   // search returns its first plan again.
   ASSERT_EQ(result->rounds.size(), 2u);
-  EXPECT_EQ(result->rounds[0].origin, "search");
-  EXPECT_EQ(result->rounds[1].origin, "whole-graph:b");
+  EXPECT_EQ(result->rounds[0].origin, PlacementSource::OpLevel());
+  EXPECT_EQ(result->rounds[1].origin, PlacementSource::WholeGraph("b", Precision::kFloat32));
   EXPECT_DOUBLE_EQ(result->rounds[1].estimated_ms, 3.5);
   EXPECT_EQ(BackendsOf(result->kept, s.candidates), (std::vector<std::string>{"a", "a", "a"}));
   EXPECT_NEAR(result->kept_in_run_ms, 2.4, 1e-12);
@@ -228,8 +224,8 @@ TEST(RunCalibration, ABackendAloneRunsWhenItsEstimateIsCloseToTheFastestPlan) {
   const Graph g = Chain(4);
   Synthetic s;
   std::vector<NamedPlacement> alone(2);
-  alone[0].first = "single-backend:b";
-  alone[1].first = "single-backend:c";
+  alone[0].first = PlacementSource::SingleBackend("b");
+  alone[1].first = PlacementSource::SingleBackend("c");
   for (NodeId n = 0; n < 4; ++n) {
     s.Add(g, "a", {n}, 1.0, 1.0);
     s.Add(g, "b", {n}, 1.2, 0.5);
@@ -241,8 +237,8 @@ TEST(RunCalibration, ABackendAloneRunsWhenItsEstimateIsCloseToTheFastestPlan) {
                                         nullptr, alone, {});
   ASSERT_TRUE(result.ok());
   ASSERT_EQ(result->rounds.size(), 2u);  // then the search returns b's plan, which ran
-  EXPECT_EQ(result->rounds[0].origin, "search");
-  EXPECT_EQ(result->rounds[1].origin, "single-backend:b");
+  EXPECT_EQ(result->rounds[0].origin, PlacementSource::OpLevel());
+  EXPECT_EQ(result->rounds[1].origin, PlacementSource::SingleBackend("b"));
   EXPECT_DOUBLE_EQ(result->rounds[1].estimated_ms, 4.8);
   EXPECT_DOUBLE_EQ(result->kept_in_run_ms, 2.0);
   EXPECT_EQ(BackendsOf(result->kept, s.candidates), (std::vector<std::string>{"b", "b", "b", "b"}));
@@ -342,13 +338,19 @@ TEST(RunCalibration, AProfileOfAnotherPlacementRepricesNothing) {
   s.Add(g, "a", {1}, 1.0, 7.0);
   ProfilePlan profile = [&](const Placement& placement) -> StatusOr<PlanInRun> {
     PlanInRun ran = s.Run(g, placement);
-    ran.steps.nodes[1].rule = "another_rule";
+    // A placement of one group fewer: its last group step is missing.
+    for (size_t i = ran.steps.nodes.size(); i-- > 0;) {
+      if (!IsConversion(ran.steps.nodes[i])) {
+        ran.steps.nodes.erase(ran.steps.nodes.begin() + static_cast<std::ptrdiff_t>(i));
+        break;
+      }
+    }
     return ran;
   };
   auto result = SearchCalibratedOpLevel(g, s.candidates, s.Transition(), s.Switch(), profile,
                                         nullptr, {}, {});
   ASSERT_TRUE(result.ok());
-  EXPECT_NE(result->stopped.find("is not the plan's group"), std::string::npos);
+  EXPECT_NE(result->stopped.find("has no step of the plan's group 1"), std::string::npos);
   EXPECT_DOUBLE_EQ(s.candidates[0].cost_ms, 1.0);
   EXPECT_DOUBLE_EQ(s.candidates[1].cost_ms, 1.0);
 }

@@ -86,7 +86,7 @@ TEST(TwoLevelSearchTest, IsNeverSlowerThanTheOpLevelPlacementItMeasuresBeside) {
   TempDir dir;
   Graph graph = RepeatedBlocks(4);
   OptimizeOptions options = QuickOptimize(dir.file("costs.sqlite"));
-  options.search = "two-level";
+  options.search = SearchKind::kTwoLevel;
   options.budget_seconds = 3;
   options.population = 6;
   options.generations = 4;
@@ -95,22 +95,22 @@ TEST(TwoLevelSearchTest, IsNeverSlowerThanTheOpLevelPlacementItMeasuresBeside) {
   auto result = OptimizePlacement(graph, BackendRegistry::Global(), 1, options);
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   const OptimizeReport& report = result->report;
-  EXPECT_EQ(report.search, "two-level");
+  EXPECT_EQ(report.search, SearchKind::kTwoLevel);
   EXPECT_GT(report.evaluations, 0);
   EXPECT_GT(generations_seen, 0);
   // The finalists: the op-level plan first, the two-level best second, then every backend
   // alone; the kept one measured no slower (beyond the tie tolerance) than any other.
   ASSERT_GE(report.finalists.size(), 3u);
-  EXPECT_EQ(report.finalists[0].name, "op-level");
-  EXPECT_EQ(report.finalists[1].name, "two-level");
+  EXPECT_EQ(report.finalists[0].source, PlacementSource::OpLevel());
+  EXPECT_EQ(report.finalists[1].source, PlacementSource::TwoLevel());
   int kept = 0;
   for (const FinalistReport& f : report.finalists) {
     if (!f.skipped.empty()) continue;
-    EXPECT_GT(f.median_ms, 0) << f.name;
-    EXPECT_GE(f.ratio_to_kept, 0.99) << f.name;
+    EXPECT_GT(f.median_ms, 0) << PlacementSourceName(f.source);
+    EXPECT_GE(f.ratio_to_kept, 0.99) << PlacementSourceName(f.source);
     kept += f.kept ? 1 : 0;
     if (f.kept) {
-      EXPECT_EQ(f.name, report.kept_finalist);
+      EXPECT_EQ(f.source, report.kept_finalist);
     }
   }
   EXPECT_EQ(kept, 1);
@@ -124,13 +124,8 @@ TEST(TwoLevelSearchTest, BadSettingsAreRefused) {
   TempDir dir;
   Graph graph = RepeatedBlocks(1);
   OptimizeOptions options = QuickOptimize(dir.file("costs.sqlite"));
-  options.search = "three-level";
-  EXPECT_NE(OptimizePlacement(graph, BackendRegistry::Global(), 1, options)
-                .status()
-                .message()
-                .find("unknown search"),
-            std::string::npos);
-  options.search = "two-level";
+  EXPECT_FALSE(SearchKindNamed("three-level").has_value());
+  options.search = SearchKind::kTwoLevel;
   options.population = 1;
   EXPECT_FALSE(OptimizePlacement(graph, BackendRegistry::Global(), 1, options).ok());
 }

@@ -262,7 +262,7 @@ TEST(ShapesPerRunTest, APlanDeclaredForAShapeRangeServesEveryShapeInItWithoutAWa
   // Few runs per candidate: the test is of which plan serves which shapes, not of speed.
   OptimizeOptions quick;
   quick.cost_db_path = dir.File("costs.sqlite");
-  quick.caches = "warm";
+  quick.caches = CacheState::kWarm;
   quick.min_runs = 2;
   quick.max_runs = 3;
   quick.final_rounds = 1;

@@ -41,25 +41,25 @@ TEST_P(OptimizedZooTest, BothSearchesGiveTheReferenceOutputs) {
   options.population = 4;
   options.generations = 2;
   options.final_rounds = 2;
-  for (const char* search : {"op-level", "two-level"}) {
+  for (SearchKind search : {SearchKind::kOpLevel, SearchKind::kTwoLevel}) {
     options.search = search;
     OptimizeReport report;
-    ASSERT_TRUE((*session)->Optimize(options, &report).ok()) << search;
+    ASSERT_TRUE((*session)->Optimize(options, &report).ok()) << SearchKindName(search);
     EXPECT_EQ(report.search, search);
     // The plan says which finalist of the end-to-end decision it is.
-    EXPECT_EQ((*session)->placement_source(), report.kept_finalist);
+    EXPECT_EQ((*session)->placement_source(), report.kept_finalist.value_or(PlacementSource{}));
     auto outputs = (*session)->Run(inputs);
     ASSERT_TRUE(outputs.ok()) << outputs.status().ToString();
     for (const auto& [name, expected] : *reference) {
       EXPECT_LE(NormalizedError(outputs->at(name), expected), 1e-3)
-          << model << " (" << search << "), output " << name << "; placement: " << (*session)->DescribePlacement();
+          << model << " (" << SearchKindName(search) << "), output " << name << "; placement: " << (*session)->DescribePlacement();
     }
     // Repeated blocks were measured once (every model but the DCGAN generator, whose layers
     // all differ, has some); the second search found every cost stored.
     if (model != "dcgan") {
       EXPECT_LT(report.distinct_candidates, report.candidates);
     }
-    if (std::string(search) == "two-level") {
+    if (search == SearchKind::kTwoLevel) {
       EXPECT_EQ(report.measured, 0);
     }
   }
