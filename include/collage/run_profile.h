@@ -35,7 +35,9 @@ struct RunProfile {
   std::vector<NodeTiming> nodes;
 };
 
-inline bool IsConversion(const NodeTiming& step) { return step.kind == StepKind::kLayoutConversion; }
+inline bool IsConversion(const NodeTiming& step) {
+  return step.kind == StepKind::kLayoutConversion;
+}
 
 // The step of a conversion of value `value_name` from layout `from` to `to`, run by `backend`.
 inline NodeTiming ConversionStep(std::string value_name, std::string backend, std::string from,

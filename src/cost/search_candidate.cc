@@ -1,10 +1,7 @@
 #include "cost/search_candidate.h"
 
-#include <algorithm>
-#include <set>
 #include <utility>
 
-#include "collage/native_backend.h"
 #include "collage/sdk/errors.h"
 
 namespace collage {
@@ -17,23 +14,17 @@ SearchCandidate SearchCandidateOf(const Graph& graph, PlacedGroup group) {
 StatusOr<std::vector<SearchCandidate>> EnumerateSearchCandidates(
     const Graph& graph, const std::vector<std::string>& backends, const BackendRegistry& registry,
     bool strict_non_finite, const std::vector<Precision>& precisions) {
-  std::vector<std::string> names = backends;
-  if (std::find(names.begin(), names.end(), kNativeBackend) == names.end()) {
-    names.insert(names.begin(), kNativeBackend);
-  }
+  COLLAGE_ASSIGN_OR_RETURN(
+      CandidateIndex index,
+      CandidateIndex::Build(graph, backends, registry, strict_non_finite, precisions));
+  return SearchCandidatesOf(graph, index);
+}
+
+std::vector<SearchCandidate> SearchCandidatesOf(const Graph& graph, const CandidateIndex& index) {
   std::vector<SearchCandidate> candidates;
-  std::set<std::string> seen_backends;
-  for (const std::string& name : names) {
-    if (!seen_backends.insert(name).second) continue;
-    const Backend* backend = registry.Find(name);
-    if (backend == nullptr) {
-      std::string registered;
-      for (const Backend* b : registry.backends()) registered += (registered.empty() ? "" : ", ") + b->name();
-      return NotFound("no backend named '{}' (registered: {})", name, registered);
-    }
-    for (Candidate& offered :
-         EnumerateCandidates(graph, backend->rules(), strict_non_finite, precisions)) {
-      candidates.push_back(SearchCandidateOf(graph, {name, std::move(offered)}));
+  for (const Backend* backend : index.backends()) {
+    for (const Candidate& offered : index.OffersOf(backend->name())) {
+      candidates.push_back(SearchCandidateOf(graph, {backend->name(), offered}));
     }
   }
   return candidates;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "collage/sdk/backend.h"
+#include "runtime/candidate_index.h"
 #include "runtime/placement.h"
 
 namespace collage {
@@ -36,6 +37,8 @@ StatusOr<std::vector<SearchCandidate>> EnumerateSearchCandidates(
     const Graph& graph, const std::vector<std::string>& backends, const BackendRegistry& registry,
     bool strict_non_finite = false,
     const std::vector<Precision>& precisions = {Precision::kFloat32});
+// The same from an index already built: every offer of every indexed backend.
+std::vector<SearchCandidate> SearchCandidatesOf(const Graph& graph, const CandidateIndex& index);
 
 // The cost of converting `value` from layout `from` to `to`; 0 when they hold the same bytes.
 using TransitionCost = std::function<double(ValueId value, const Layout& from, const Layout& to)>;

@@ -94,8 +94,9 @@ std::string FinalistsHtml(const OptimizeReport& report) {
       FormatDuration(kept->median_ms));
   const FinalistReport* best_single = BestSingleBackend(report);
   if (best_single != nullptr && best_single != kept && best_single->ratio_to_kept > 0) {
-    html += fmt::format("; {:.2f}x faster than the best single backend ({})",
-                        best_single->ratio_to_kept, Escape(PlacementSourceLabel(best_single->source)));
+    html +=
+        fmt::format("; {:.2f}x faster than the best single backend ({})",
+                    best_single->ratio_to_kept, Escape(PlacementSourceLabel(best_single->source)));
   }
   if (slowest != nullptr && slowest != kept && slowest != best_single &&
       slowest->ratio_to_kept > 0) {
@@ -107,8 +108,9 @@ std::string FinalistsHtml(const OptimizeReport& report) {
     if (f.skipped.empty() && f.source.is_search()) search_plan = &f;
   }
   if (search_plan != nullptr && search_plan != kept && search_plan->ratio_to_kept > 0) {
-    html += fmt::format("; the search's plan ({}) took {:.2f}x its time",
-                        Escape(PlacementSourceLabel(search_plan->source)), search_plan->ratio_to_kept);
+    html +=
+        fmt::format("; the search's plan ({}) took {:.2f}x its time",
+                    Escape(PlacementSourceLabel(search_plan->source)), search_plan->ratio_to_kept);
   }
   html += fmt::format(
       ".</p>\n<p>{} finalists measured side by side in {} interleaved rounds; the kept one's "

@@ -58,13 +58,21 @@ StatusOr<Placement> PlaceOnSingleBackend(const Graph& graph, const Backend& back
                                          const BackendRegistry& registry, bool strict_non_finite) {
   const Backend* native = registry.Find(kNativeBackend);
   if (native == nullptr) return NotFound("the native backend is not registered");
-  std::vector<Candidate> candidates =
-      EnumerateCandidates(graph, backend.rules(), strict_non_finite);
-  // The fallback: native's single-node groups (native's rules all meet the contract, so
-  // strict mode leaves them; filtered anyway, so that the check below holds by construction).
+  // Native's rules all meet the contract, so strict mode leaves them; filtered anyway, so that
+  // the placement's check holds by construction.
+  return PlaceOnSingleBackend(
+      graph, backend, EnumerateCandidates(graph, backend.rules(), strict_non_finite),
+      EnumerateCandidates(graph, native->rules(), strict_non_finite), registry);
+}
+
+StatusOr<Placement> PlaceOnSingleBackend(const Graph& graph, const Backend& backend,
+                                         const std::vector<Candidate>& candidates,
+                                         const std::vector<Candidate>& native_candidates,
+                                         const BackendRegistry& registry) {
+  const Backend* native = registry.Find(kNativeBackend);
+  if (native == nullptr) return NotFound("the native backend is not registered");
+  // The fallback: native's single-node groups.
   std::vector<const Candidate*> fallback(static_cast<size_t>(graph.num_nodes()), nullptr);
-  std::vector<Candidate> native_candidates =
-      EnumerateCandidates(graph, native->rules(), strict_non_finite);
   for (const Candidate& candidate : native_candidates) {
     if (candidate.nodes.size() != 1) continue;
     auto& slot = fallback[static_cast<size_t>(candidate.nodes.Nodes().front())];

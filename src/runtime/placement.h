@@ -48,6 +48,12 @@ bool GroupInputsAvailable(const Graph& graph, const SubGraph& group, const SubGr
 StatusOr<Placement> PlaceOnSingleBackend(const Graph& graph, const Backend& backend,
                                          const BackendRegistry& registry,
                                          bool strict_non_finite = false);
+// The same from groups already enumerated (runtime/candidate_index.h): `candidates` the
+// backend's float32 offers, `native_candidates` native's.
+StatusOr<Placement> PlaceOnSingleBackend(const Graph& graph, const Backend& backend,
+                                         const std::vector<Candidate>& candidates,
+                                         const std::vector<Candidate>& native_candidates,
+                                         const BackendRegistry& registry);
 
 // Fails, naming the first offending group and its rule, when a group runs a rule that does
 // not declare the NaN/Inf contract (Rule::PropagatesNonFinite): what strict_non_finite

@@ -60,7 +60,8 @@ std::string PlacementSourceLabel(const PlacementSource& source) {
     case PlacementSource::Kind::kOpLevel: return "op-level plan";
     case PlacementSource::Kind::kTwoLevel: return "two-level plan";
     case PlacementSource::Kind::kSingleBackend: return source.backend + " alone";
-    case PlacementSource::Kind::kWholeGraph: return BackendInPrecision(source) + "'s whole-graph group";
+    case PlacementSource::Kind::kWholeGraph:
+      return BackendInPrecision(source) + "'s whole-graph group";
     case PlacementSource::Kind::kOtherShapes: return "a plan measured at other shapes";
   }
   return "?";

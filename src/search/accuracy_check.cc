@@ -52,6 +52,14 @@ StatusOr<std::vector<Tensor>> OrderedInputSet(const Graph& graph, const NamedInp
 StatusOr<AccuracyCheck> AccuracyCheck::Prepare(const Graph& graph, const BackendRegistry& registry,
                                                int threads, const std::vector<NamedInputSet>& sets,
                                                int random_sets) {
+  COLLAGE_ASSIGN_OR_RETURN(CandidateIndex index, CandidateIndex::Build(graph, {}, registry, false,
+                                                                       {Precision::kFloat32}));
+  return Prepare(graph, registry, threads, sets, random_sets, index);
+}
+
+StatusOr<AccuracyCheck> AccuracyCheck::Prepare(const Graph& graph, const BackendRegistry& registry,
+                                               int threads, const std::vector<NamedInputSet>& sets,
+                                               int random_sets, const CandidateIndex& index) {
   AccuracyCheck check(graph, registry, threads);
   for (size_t s = 0; s < sets.size(); ++s) {
     COLLAGE_ASSIGN_OR_RETURN(std::vector<Tensor> ordered,
@@ -71,7 +79,8 @@ StatusOr<AccuracyCheck> AccuracyCheck::Prepare(const Graph& graph, const Backend
   }
   const Backend* native = registry.Find(kNativeBackend);
   if (native == nullptr) return NotFound("the native backend is not registered");
-  COLLAGE_ASSIGN_OR_RETURN(Placement reference, PlaceOnSingleBackend(graph, *native, registry));
+  COLLAGE_ASSIGN_OR_RETURN(Placement reference,
+                           PlaceOnSingleBackend(graph, *native, index, registry));
   COLLAGE_ASSIGN_OR_RETURN(auto exe, Executable::Create(graph, reference, registry, threads));
   for (const std::vector<Tensor>& inputs : check.inputs_) {
     COLLAGE_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, exe->Run(inputs));

@@ -9,6 +9,7 @@
 
 #include "collage/optimize.h"
 #include "collage/sdk/backend.h"
+#include "runtime/candidate_index.h"
 #include "runtime/placement.h"
 
 namespace collage {
@@ -21,6 +22,10 @@ class AccuracyCheck {
   static StatusOr<AccuracyCheck> Prepare(const Graph& graph, const BackendRegistry& registry,
                                          int threads, const std::vector<NamedInputSet>& sets,
                                          int random_sets);
+  // The same, the reference kernels' groups taken from `index`.
+  static StatusOr<AccuracyCheck> Prepare(const Graph& graph, const BackendRegistry& registry,
+                                         int threads, const std::vector<NamedInputSet>& sets,
+                                         int random_sets, const CandidateIndex& index);
 
   // The placement's largest error over its outputs and the input sets (infinite where an
   // output is NaN or infinite and the reference's is not); an error when it does not

@@ -27,7 +27,8 @@ StatusOr<size_t> DecideFinalPlacement(const std::vector<Finalist>& finalists,
     row.estimated_ms = finalist.estimated_ms;
     const std::string key = PlacementKey(finalist.placement);
     if (!finalist.skipped.empty()) {
-      if (i == 0) return Internal("the {} placement cannot be a finalist: {}", name, finalist.skipped);
+      if (i == 0)
+        return Internal("the {} placement cannot be a finalist: {}", name, finalist.skipped);
       row.skipped = finalist.skipped;
     } else if (auto same = seen.find(key); same != seen.end()) {
       row.skipped = "the same placement as " + same->second;

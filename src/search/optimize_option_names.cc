@@ -27,7 +27,8 @@ const char* PrecisionChoiceName(PrecisionChoice choice) {
 }
 
 std::optional<PrecisionChoice> PrecisionChoiceNamed(std::string_view name) {
-  return Named(name, {PrecisionChoice::kFloat32, PrecisionChoice::kBfloat16, PrecisionChoice::kAuto},
+  return Named(name,
+               {PrecisionChoice::kFloat32, PrecisionChoice::kBfloat16, PrecisionChoice::kAuto},
                PrecisionChoiceName);
 }
 

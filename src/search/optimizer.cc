@@ -117,7 +117,7 @@ GroupReport CandidateReport(size_t index, const std::vector<SearchCandidate>& ca
 }
 
 // Index of the candidate that is `group` (valid or not), or -1.
-long CandidateIndex(const PlacedGroup& group, const std::vector<SearchCandidate>& candidates) {
+long IndexOfCandidate(const PlacedGroup& group, const std::vector<SearchCandidate>& candidates) {
   for (size_t i = 0; i < candidates.size(); ++i) {
     const SearchCandidate& c = candidates[i];
     if (c.backend == group.backend && c.rule == group.rule && c.precision == group.precision &&
@@ -131,7 +131,7 @@ long CandidateIndex(const PlacedGroup& group, const std::vector<SearchCandidate>
 // Index of the valid candidate that is `group`, or -1.
 long FindCandidate(const PlacedGroup& group, const std::vector<SearchCandidate>& candidates,
                    const std::vector<CostRecord>& records) {
-  const long index = CandidateIndex(group, candidates);
+  const long index = IndexOfCandidate(group, candidates);
   return index >= 0 && records[static_cast<size_t>(index)].valid ? index : -1;
 }
 
@@ -140,7 +140,7 @@ long FindCandidate(const PlacedGroup& group, const std::vector<SearchCandidate>&
 std::string FirstInvalidGroup(const Placement& placement, const std::vector<SearchCandidate>& candidates,
                               const std::vector<CostRecord>& records) {
   for (const PlacedGroup& group : placement.groups) {
-    const long index = CandidateIndex(group, candidates);
+    const long index = IndexOfCandidate(group, candidates);
     if (index < 0 || records[static_cast<size_t>(index)].valid) continue;
     return fmt::format("its {} group {} was measured invalid: {}", group.backend, group.rule,
                        records[static_cast<size_t>(index)].reason);
@@ -213,33 +213,43 @@ std::string GroupKey(const PlacedGroup& group) {
          group.nodes.ToString();
 }
 
+std::vector<std::string> BackendsToPlaceOn(const OptimizeOptions& options,
+                                           const BackendRegistry& registry) {
+  std::vector<std::string> backends = options.backends;
+  if (backends.empty()) {
+    for (const Backend* backend : registry.backends()) backends.push_back(backend->name());
+  }
+  return backends;
+}
+
 StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& registry,
                                            int threads, const OptimizeOptions& options) {
+  // Every offer enumerated once, for every search, placement and check below. Strict NaN/Inf
+  // mode changes only which candidates exist, not how each is measured (same kernel, same
+  // inputs, same checks against the reference), so the cost database's records are shared by
+  // both modes and stay valid: no mode in the cost key.
+  COLLAGE_ASSIGN_OR_RETURN(
+      CandidateIndex index,
+      CandidateIndex::Build(graph, BackendsToPlaceOn(options, registry), registry,
+                            options.strict_non_finite, PrecisionsFor(options.precision)));
   if (options.precision == PrecisionChoice::kFloat32) {
-    return SearchPlacement(graph, registry, threads, options, PrecisionScope{});
+    return SearchPlacement(graph, registry, threads, options, index, PrecisionScope{});
   }
-  return OptimizeWithinTolerance(graph, registry, threads, options);
+  return OptimizeWithinTolerance(graph, registry, threads, options, index);
 }
 
 StatusOr<OptimizeResult> SearchPlacement(const Graph& graph, BackendRegistry& registry, int threads,
                                          const OptimizeOptions& options,
-                                         const PrecisionScope& scope) {
-  if (options.search == SearchKind::kTwoLevel && (options.population < 2 || options.budget_seconds <= 0 || options.generations < 0)) {
+                                         const CandidateIndex& index, const PrecisionScope& scope) {
+  if (options.search == SearchKind::kTwoLevel &&
+      (options.population < 2 || options.budget_seconds <= 0 || options.generations < 0)) {
     return InvalidArgument("the two-level search needs a population of at least 2, a budget above 0 s and a "
                            "generation cap of at least 0");
   }
   OptimizeResult result;
   OptimizeReport& report = result.report;
-  std::vector<std::string> backends = options.backends;
-  if (backends.empty()) {
-    for (const Backend* backend : registry.backends()) backends.push_back(backend->name());
-  }
-  // Strict NaN/Inf mode changes only which candidates exist, not how each is measured (same
-  // kernel, same inputs, same checks against the reference), so the cost database's records
-  // are shared by both modes and stay valid: no mode in the cost key.
-  COLLAGE_ASSIGN_OR_RETURN(std::vector<SearchCandidate> candidates,
-                           EnumerateSearchCandidates(graph, backends, registry,
-                                                     options.strict_non_finite, scope.precisions));
+  const std::vector<std::string> backends = BackendsToPlaceOn(options, registry);
+  std::vector<SearchCandidate> candidates = SearchCandidatesOf(graph, index);
   KeepWithinScope(scope, candidates);
   report.candidates = static_cast<int>(candidates.size());
   report.reduced_candidates = static_cast<int>(
@@ -310,7 +320,7 @@ StatusOr<OptimizeResult> SearchPlacement(const Graph& graph, BackendRegistry& re
   PlanBench bench(graph, registry, threads, options);
   const bool decide = options.final_rounds > 0;
   if (decide || options.calibration_rounds > 0 || options.search == SearchKind::kTwoLevel) {
-    COLLAGE_RETURN_IF_ERROR(bench.Prepare());
+    COLLAGE_RETURN_IF_ERROR(bench.Prepare(index));
   }
   CalibrationOptions calibration;
   calibration.max_rounds = std::max(0, options.calibration_rounds);
@@ -340,8 +350,9 @@ StatusOr<OptimizeResult> SearchPlacement(const Graph& graph, BackendRegistry& re
   for (const std::string& name : backends) {
     const Backend* backend = registry.Find(name);
     if (backend == nullptr || (!decide && calibration.max_rounds == 0)) continue;
-    auto placement = PlaceOnSingleBackend(graph, *backend, registry, options.strict_non_finite);
-    if (placement.ok()) alone.emplace_back(PlacementSource::SingleBackend(name), std::move(*placement));
+    auto placement = PlaceOnSingleBackend(graph, *backend, index, registry);
+    if (placement.ok())
+      alone.emplace_back(PlacementSource::SingleBackend(name), std::move(*placement));
   }
   // At most its rounds, and each backend alone once.
   if (calibration.max_rounds > 0) {
@@ -376,14 +387,15 @@ StatusOr<OptimizeResult> SearchPlacement(const Graph& graph, BackendRegistry& re
   // backend alone.
   std::vector<Finalist> finalists = {{PlacementSource::OpLevel(), op_level, found.cost_ms, ""}};
   if (options.search == SearchKind::kTwoLevel) {
-    COLLAGE_ASSIGN_OR_RETURN(Placement best, SearchTwoLevel(graph, registry, bench, op_level,
-                                                            backends, options, &report));
+    COLLAGE_ASSIGN_OR_RETURN(Placement best,
+                             SearchTwoLevel(graph, bench, op_level, index, options, &report));
     COLLAGE_RETURN_IF_ERROR(ValidatePlacement(graph, best, registry));
     const std::optional<double> estimate =
         EstimatePlacement(graph, best, valid, transition, library_switch);
     finalists.push_back({PlacementSource::TwoLevel(), std::move(best), estimate.value_or(0), ""});
   }
-  size_t kept = options.search == SearchKind::kTwoLevel ? 1 : 0;  // without a decision: the search's result
+  size_t kept =
+      options.search == SearchKind::kTwoLevel ? 1 : 0;  // without a decision: the search's result
   if (decide) {
     for (auto& [source, placement] : alone) {
       const std::optional<double> estimate =

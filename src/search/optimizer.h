@@ -9,6 +9,7 @@
 
 #include "collage/optimize.h"
 #include "collage/sdk/backend.h"
+#include "runtime/candidate_index.h"
 #include "runtime/placement.h"
 
 namespace collage {
@@ -34,9 +35,15 @@ std::string GroupKey(const PlacedGroup& group);
 StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& registry,
                                            int threads, const OptimizeOptions& options);
 
-// One search over the candidates `scope` admits, without the accuracy check.
+// One search over the candidates of `index` (built for options' backends, strictness and
+// precisions) that `scope` admits, without the accuracy check.
 StatusOr<OptimizeResult> SearchPlacement(const Graph& graph, BackendRegistry& registry, int threads,
                                          const OptimizeOptions& options,
-                                         const PrecisionScope& scope);
+                                         const CandidateIndex& index, const PrecisionScope& scope);
+
+// The backends an optimize with `options` places on: options.backends, else every registered
+// one.
+std::vector<std::string> BackendsToPlaceOn(const OptimizeOptions& options,
+                                           const BackendRegistry& registry);
 
 }  // namespace collage

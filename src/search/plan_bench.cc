@@ -46,7 +46,7 @@ PlanBench::PlanBench(const Graph& graph, const BackendRegistry& registry, int th
   settings_.max_seconds = 0.5;
 }
 
-Status PlanBench::Prepare() {
+Status PlanBench::Prepare(const CandidateIndex& index) {
   std::mt19937 rng(99);
   for (ValueId in : graph_.inputs()) {
     const TensorType& type = graph_.value(in).type;
@@ -54,7 +54,8 @@ Status PlanBench::Prepare() {
   }
   const Backend* native = registry_.Find(kNativeBackend);
   if (native == nullptr) return NotFound("the native backend is not registered");
-  COLLAGE_ASSIGN_OR_RETURN(Placement reference, PlaceOnSingleBackend(graph_, *native, registry_));
+  COLLAGE_ASSIGN_OR_RETURN(Placement reference,
+                           PlaceOnSingleBackend(graph_, *native, index, registry_));
   COLLAGE_ASSIGN_OR_RETURN(auto exe, Executable::Create(graph_, reference, registry_, threads_));
   COLLAGE_ASSIGN_OR_RETURN(reference_outputs_, exe->Run(inputs_));
   return Status();

@@ -9,6 +9,7 @@
 
 #include "collage/optimize.h"
 #include "cost/measure.h"
+#include "runtime/candidate_index.h"
 #include "runtime/executable.h"
 #include "search/evolutionary_search.h"
 #include "search/plan_in_run.h"
@@ -26,8 +27,9 @@ class PlanBench {
   PlanBench(const Graph& graph, const BackendRegistry& registry, int threads,
             const OptimizeOptions& options);
 
-  // Seeded inputs, and the outputs of the reference kernels (native alone) on them.
-  Status Prepare();
+  // Seeded inputs, and the outputs of the reference kernels (native alone, its groups from
+  // `index`) on them.
+  Status Prepare(const CandidateIndex& index);
 
   StatusOr<std::unique_ptr<Executable>> Compile(const Placement& placement) const;
   // Runs `exe` once and compares its outputs with the reference kernels' (1e-3, as

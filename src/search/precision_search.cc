@@ -21,18 +21,10 @@ constexpr int kMaxSearches = 8;
 constexpr size_t kMaxBatches = 8;
 
 // `placement` with the groups `batch` (indices) computed by the reference kernels, one node
-// each: float32, exactly as the reference computes them, whatever precision the group's own
-// backend offers.
-StatusOr<Placement> WithBatchInFloat32(const Graph& graph, const Placement& placement,
-                                       const std::vector<size_t>& batch,
-                                       const BackendRegistry& registry) {
-  const Backend* native = registry.Find(kNativeBackend);
-  if (native == nullptr) return NotFound("the native backend is not registered");
-  // The reference kernels' group of each node alone, found in one enumeration.
-  std::map<NodeId, Candidate> alone;
-  for (Candidate& c : EnumerateCandidates(graph, native->rules())) {
-    if (c.nodes.size() == 1) alone.try_emplace(c.nodes.Nodes().front(), std::move(c));
-  }
+// each (`alone`: their group of each node): float32, exactly as the reference computes them,
+// whatever precision the group's own backend offers.
+StatusOr<Placement> WithBatchInFloat32(const Placement& placement, const std::vector<size_t>& batch,
+                                       const std::map<NodeId, Candidate>& alone) {
   Placement changed;
   size_t next = 0;
   for (size_t g = 0; g < placement.groups.size(); ++g) {
@@ -75,13 +67,19 @@ std::vector<Precision> PrecisionsFor(PrecisionChoice choice) {
 }
 
 StatusOr<OptimizeResult> OptimizeWithinTolerance(const Graph& graph, BackendRegistry& registry,
-                                                 int threads, const OptimizeOptions& options) {
+                                                 int threads, const OptimizeOptions& options,
+                                                 const CandidateIndex& index) {
   if (!(options.tolerance > 0) || !std::isfinite(options.tolerance)) {
     return InvalidArgument("the tolerance must be a number above 0 (it is {})", options.tolerance);
   }
   COLLAGE_ASSIGN_OR_RETURN(AccuracyCheck check,
                            AccuracyCheck::Prepare(graph, registry, threads, options.accuracy_inputs,
-                                                  options.accuracy_input_sets));
+                                                  options.accuracy_input_sets, index));
+  // The reference kernels' group of each node alone: what a batch goes back to.
+  std::map<NodeId, Candidate> alone;
+  for (const Candidate& c : index.Float32OffersOf(kNativeBackend)) {
+    if (c.nodes.size() == 1) alone.try_emplace(c.nodes.Nodes().front(), c);
+  }
   OptimizeReport::AccuracyCheck accuracy;
   accuracy.tolerance = options.tolerance;
   accuracy.input_sets = check.num_sets();
@@ -93,7 +91,7 @@ StatusOr<OptimizeResult> OptimizeWithinTolerance(const Graph& graph, BackendRegi
 
   for (int search = 1;; ++search) {
     COLLAGE_ASSIGN_OR_RETURN(OptimizeResult result,
-                             SearchPlacement(graph, registry, threads, options, scope));
+                             SearchPlacement(graph, registry, threads, options, index, scope));
     accuracy.searches = search;
     if (search == 1) offered = result.report.reduced_candidates > 0;
     std::vector<size_t> reduced;
@@ -132,8 +130,8 @@ StatusOr<OptimizeResult> OptimizeWithinTolerance(const Graph& graph, BackendRegi
     for (size_t i = 0; i < reduced.size(); ++i)
       batch_groups[i * batches / reduced.size()].push_back(reduced[i]);
     for (size_t b = 0; b < batches; ++b) {
-      COLLAGE_ASSIGN_OR_RETURN(Placement without, WithBatchInFloat32(graph, result.placement,
-                                                                     batch_groups[b], registry));
+      COLLAGE_ASSIGN_OR_RETURN(Placement without,
+                               WithBatchInFloat32(result.placement, batch_groups[b], alone));
       StatusOr<double> e = check.ErrorOf(without);
       const double value = e.ok() ? *e : std::numeric_limits<double>::infinity();
       if (b == 0 || value < best_error) {

@@ -12,7 +12,9 @@ namespace collage {
 // The precisions the searches may offer for `choice`, float32 first.
 std::vector<Precision> PrecisionsFor(PrecisionChoice choice);
 
+// `index`: the offers in every precision of PrecisionsFor(options.precision).
 StatusOr<OptimizeResult> OptimizeWithinTolerance(const Graph& graph, BackendRegistry& registry,
-                                                 int threads, const OptimizeOptions& options);
+                                                 int threads, const OptimizeOptions& options,
+                                                 const CandidateIndex& index);
 
 }  // namespace collage

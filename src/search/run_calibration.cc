@@ -30,8 +30,8 @@ std::string Reprice(const OpLevelResult& found, const PlanInRun& ran,
     if (IsConversion(step)) continue;
     if (step.group < 0 || static_cast<size_t>(step.group) >= group_steps.size() ||
         group_steps[static_cast<size_t>(step.group)] != nullptr) {
-      return "the profiled run has a step of group " + std::to_string(step.group) +
-             ", the plan " + std::to_string(found.groups.size()) + " groups";
+      return "the profiled run has a step of group " + std::to_string(step.group) + ", the plan " +
+             std::to_string(found.groups.size()) + " groups";
     }
     group_steps[static_cast<size_t>(step.group)] = &step;
   }
@@ -215,9 +215,8 @@ StatusOr<CalibratedSearch> SearchCalibratedOpLevel(
     row.estimated_ms = plan.cost_ms;
     row.in_run_ms = ran->wall_ms;
     row.origin = origin;
-    const std::string mismatch =
-        Reprice(plan, *ran, library_switch, value_by_name, candidates, repriced,
-                result.conversion_ms, &row.groups_repriced);
+    const std::string mismatch = Reprice(plan, *ran, library_switch, value_by_name, candidates,
+                                         repriced, result.conversion_ms, &row.groups_repriced);
     result.rounds.push_back(row);
     ran_plans.emplace_back(plan, ran->wall_ms);
     if (!mismatch.empty()) {

@@ -19,7 +19,7 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 
 GenomeDecoder::GenomeDecoder(const Graph& graph, const Placement& op_level,
                              const std::vector<const Backend*>& graph_level,
-                             const BackendRegistry& registry, bool strict_non_finite)
+                             const CandidateIndex& index)
     : graph_(graph), op_level_(op_level), graph_level_(graph_level) {
   const size_t groups = op_level.groups.size();
   for (const Backend* backend : graph_level_) {
@@ -27,7 +27,7 @@ GenomeDecoder::GenomeDecoder(const Graph& graph, const Placement& op_level,
     std::vector<bool> offered(static_cast<size_t>(graph.num_nodes()), false);
     std::string rule;
     int largest = 0;
-    for (const Candidate& c : EnumerateCandidates(graph, backend->rules(), strict_non_finite)) {
+    for (const Candidate& c : index.Float32OffersOf(backend->name())) {
       for (NodeId n : c.nodes.Nodes()) offered[static_cast<size_t>(n)] = true;
       if (c.nodes.size() > largest) {
         largest = c.nodes.size();
@@ -46,10 +46,8 @@ GenomeDecoder::GenomeDecoder(const Graph& graph, const Placement& op_level,
   }
   for (const PlacedGroup& group : op_level.groups) {
     if (offered_.count({group.backend, ""})) continue;
-    offered_[{group.backend, ""}] = "";  // enumerated once per backend
-    const Backend* backend = registry.Find(group.backend);
-    if (backend == nullptr) continue;
-    for (const Candidate& c : EnumerateCandidates(graph, backend->rules(), strict_non_finite)) {
+    offered_[{group.backend, ""}] = "";  // once per backend
+    for (const Candidate& c : index.Float32OffersOf(group.backend)) {
       offered_.try_emplace({group.backend, c.nodes.ToString()}, c.rule);
     }
   }
@@ -118,19 +116,17 @@ Placement GenomeDecoder::Decode(const Genome& genome) const {
   return placement;
 }
 
-StatusOr<Placement> SearchTwoLevel(const Graph& graph, const BackendRegistry& registry,
-                                   const PlanBench& bench, const Placement& op_level,
-                                   const std::vector<std::string>& backends,
+StatusOr<Placement> SearchTwoLevel(const Graph& graph, const PlanBench& bench,
+                                   const Placement& op_level, const CandidateIndex& index,
                                    const OptimizeOptions& options, OptimizeReport* report) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<const Backend*> graph_level;
-  for (const std::string& name : backends) {
-    const Backend* backend = registry.Find(name);
-    if (backend != nullptr && backend->graph_level()) graph_level.push_back(backend);
+  for (const Backend* backend : index.backends()) {
+    if (backend->graph_level()) graph_level.push_back(backend);
   }
   report->search = SearchKind::kTwoLevel;
 
-  GenomeDecoder decoder(graph, op_level, graph_level, registry, options.strict_non_finite);
+  GenomeDecoder decoder(graph, op_level, graph_level, index);
   std::vector<Genome> seeds = {Genome(op_level.groups.size(), 0)};
   for (size_t b = 0; b < graph_level.size(); ++b) seeds.push_back(decoder.EverythingOn(b));
   std::map<std::string, Fitness> by_placement;

@@ -19,8 +19,9 @@
 #include <utility>
 #include <vector>
 
-#include "collage/sdk/backend.h"
 #include "collage/optimize.h"
+#include "collage/sdk/backend.h"
+#include "runtime/candidate_index.h"
 #include "runtime/placement.h"
 #include "search/evolutionary_search.h"
 #include "search/plan_bench.h"
@@ -30,11 +31,10 @@ namespace collage {
 // Turns genomes into placements over one op-level placement.
 class GenomeDecoder {
  public:
-  // `graph_level`: the graph-level backends the search may move groups to.
-  // `strict_non_finite`: regions and merges only through rules meeting the NaN/Inf contract.
+  // `graph_level`: the graph-level backends the search may move groups to. Regions and merges
+  // are the float32 offers of `index`, which holds these backends and those of `op_level`.
   GenomeDecoder(const Graph& graph, const Placement& op_level,
-                const std::vector<const Backend*>& graph_level, const BackendRegistry& registry,
-                bool strict_non_finite = false);
+                const std::vector<const Backend*>& graph_level, const CandidateIndex& index);
 
   // Per gene, the values it may take (0 first).
   const std::vector<std::vector<int>>& gene_values() const { return gene_values_; }
@@ -58,9 +58,9 @@ class GenomeDecoder {
 // The best genome's placement (the op-level one when nothing measured faster), timed on
 // `bench` (prepared); the end-to-end decision against the op-level plan and every backend
 // alone follows (search/final_decision.h). Fills the two-level fields of `report`.
-StatusOr<Placement> SearchTwoLevel(const Graph& graph, const BackendRegistry& registry,
-                                   const PlanBench& bench, const Placement& op_level,
-                                   const std::vector<std::string>& backends,
+// The graph-level backends are those among `index`'s.
+StatusOr<Placement> SearchTwoLevel(const Graph& graph, const PlanBench& bench,
+                                   const Placement& op_level, const CandidateIndex& index,
                                    const OptimizeOptions& options, OptimizeReport* report);
 
 }  // namespace collage

@@ -70,7 +70,8 @@ void PlanSeeds(const fs::path& dir) {
   Plan native;
   for (const Backend* backend : registry.backends()) {
     Placement placement = Check(PlaceOnSingleBackend(graph, *backend, registry), "placement");
-    Plan plan = MakePlan(graph, placement, registry, PlacementSource::SingleBackend(backend->name()), 1);
+    Plan plan =
+        MakePlan(graph, placement, registry, PlacementSource::SingleBackend(backend->name()), 1);
     plan.estimated_ms = 0.5;
     for (PlanGroup& group : plan.groups) group.cost_ms = 0.125;
     Write(dir / ("single_" + backend->name()), PlanToJson(plan));

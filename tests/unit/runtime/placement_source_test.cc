@@ -16,7 +16,8 @@ TEST(PlacementSourceTest, EveryKindIsReadBackAsWritten) {
     const std::string name = PlacementSourceName(source);
     EXPECT_EQ(PlacementSourceNamed(name), source) << name;
   }
-  EXPECT_EQ(PlacementSourceName(PlacementSource::SingleBackend("xnnpack")), "single-backend:xnnpack");
+  EXPECT_EQ(PlacementSourceName(PlacementSource::SingleBackend("xnnpack")),
+            "single-backend:xnnpack");
   EXPECT_EQ(PlacementSourceName(PlacementSource::WholeGraph("openvino", Precision::kBfloat16)),
             "whole-graph:openvino bf16");
 }

@@ -20,7 +20,8 @@ void AddDecision(OptimizeReport& report) {
   FinalistReport op_level{PlacementSource::OpLevel(), 0.7, 0.8, 1.0, 9, true, "", 15};
   FinalistReport onednn{PlacementSource::SingleBackend("onednn"), 0, 1.2, 1.5, 6, false, "", 15};
   FinalistReport native{PlacementSource::SingleBackend("native"), 0, 2.4, 3.0, 0, false, "", 15};
-  FinalistReport xnnpack{PlacementSource::SingleBackend("xnnpack"), 0, 0, 0, 0, false, "wrong outputs", 0};
+  FinalistReport xnnpack{
+      PlacementSource::SingleBackend("xnnpack"), 0, 0, 0, 0, false, "wrong outputs", 0};
   report.finalists = {op_level, onednn, native, xnnpack};
   report.kept_finalist = PlacementSource::OpLevel();
   report.measured_ms = 0.8;

@@ -32,7 +32,8 @@ Plan NativePlan(const Graph& graph) {
   auto placement = PlaceOnSingleBackend(graph, *BackendRegistry::Global().Find("onednn"),
                                         BackendRegistry::Global());
   EXPECT_TRUE(placement.ok());
-  Plan plan = MakePlan(graph, *placement, BackendRegistry::Global(), PlacementSource::SingleBackend("onednn"), 2);
+  Plan plan = MakePlan(graph, *placement, BackendRegistry::Global(),
+                       PlacementSource::SingleBackend("onednn"), 2);
   plan.estimated_ms = 1.25;
   plan.measured_ms = 1.5;
   for (PlanGroup& g : plan.groups) g.cost_ms = 0.125;

@@ -24,7 +24,10 @@ TEST(TwoLevelSearchTest, GenomesDecodeIntoValidPlacements) {
   Graph graph = RepeatedBlocks(3);
   auto op_level = PlaceOnSingleBackend(graph, *registry.Find("native"), registry);
   ASSERT_TRUE(op_level.ok());
-  GenomeDecoder decoder(graph, *op_level, {graph_level}, registry);
+  auto index =
+      CandidateIndex::Build(graph, {"xnnpack_graph"}, registry, false, {Precision::kFloat32});
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  GenomeDecoder decoder(graph, *op_level, {graph_level}, *index);
   ASSERT_EQ(decoder.gene_values().size(), op_level->groups.size());
   EXPECT_EQ(decoder.Decode(Genome(op_level->groups.size(), 0)).groups.size(),
             op_level->groups.size());
@@ -55,7 +58,10 @@ TEST(TwoLevelSearchTest, TheSameSeedAndCostsGiveTheSamePlan) {
   Graph graph = RepeatedBlocks(4);
   auto op_level = PlaceOnSingleBackend(graph, *registry.Find("native"), registry);
   ASSERT_TRUE(op_level.ok()) << op_level.status().ToString();
-  GenomeDecoder decoder(graph, *op_level, {graph_level}, registry);
+  auto index =
+      CandidateIndex::Build(graph, {"xnnpack_graph"}, registry, false, {Precision::kFloat32});
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  GenomeDecoder decoder(graph, *op_level, {graph_level}, *index);
   // Regions are cheap, small regions cheaper still: not a sum over the op-level groups.
   auto synthetic = [&](const Genome& genome) -> Fitness {
     double ms = 0;

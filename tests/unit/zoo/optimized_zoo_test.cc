@@ -52,7 +52,8 @@ TEST_P(OptimizedZooTest, BothSearchesGiveTheReferenceOutputs) {
     ASSERT_TRUE(outputs.ok()) << outputs.status().ToString();
     for (const auto& [name, expected] : *reference) {
       EXPECT_LE(NormalizedError(outputs->at(name), expected), 1e-3)
-          << model << " (" << SearchKindName(search) << "), output " << name << "; placement: " << (*session)->DescribePlacement();
+          << model << " (" << SearchKindName(search) << "), output " << name
+          << "; placement: " << (*session)->DescribePlacement();
     }
     // Repeated blocks were measured once (every model but the DCGAN generator, whose layers
     // all differ, has some); the second search found every cost stored.
