@@ -11,6 +11,7 @@
 
 #include "collage/placement_source.h"
 #include "collage/precision.h"
+#include "collage/run_profile.h"
 #include "collage/status.h"
 #include "collage/tensor.h"
 
@@ -209,9 +210,9 @@ struct GroupReport {
   double cost_ms = 0;
   // False for a region the two-level search made: it was measured only within whole plans.
   bool measured_alone = true;
-  // The mean time of this group's step in a few profiled runs of the kept placement (filled
-  // by the caller, e.g. the CLI; 0: not profiled). Beside cost_ms it shows where the
-  // additive estimate is wrong: caches, thread pools and neighbours differ within a run.
+  // The mean time of this group's step in a few profiled runs of the kept placement (set by
+  // Session::Optimize, OptimizeReport::in_run; 0: not profiled). Beside cost_ms it shows where
+  // the additive estimate is wrong: caches, thread pools and neighbours differ within a run.
   double in_run_ms = 0;
   // The chosen group's rivals: every other offer of the same nodes, and the cheapest offer
   // of each other backend containing its first node.
@@ -262,6 +263,10 @@ struct OptimizeReport {
   int decision_rounds = 0;
   double round_spread = 0;
   std::vector<GroupReport> groups;
+  // The kept placement's steps, each its mean time in a few profiled runs (Session::Optimize
+  // takes them after installing it; collage/in_run_profile.h): the groups' in_run_ms and the
+  // layout conversions between them. Empty from OptimizePlacement alone.
+  RunProfile in_run;
   std::vector<std::string> warnings;  // e.g. a corrupt cost database moved aside
   std::string cost_db_path;
 

@@ -1,9 +1,6 @@
 // The reporting API: what `collage optimize`, `collage bench` and `collage demo` show of a
-// placement, for applications that want to show the same. Three parts:
-// - the in-run profile: the time of every step of the running placement, averaged over a few
-//   profiled runs, set beside the search's estimate (which adds up groups measured one at a
-//   time; in a run they share caches and thread pools with their neighbours, so only a run
-//   shows where the sum is wrong);
+// placement, for applications that want to show the same:
+// - the in-run profile (collage/in_run_profile.h, included here);
 // - the end-to-end decision between the finalists (OptimizeReport::finalists) told to a
 //   reader: names, the kept one, its runner-up, the estimate against the measurement;
 // - the HTML report of the placement;
@@ -14,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "collage/in_run_profile.h"
 #include "collage/optimize.h"
 #include "collage/run_profile.h"
 #include "collage/session.h"
@@ -22,31 +20,25 @@
 
 namespace collage {
 
-// In-run profile -------------------------------------------------------------------------
-
-// The steps of `runs` of one placement (the same steps in the same order), each one's time
-// the mean over the runs. Empty for no runs.
-RunProfile MeanProfile(const std::vector<RunProfile>& runs);
-
-// The sum of the conversions' steps.
-double ConversionsMs(const RunProfile& profile);
-
-// The mean profile of `runs` runs of the session's current placement, after one unprofiled
-// run (the first one pays page faults and lazy initialisation).
-StatusOr<RunProfile> ProfileCurrentPlacement(Session& session,
-                                             const std::map<std::string, Tensor>& inputs, int runs);
-
-// After Session::Optimize: the mean profile of a few runs of the kept placement on seeded
-// random inputs, its group times set in `report` where its steps are the report's groups
-// (`*times_set` says whether they were).
-StatusOr<RunProfile> ProfileKeptPlacement(Session& session, OptimizeReport& report,
-                                          bool* times_set = nullptr);
-
 // The end-to-end decision ----------------------------------------------------------------
 
 // A calibration plan's origin as the JSON summary and Python spell it: "search" for the
 // search's plans, else PlacementSourceName ("whole-graph:openvino", "single-backend:onednn").
 std::string CalibrationOriginName(const PlacementSource& origin);
+
+// The optimize as JSON ------------------------------------------------------------------
+
+// What a JSON summary says besides the report.
+struct OptimizeJsonContext {
+  std::string model;      // the model's path, as the caller named it
+  std::string plan_path;  // where the plan was saved; empty: not saved (null in the JSON)
+};
+
+// The optimize that `report` describes (Session::Optimize on `session`, whose current
+// placement is the kept one) as JSON text: the one form `collage optimize --json` writes and
+// Python's collage.optimize makes its report from (docs/cli.md lists the fields).
+std::string OptimizeReportJson(const Session& session, const OptimizeReport& report,
+                               const OptimizeJsonContext& context);
 
 // The kept placement in a few words, from its groups: "openvino bf16, whole model" for one
 // group over the model, else its groups per backend and precision, most first ("onednn 31
@@ -88,7 +80,8 @@ std::string EstimateError(double estimated_ms, double measured_ms);
 // else the built-in layered layout; dot failing (or taking too long) falls back to the
 // built-in one too, so that a report is always written.
 enum class ReportLayout {
-  kAuto,     // dot when it is on $PATH, unless $COLLAGE_REPORT_LAYOUT is "builtin"
+  kAuto,     // dot when it is on $PATH (`collage optimize --report`: unless
+             // $COLLAGE_REPORT_LAYOUT is "builtin")
   kDot,      // dot, falling back only when it is missing or fails
   kBuiltIn,  // the built-in layout, dot or not
 };

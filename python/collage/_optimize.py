@@ -2,6 +2,8 @@
 the fastest placement, and report it (what `collage optimize` does)."""
 
 import dataclasses
+import json
+import os
 import sys
 
 from . import _collage
@@ -89,6 +91,38 @@ class OptimizeReport:
     plan: object  # the saved plan's path, or None
 
 
+def _report_from_json(j):
+    """The report from the JSON summary the library writes (`collage optimize --json`)."""
+    groups = [Group(backend=g["backend"], rule=g["rule"], precision=g["precision"],
+                    nodes=g["node_names"], estimated_ms=g["estimated_ms"],
+                    measured_alone=g["measured_alone"], in_run_ms=g["in_run_ms"])
+              for g in j["groups"]]
+    measurements = j["measurements"]
+    two_level = j.get("two_level", {})
+    return OptimizeReport(
+        search=j["search"], estimated_ms=j["estimated_ms"], measured_ms=j["measured_ms"],
+        kept_finalist=j["kept_finalist"], decision_rounds=j["decision_rounds"],
+        round_spread=j["round_spread"], finalists=[Finalist(**f) for f in j["finalists"]],
+        calibration=[CalibrationPlan(**c) for c in j["calibration"]],
+        calibration_stopped=j["calibration_stopped"],
+        calibration_retimed=j["calibration_retimed"], groups=groups, shares=_shares(groups),
+        conversions_in_run_ms=j["conversions_in_run_ms"],
+        candidates=measurements["candidates_offered"],
+        distinct_candidates=measurements["candidates_distinct"],
+        measured=measurements["measured"], cache_hits=measurements["cache_hits"],
+        candidates_measured=measurements["candidates_measured"],
+        candidates_found=measurements["candidates_found"], invalid=measurements["invalid"],
+        invalid_examples=measurements["invalid_examples"],
+        conversions=measurements["conversions"],
+        measure_seconds=measurements["measure_seconds"],
+        search_seconds=measurements["search_seconds"],
+        generations=two_level.get("generations", 0),
+        evaluations=two_level.get("evaluations", 0),
+        evolve_seconds=two_level.get("seconds", 0.0), cost_db=j["cost_db"],
+        accuracy=j["accuracy"], warnings=j["warnings"], placement=j["placement"],
+        plan=j["plan"])
+
+
 def _shares(groups):
     total = sum(g.estimated_ms for g in groups)
     shares = {}
@@ -148,18 +182,16 @@ def optimize(path, search="op-level", budget=None, threads=0, save_plan=None, co
         progress = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
     display = ProgressLine() if progress else None
     try:
-        raw = _collage.optimize(str(path), search, "" if budget is None else str(budget),
+        summary = _collage.optimize(str(path), search, "" if budget is None else str(budget),
                                 int(threads), "" if save_plan is None else str(save_plan),
                                 "" if cost_db is None else str(cost_db), list(backends or []),
                                 -1 if rounds is None else int(rounds),
                                 -1 if calibrate is None else int(calibrate), shapes,
                                 bool(strict_nan), precision, float(tolerance),
                                 "" if workers is None else str(workers),
-                                sys.executable if ray_python is None else str(ray_python), display)
+                                sys.executable if ray_python is None else str(ray_python),
+                                os.environ.get("COLLAGE_MEASURE_WORKER", ""), display)
     finally:
         if display is not None:
             display.finish()
-    raw["finalists"] = [Finalist(**f) for f in raw["finalists"]]
-    raw["calibration"] = [CalibrationPlan(**c) for c in raw["calibration"]]
-    raw["groups"] = [Group(**g) for g in raw["groups"]]
-    return OptimizeReport(shares=_shares(raw["groups"]), **raw)
+    return _report_from_json(json.loads(summary))

@@ -76,9 +76,6 @@ std::string FindMeasureWorker(const std::string& configured, std::vector<std::st
   };
   // An explicit choice is final: a wrong path is not silently replaced by another worker.
   if (!configured.empty()) return pick(configured) ? configured : "";
-  if (const char* env = std::getenv("COLLAGE_MEASURE_WORKER"); env != nullptr && *env != '\0') {
-    return pick(env) ? std::string(env) : "";
-  }
   std::error_code error;
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
   if (!error) {

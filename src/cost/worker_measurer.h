@@ -29,10 +29,11 @@ struct WorkerOptions {
   double timeout_seconds = 60;  // per request; the worker is killed past it
 };
 
-// Where the worker is: `configured` (OptimizeOptions::measure_worker) when set, then
-// $COLLAGE_MEASURE_WORKER, then collage_measure_worker next to the running executable, then
-// the one in the build tree this library was built in. "in-process" (from either setting)
-// is returned as it is. "" when none exists; `*tried` lists the paths looked at.
+// Where the worker is: `configured` (OptimizeOptions::measure_worker; the command line and
+// Python set it from $COLLAGE_MEASURE_WORKER) when set, then collage_measure_worker next to
+// the running executable, then in the bin/ folder beside an installed library, then the one in
+// the build tree this library was built in. "in-process" is returned as it is. "" when none
+// exists; `*tried` lists the paths looked at.
 std::string FindMeasureWorker(const std::string& configured, std::vector<std::string>* tried);
 
 inline constexpr char kInProcessMeasurement[] = "in-process";

@@ -4,7 +4,6 @@
 
 #include <map>
 
-#include "report/in_run_profile.h"
 #include "report/report_text.h"
 
 namespace collage {

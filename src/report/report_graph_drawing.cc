@@ -1,8 +1,6 @@
 #include "report/report_graph_drawing.h"
 
 #include <chrono>
-#include <cstdlib>
-#include <cstring>
 
 #include "report/report_dot.h"
 #include "report/report_graph_layout.h"
@@ -13,16 +11,11 @@ namespace {
 // dot lays out a few hundred boxes in well under a second; a report must never wait long on it.
 constexpr std::chrono::milliseconds kDotLimit(20000);
 
-bool BuiltInRequested() {
-  const char* wanted = std::getenv("COLLAGE_REPORT_LAYOUT");
-  return wanted != nullptr && std::strcmp(wanted, "builtin") == 0;
-}
-
 }  // namespace
 
 GraphDrawing DrawReportGraph(const ReportGraph& graph, ReportLayout layout) {
   GraphDrawing drawing;
-  if (layout == ReportLayout::kBuiltIn || (layout == ReportLayout::kAuto && BuiltInRequested())) {
+  if (layout == ReportLayout::kBuiltIn) {
     drawing.how = "built-in layered layout";
   } else if (const std::string dot = FindDot(); dot.empty()) {
     drawing.how = "built-in layered layout (Graphviz dot is not installed)";

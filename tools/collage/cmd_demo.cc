@@ -64,8 +64,7 @@ Status OptimizeAndCompare(const std::string& path, const SessionOptions& options
   OptimizeReport report;
   COLLAGE_RETURN_IF_ERROR(OptimizeWithProgress(*session, optimize, &report));
   std::printf("%s\n", PlacementSummary(*session).c_str());
-  COLLAGE_ASSIGN_OR_RETURN(RunProfile in_run, ProfileInRun(*session, report));
-  PrintOptimizeReport(report, in_run);
+  PrintOptimizeReport(report, report.in_run);
   std::printf("[6/6] the end-to-end decision:\n");
   PrintFinalists(report);
   return Status::Ok();

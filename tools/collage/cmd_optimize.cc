@@ -2,15 +2,16 @@
 // cheapest placement (op-level search; with --search two-level, then whole plans measured
 // end to end), let the library decide end to end between it and each backend alone, then
 // show the search's estimate against the run and save the plan / the report / the JSON.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <sstream>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
+#include <string_view>
 
 #include "collage/duration_text.h"
 #include "collage/file_io.h"
@@ -19,7 +20,6 @@
 #include "collage/report.h"
 #include "commands.h"
 #include "input_sets.h"
-#include "optimize_json.h"
 #include "optimize_summary.h"
 #include "shape_range_flags.h"
 
@@ -220,8 +220,7 @@ Status Optimize(const OptimizeFlags& flags) {
     const int threads = session->num_threads();
     std::printf("model: %s  threads: %d\n", flags.model.c_str(), threads);
     std::printf("%s\n", PlacementSummary(*session).c_str());
-    COLLAGE_ASSIGN_OR_RETURN(RunProfile in_run, ProfileInRun(*session, report));
-    PrintOptimizeReport(report, in_run);
+    PrintOptimizeReport(report, report.in_run);
     if (report.search == SearchKind::kTwoLevel) PrintTwoLevelSearch(report);
     PrintAccuracyCheck(report);
     std::printf("\n");
@@ -230,14 +229,19 @@ Status Optimize(const OptimizeFlags& flags) {
     if (!flags.report.empty()) {
       PlacementReportOptions page;
       page.title = std::filesystem::path(flags.model).filename().string();
+      // The library reads no environment: the command line passes the layout asked for.
+      if (const char* layout = std::getenv("COLLAGE_REPORT_LAYOUT");
+          layout != nullptr && std::string_view(layout) == "builtin") {
+        page.layout = ReportLayout::kBuiltIn;
+      }
       COLLAGE_RETURN_IF_ERROR(WriteFileAtomically(
-          flags.report, PlacementReportHtml(*session, report, in_run, page)));
+          flags.report, PlacementReportHtml(*session, report, report.in_run, page)));
       std::printf("report written to %s\n", flags.report.c_str());
     }
     if (!flags.json.empty()) {
-      const OptimizeJsonContext context{flags.model, threads, flags.save_plan};
+      const OptimizeJsonContext context{flags.model, flags.save_plan};
       COLLAGE_RETURN_IF_ERROR(
-          WriteFileAtomically(flags.json, OptimizeSummaryJson(context, report, in_run)));
+          WriteFileAtomically(flags.json, OptimizeReportJson(*session, report, context)));
       std::printf("summary written to %s\n", flags.json.c_str());
     }
     sessions.push_back(std::move(session));

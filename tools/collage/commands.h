@@ -89,8 +89,5 @@ std::string PlacementSummary(const Session& session);
 // Prints each of the session's warnings as "warning: ..." on stderr.
 void PrintWarnings(const Session& session);
 
-// After Session::Optimize: ProfileKeptPlacement, with a warning on stderr where the report's
-// groups are not the running placement's steps (then no group gets an in-run time).
-StatusOr<RunProfile> ProfileInRun(Session& session, OptimizeReport& report);
 
 }  // namespace collage::cli

@@ -92,7 +92,8 @@ std::string FormatMillis(double ms) {
 }
 
 std::string PlacementSummary(const Session& session) {
-  return "placement (" + PlacementSourceName(session.placement_source()) + "): " + session.DescribePlacement() + "; " +
+  return "placement (" + PlacementSourceName(session.placement_source()) +
+         "): " + session.DescribePlacement() + "; " +
          std::to_string(session.num_layout_conversions()) + " layout conversions";
 }
 
@@ -106,17 +107,6 @@ void PrintHowToPlace(const std::string& model, const std::string& backend) {
 void PrintWarnings(const Session& session) {
   for (const std::string& warning : session.warnings())
     std::fprintf(stderr, "warning: %s\n", PrintableText(warning).c_str());
-}
-
-StatusOr<RunProfile> ProfileInRun(Session& session, OptimizeReport& report) {
-  bool times_set = false;
-  COLLAGE_ASSIGN_OR_RETURN(RunProfile mean, ProfileKeptPlacement(session, report, &times_set));
-  if (!times_set) {
-    std::fprintf(stderr,
-                 "warning: the report's groups are not the running placement's steps; no in-run "
-                 "time per group\n");
-  }
-  return mean;
 }
 
 const CLI::Validator& NonEmptyValue() {

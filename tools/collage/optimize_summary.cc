@@ -1,6 +1,7 @@
 #include "optimize_summary.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <tuple>
 
@@ -15,6 +16,11 @@ Status OptimizeWithProgress(Session& session, OptimizeOptions options, OptimizeR
   ProgressBar bar;
   options.on_progress = [&bar](const OptimizeProgress& p) { bar.Update(p); };
   options.on_generation = [&bar](const GenerationProgress& p) { bar.Update(p); };
+  // The library reads no environment: the command line passes the worker it names.
+  if (const char* worker = std::getenv("COLLAGE_MEASURE_WORKER");
+      options.measure_worker.empty() && worker != nullptr && *worker != '\0') {
+    options.measure_worker = worker;
+  }
   Status optimized = session.Optimize(options, report);
   bar.Finish();
   PrintWarnings(session);
@@ -36,12 +42,11 @@ void PrintCalibration(const OptimizeReport& report) {
                                                  : ("; " + report.calibration_stopped).c_str());
   for (size_t i = 0; i < report.calibration.size(); ++i) {
     const CalibrationReport& round = report.calibration[i];
-    std::printf("  plan %zu%s: estimated %s, in its run %s (estimate %s), %d group(s) re-priced\n",
-                i + 1,
-                round.origin.is_search() ? ""
-                                         : (" (" + PlacementSourceLabel(round.origin) + ")").c_str(),
-                FormatMillis(round.estimated_ms).c_str(), FormatMillis(round.in_run_ms).c_str(),
-                EstimateError(round.estimated_ms, round.in_run_ms).c_str(), round.groups_repriced);
+    std::printf(
+        "  plan %zu%s: estimated %s, in its run %s (estimate %s), %d group(s) re-priced\n", i + 1,
+        round.origin.is_search() ? "" : (" (" + PlacementSourceLabel(round.origin) + ")").c_str(),
+        FormatMillis(round.estimated_ms).c_str(), FormatMillis(round.in_run_ms).c_str(),
+        EstimateError(round.estimated_ms, round.in_run_ms).c_str(), round.groups_repriced);
   }
   if (report.calibration_retimed > 0) {
     std::printf(
@@ -163,10 +168,10 @@ void PrintFinalists(const OptimizeReport& report) {
 
   const EstimateAgainstRun check = CompareEstimateWithRun(report);
   if (check.finalist != nullptr) {
-    const std::string whose =
-        check.finalist == kept
-            ? ""
-            : " for the " + PlacementSourceLabel(check.finalist->source) + "; the kept one has no estimate";
+    const std::string whose = check.finalist == kept
+                                  ? ""
+                                  : " for the " + PlacementSourceLabel(check.finalist->source) +
+                                        "; the kept one has no estimate";
     std::printf("estimated %s, measured %s end to end (estimate %s)%s\n",
                 FormatMillis(check.estimated_ms).c_str(), FormatMillis(check.measured_ms).c_str(),
                 EstimateError(check.estimated_ms, check.measured_ms).c_str(), whose.c_str());
@@ -174,7 +179,8 @@ void PrintFinalists(const OptimizeReport& report) {
     std::printf("measured %s end to end (no estimate of the kept one)\n",
                 FormatMillis(report.measured_ms).c_str());
   }
-  const std::string label = PlacementSourceLabel(kept->source) + " (" + PlacementInBrief(report) + ")";
+  const std::string label =
+      PlacementSourceLabel(kept->source) + " (" + PlacementInBrief(report) + ")";
   const FinalistReport* runner_up = RunnerUp(report);
   if (runner_up == nullptr) {
     std::printf("kept: %s (no other finalist ran)\n", label.c_str());

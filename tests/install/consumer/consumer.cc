@@ -106,15 +106,21 @@ int main(int argc, char** argv) {
   collage::OptimizeOptions optimize;
   optimize.backends = {"plugin_example"};
   optimize.cost_db_path = work + "/costs.sqlite";
-  optimize.caches = CacheState::kWarm;
+  optimize.caches = collage::CacheState::kWarm;
   optimize.min_runs = 2;
   optimize.max_runs = 5;
   optimize.max_seconds = 0.02;
   collage::OptimizeReport report;
   collage::Status optimized = (*reference)->Optimize(optimize, &report);
   if (!optimized.ok()) return Fail("optimizing", optimized);
+  // The kept placement's profile comes with the report; another one may be taken.
   auto in_run = collage::ProfileKeptPlacement(**reference, report);
   if (!in_run.ok()) return Fail("profiling the kept placement", in_run.status());
+  if (report.in_run.nodes.size() != in_run->nodes.size()) {
+    std::fprintf(stderr, "consumer: the report's profile has %zu steps, a new one %zu\n",
+                 report.in_run.nodes.size(), in_run->nodes.size());
+    return 1;
+  }
   const std::string page = collage::PlacementReportHtml(**reference, report, *in_run);
   if (page.find("plugin_example") == std::string::npos) {
     std::fprintf(stderr, "consumer: the report does not name the plug-in's backend\n");
@@ -147,7 +153,7 @@ int main(int argc, char** argv) {
   }
   std::printf("consumer: collage %s; %d nodes; plug-in error %.3g, plan (%s) error %.3g\n",
               collage::Version(), (*planned)->summary().num_nodes, plugin_error,
-              PlacementSourceName((*planned)->placement_source()).c_str(), plan_error);
+              collage::PlacementSourceName((*planned)->placement_source()).c_str(), plan_error);
   std::printf("%s\n", (*planned)->DescribePlacement().c_str());
   return 0;
 }

@@ -126,11 +126,12 @@ TEST(ReportDotTest, ADotWithoutSvgOutputIsAnError) {
       << svg.status().message();
 }
 
-TEST(ReportDotTest, TheEnvironmentCanAskForTheBuiltInLayout) {
-  const ScopedEnv layout("COLLAGE_REPORT_LAYOUT", "builtin");
+// The library reads no environment: COLLAGE_REPORT_LAYOUT=builtin is the command line's
+// (CliOptimizeTest.TheReportSaysWhichLayoutDrewItsGraph); a caller asks by the option.
+TEST(ReportDotTest, TheBuiltInLayoutCanBeAskedFor) {
   const auto f = MakeReportFixture(1, /*region=*/false);
   const GraphDrawing drawing =
-      DrawReportGraph(BuildReportGraph(f.graph, f.report, f.in_run), ReportLayout::kAuto);
+      DrawReportGraph(BuildReportGraph(f.graph, f.report, f.in_run), ReportLayout::kBuiltIn);
   EXPECT_FALSE(drawing.by_dot);
   EXPECT_EQ(drawing.how, "built-in layered layout");
   EXPECT_NE(drawing.svg.find("class=\"placement-graph\""), std::string::npos);

@@ -1,4 +1,5 @@
-#include "report/in_run_profile.h"
+// The in-run profile (collage/in_run_profile.h).
+#include "collage/in_run_profile.h"
 
 #include <algorithm>
 #include <random>
