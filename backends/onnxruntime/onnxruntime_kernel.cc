@@ -169,16 +169,12 @@ StatusOr<std::unique_ptr<OrtSessionOptions, OptionsDeleter>> SessionOptionsFor(i
   std::unique_ptr<OrtSessionOptions, OptionsDeleter> options(raw);
   // The session's own pool runs the region on the thread count the kernel was compiled for
   // (the calling thread is one of them). Its workers spin while a run lasts (a region is many
-  // small parallel loops). Measured at 2 threads, whole model, 3 interleaved rounds
-  // (2026-12-02): NAS-RNN 2.5-4.1 ms against 6.9-7.3 ms with spinning off, MobileNetV2
-  // 5.2-6.6 ms against 6.3-7.8 ms.
+  // small parallel loops: spinning off made NAS-RNN and MobileNetV2 slower).
   // A region inside a plan also stops them the moment its run returns, so that they do not
   // hold the cores the next library's threads need. The whole model does not (ONNX Runtime's
   // default): stopped, its workers were parked at every run's end and woken at the next, and
-  // the exported Transformer encoder ran at 0.77x (0.58-0.97) the package's default in bursts
-  // of 19 runs after 0.3 s idle and 0.90x (0.82-1.01) in bursts of 300, 6 interleaved rounds
-  // each, in the package with collage's settings (2026-12-04, 2-vCPU AVX-512 EPYC); with
-  // spinning left on and not stopped, 0.97x and 0.98x.
+  // runs in bursts after idle were slower than the package's. The figures are in
+  // docs/measurements.md, "Figures behind the code's choices".
   const char* stop_spinning = whole_model ? "0" : "1";
   COLLAGE_RETURN_IF_ERROR(
       Check(Api()->SetIntraOpNumThreads(options.get(), num_threads), "SetIntraOpNumThreads"));

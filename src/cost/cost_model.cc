@@ -77,12 +77,10 @@ CostKey MeasuredCostModel::KeyFor(const SearchCandidate& candidate) const {
 }
 
 MeasureSettings MeasuredCostModel::SettingsFor(const SubGraph& nodes) const {
-  // Scrubbed before every timed run, an engine's whole model measured OpenVINO's DCGAN
-  // generator at 2 threads at 1.80 ms, where it runs in 0.99 ms served; priced so, the
-  // op-level search never took it over a mix that ran slower. (That was measured while the
-  // scrub ran on the OpenMP team, whose workers then spun on the cores OpenVINO's pool
-  // needed; engines' kernels are now scrubbed on the calling thread, SettingsForBackend,
-  // and whether the whole model still needs warm caches has not been measured again.)
+  // A group that is the whole model is timed warm, as it runs served: scrubbed before every
+  // timed run, an engine's whole model measured nearly twice its served time, and the op-level
+  // search never took it over a mix that ran slower (docs/measurements.md, "Figures behind the
+  // code's choices", says what was measured and what was not measured again).
   return nodes.size() == graph_.num_nodes() ? WarmSettings() : settings_;
 }
 

@@ -25,11 +25,9 @@ double QuantizationStep(const Graph& graph, ValueId value, const SubGraph* scope
 // no step): its step times the square root of its rounding depth — the most roundings to an
 // output scale on any path to it (within `scope`) — and never less than one step. A group
 // that rounds once is held to one step; differences of independent roundings add up like a
-// random walk, so a value rounded D times deep may be about sqrt(D) steps off. Measured
-// (2026-12-03, AVX2 EPYC, whole QDQ models against the reference kernels): ResNet-50 (depth
-// 70) 1 step off on ONNX Runtime and OpenVINO, MobileNetV2 (depth 66) 2 and 3 steps; bounds of
-// 9 steps. A kernel that computes a layer wrongly is caught where it is measured,
-// as a group, at one step.
+// random walk, so a value rounded D times deep may be about sqrt(D) steps off (the whole
+// models measured against it: docs/architecture.md, "Quantized models"). A kernel that
+// computes a layer wrongly is caught where it is measured, as a group, at one step.
 double QuantizationTolerance(const Graph& graph, ValueId value, const SubGraph* scope = nullptr);
 
 // DynamicQuantizeLinear's step, relative to its input's magnitude, at most: range / 255, and
@@ -41,9 +39,8 @@ inline constexpr double kDynamicQuantizationStep = 2.0 / 255.0;
 // (DynamicQuantizeLinear, whose step depends on the data), or 0 when none were. A float
 // difference too small to matter elsewhere can move such a rounding by a step; a linear layer
 // passes that step on as about the same fraction of its output, and D such roundings on the
-// way add up like a random walk: kDynamicQuantizationStep x ceil(sqrt(D)). Measured
-// (2026-12-03, AVX2 EPYC): the dynamically quantized BERT-base (D = 48, bound 0.055) came out
-// 0.017 off the reference kernels with collage's op-level placement.
+// way add up like a random walk: kDynamicQuantizationStep x ceil(sqrt(D)) (docs/precision.md,
+// "How outputs are judged", has BERT-base measured against it).
 double DynamicQuantizationTolerance(const Graph& graph, ValueId value,
                                     const SubGraph* scope = nullptr);
 

@@ -13,32 +13,18 @@
 namespace collage {
 
 // How long an idle OpenMP worker spins before it blocks (GOMP_SPINCOUNT, in iterations of
-// libgomp's wait loop: one pause instruction took ~11 ns on the 2-vCPU Xeon the figures
-// below come from, timed in a loop of a million, so 100000 is ~1.1 ms, an estimate), unless the
-// user set GOMP_SPINCOUNT or OMP_WAIT_POLICY. Every library collage places runs on the one OpenMP
-// team — XNNPACK too, through the pthreadpool API implemented on it
-// (backends/xnnpack/openmp_pthreadpool.cc) — so a spinning worker holds no core that another pool's
-// worker needs, and the spin only decides whether the team is still awake for the next parallel
-// region. Measured at 2 threads (`collage bench --threads 2`, 4 interleaved rounds, medians,
-// 2026-12-02):
-// - NASNet-A on oneDNN alone: 41.1 ms at 500, 10.7 at 5k, 10.8 at 20k, 10.4 ms at 200k;
-//   BERT-base on oneDNN: 101 / 89.7 / 88.4 / 88.2 ms; a worker that blocked after each of
-//   many small primitives must be woken for the next (tens of µs on this VM);
-// - MobileNetV2 on XNNPACK alone: 4.11 ms at 2k, 3.95 at 20k, 3.94 at 200k; NAS-RNN's
-//   op-level plan (192 groups on XNNPACK, Eigen and native kernels) and ResNet-50 on
-//   oneDNN: equal from 2k to 200k within the rounds' spread (paired
-//   per-round ratios to 2k between 0.95 and 1.11).
-// From 2k upwards the differences are within the noise there. What decides the length is a
-// serial stretch between two parallel kernels: the exported 2-layer LSTM's plan with both
-// recurrences serial (~0.3 ms on one thread), then a small XNNPACK Add on the team, ran in
-// 0.351 ms at 20k (the worker had blocked: the Add took 35 us against 3.5 us measured alone)
-// and 0.314 ms at 100k (6 interleaved rounds, paired ratio 1.11, 1.09–1.19; EfficientNet-B0's
-// plan 0.997, DenseNet-121's 1.02 at 200k: neutral). 100000 covers serial stretches of about a
-// millisecond while bounding what a spinning worker costs the engines, whose pools are their
-// own (ONNX Runtime's, OpenVINO's TBB arena): at most ~1 ms of one core per hand-off (estimated
-// from the spin's length, not measured on a plan that alternates them), which the library-switch
-// probe measures and the search prices. (Before XNNPACK shared the team, its
-// pthreadpool workers competed with spinning OpenMP workers and the policy was 500.)
+// libgomp's wait loop: one pause instruction took ~11 ns on a 2-vCPU Xeon, so 100000 is
+// ~1.1 ms, an estimate), unless the user set GOMP_SPINCOUNT or OMP_WAIT_POLICY. Every library
+// collage places runs on the one OpenMP team — XNNPACK too, through the pthreadpool API
+// implemented on it (backends/xnnpack/openmp_pthreadpool.cc) — so a spinning worker holds no
+// core that another pool's worker needs, and the spin only decides whether the team is still
+// awake for the next parallel region. Too short a spin and a worker blocks between many small primitives and must be
+// woken for the next; what decides the length is a serial stretch between two parallel
+// kernels (a recurrence run on one thread, then a small kernel on the team). 100000 covers
+// serial stretches of about a millisecond while bounding what a spinning worker costs the
+// engines, whose pools are their own (ONNX Runtime's, OpenVINO's TBB arena): at most ~1 ms of
+// one core per hand-off, which the library-switch probe measures and the search prices. The
+// measurements behind the value are in docs/architecture.md, "Threads".
 // libgomp reads this before main(): executables put it into effect by linking
 // collage_thread_policy_preinit (thread_policy_preinit.cc).
 inline constexpr const char kOpenMpSpinCount[] = "100000";

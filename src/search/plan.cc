@@ -325,7 +325,9 @@ StatusOr<Plan> PlanFromJson(const std::string& text, const std::string& source) 
     plan.kept_finalist.emplace();
     COLLAGE_RETURN_IF_ERROR(GetSource(j, "kept_finalist", source, &*plan.kept_finalist));
     // "" when no other finalist ran.
-    if (!j.contains("runner_up") || !j["runner_up"].is_string() || !j["runner_up"].empty()) {
+    const bool none = j.contains("runner_up") && j["runner_up"].is_string() &&
+                      j["runner_up"].get<std::string>().empty();
+    if (!none) {
       plan.runner_up.emplace();
       COLLAGE_RETURN_IF_ERROR(GetSource(j, "runner_up", source, &*plan.runner_up));
     }

@@ -43,12 +43,10 @@ class PlanBench {
   // One run's wall time after untimed runs of `exe` taking at least kSettleMillis: right
   // after another plan's runs, a plan is slow for several runs, not one.
   StatusOr<double> RunSettled(const Executable& exe) const;
-  // Untimed runs before a timed one, until they have taken this long (and at least one). On
-  // the 2-vCPU Xeon, NAS-RNN's plan at 1 thread took 6.6, 6.5, ... 3.0 ms over its first ten
-  // runs after another plan's, MobileNetV2's 3.9, 3.5, 3.2, then 3.1 ms (2026-12-03). Timed
-  // on its first run, NAS-RNN's plan at 2 threads measured 3.03 ms, and 2.86 ms after a
-  // single untimed run, where `collage bench` (runs in a row, as a model is served) measures
-  // 1.48 ms; after 25 ms of its own runs, 1.50 ms.
+  // Untimed runs before a timed one, until they have taken this long (and at least one): a
+  // plan run right after another's is slow for several runs, not one, and a single untimed
+  // run left it twice its served time (docs/measurements.md, "Figures behind the code's
+  // choices").
   static constexpr double kSettleMillis = 25;
 
   // Compiled, settled, then profiled in 3 to 7 runs (0.5 s cap): each step's median time and

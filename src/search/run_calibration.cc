@@ -152,10 +152,9 @@ bool RunPlansOfTheirOwn(const Graph& graph, const std::vector<SearchCandidate>& 
 
 // The plan to keep: the fastest in its run; but where others ran within kRetimeWithin of it,
 // the kRetimeAtMost fastest are timed again side by side (`retime`, when given) and the fastest
-// there is kept — each profile was taken at another moment, and on the 2-vCPU Xeon the DCGAN
-// generator's times in calibration and in the decision minutes later differed by up to 1.6x
-// either way (OpenVINO's whole model 1.99 ms against 1.22 ms, the plan kept on that evidence
-// 1.59 against 2.12 ms). A failed retiming leaves the fastest in its run.
+// there is kept — each profile was taken at another moment, and the same plans' times minutes
+// apart differed by up to 1.6x either way (docs/measurements.md, "Figures behind the code's
+// choices"). A failed retiming leaves the fastest in its run.
 void KeepTheFastest(RanPlans ran, const std::vector<SearchCandidate>& candidates,
                     const RetimePlans& retime, CalibratedSearch& result) {
   constexpr double kRetimeWithin = 1.25;

@@ -3,9 +3,8 @@
 // Every group is priced alone (cost/cost_model.h). In a run the same kernel can take longer
 // or less: what ran before it left other data in the caches, another library's threads on the
 // cores, the memory bus busy. Where the search's choice hinges on such groups, the plan it
-// finds can be slower than a backend alone although its estimate says otherwise (torchvision's
-// ResNet-18 at 2 threads: estimated 10.2 ms, 12.1 ms in its run, where ONNX Runtime alone,
-// estimated 12.3 ms, runs in 11.6 ms).
+// finds can be slower than a backend alone although its estimate says otherwise (a case is in
+// docs/measurements.md, "Figures behind the code's choices").
 //
 // So the search's plan is run: settled, then a few profiled runs, and every step's median time
 // in them replaces the cost of that group (net of the library switch the search charges before

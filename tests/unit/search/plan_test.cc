@@ -169,6 +169,32 @@ TEST_F(PlanTest, DamagedPlansAreClearErrors) {
           "field 'runner_up' is 'whole-graph:openvino fp8'");
 }
 
+// The end-to-end decision's record: the kept finalist, and the runner-up where another ran.
+TEST_F(PlanTest, TheDecisionRoundTripsWithOrWithoutARunnerUp) {
+  Graph graph = RepeatedBlocks(2);
+  Plan plan = NativePlan(graph);
+  plan.kept_finalist = PlacementSource::SingleBackend("onednn");
+  plan.runner_up = PlacementSource::OpLevel();
+  plan.runner_up_ratio = 1.25;
+  auto back = PlanFromJson(PlanToJson(plan), "plan.json");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->kept_finalist, PlacementSource::SingleBackend("onednn"));
+  EXPECT_EQ(back->runner_up, PlacementSource::OpLevel());
+  EXPECT_DOUBLE_EQ(back->runner_up_ratio, 1.25);
+  plan.runner_up.reset();  // the only finalist that ran: written as ""
+  plan.runner_up_ratio = 0;
+  const std::string alone = PlanToJson(plan);
+  EXPECT_NE(alone.find("\"runner_up\": \"\""), std::string::npos) << alone;
+  back = PlanFromJson(alone, "plan.json");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->kept_finalist, PlacementSource::SingleBackend("onednn"));
+  EXPECT_FALSE(back->runner_up.has_value());
+  // Without a decision neither is written.
+  back = PlanFromJson(PlanToJson(NativePlan(graph)), "plan.json");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_FALSE(back->kept_finalist.has_value());
+}
+
 TEST_F(PlanTest, EachGroupsPrecisionAndTheAccuracyBudgetRoundTrip) {
   Graph graph = RepeatedBlocks(2);
   Plan plan = NativePlan(graph);
