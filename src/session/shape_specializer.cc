@@ -6,7 +6,7 @@
 
 #include "collage/sdk/errors.h"
 #include "session/run_inputs.h"
-#include "search/plan.h"
+#include "plan/plan.h"
 #include "session/session_access.h"
 #include "session/written_summary.h"
 

@@ -24,7 +24,7 @@
 #include "onnx/onnx_pb.h"
 #include "onnx/tensor_proto.h"
 #include "runtime/placement.h"
-#include "search/plan.h"
+#include "plan/plan.h"
 #include "util/npy.h"
 
 namespace {

@@ -19,8 +19,8 @@
 #include "fuzz_check.h"
 #include "fuzz_fixtures.h"
 #include "runtime/placement.h"
-#include "search/plan.h"
-#include "search/plan_set.h"
+#include "plan/plan.h"
+#include "plan/plan_set.h"
 
 namespace {
 

@@ -19,7 +19,7 @@
 #include "session/session_access.h"
 #include "ops/graph_builder.h"
 #include "runtime/placement.h"
-#include "search/plan.h"
+#include "plan/plan.h"
 
 namespace collage {
 namespace {

@@ -1,4 +1,4 @@
-#include "search/plan.h"
+#include "plan/plan.h"
 
 #include <algorithm>
 #include <cmath>

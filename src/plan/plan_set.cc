@@ -1,4 +1,4 @@
-#include "search/plan_set.h"
+#include "plan/plan_set.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

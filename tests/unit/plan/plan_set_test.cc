@@ -1,7 +1,7 @@
 // Plans of one model at several input shapes in one file, and the placement a graph at some
 // shapes takes from them: its own shapes' plan, else the nearest shapes' where each group's
 // rule still offers it, native where not.
-#include "search/plan_set.h"
+#include "plan/plan_set.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Plans as files users ship: they round-trip, they refuse to run another model or on a
 // missing backend, they warn when the machine or libraries differ, and a damaged file is a
 // clear error.
-#include "search/plan.h"
+#include "plan/plan.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 
 #include "../util/sanitizer_build.h"
 #include "collage/device_fingerprint.h"
-#include "optimize_test_util.h"
+#include "../search/optimize_test_util.h"
 
 namespace collage {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "search/plan.h"
+#include "plan/plan.h"
 
 namespace collage {
 
