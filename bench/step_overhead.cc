@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "collage/available_backends.h"
 #include "collage/sdk/backend.h"
 #include "ops/graph_builder.h"
 #include "runtime/executable.h"
@@ -82,7 +83,7 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", graph.status().ToString().c_str());
     return 1;
   }
-  if (!BackendRegistry::Global().Register(std::make_unique<BareAddBackend>()).ok()) return 1;
+  if (!GlobalBackendRegistry().Register(std::make_unique<BareAddBackend>()).ok()) return 1;
   for (const char* backend : {"native", "bench_bare_add"}) {
     if (Measure(*graph, backend, runs, batches) != 0) return 1;
   }
@@ -96,7 +97,7 @@ int Measure(const Graph& graph, const std::string& backend, int runs, int batche
   for (NodeId n = 0; n < graph.num_nodes(); ++n) {
     placement.groups.emplace_back(backend, Candidate{rule, SubGraph(graph.num_nodes(), {n})});
   }
-  auto exe = Executable::Create(graph, placement, BackendRegistry::Global(), 1);
+  auto exe = Executable::Create(graph, placement, GlobalBackendRegistry(), 1);
   if (!exe.ok()) {
     std::fprintf(stderr, "%s\n", exe.status().ToString().c_str());
     return 1;

@@ -30,9 +30,10 @@
 #include <string>
 #include <vector>
 
+#include "collage/available_backends.h"
 #include "collage/sdk/backend.h"
-#include "ops/graph_builder.h"
 #include "collage/sdk/rule.h"
+#include "ops/graph_builder.h"
 #include "runtime/threading.h"
 
 extern char** environ;
@@ -106,7 +107,7 @@ float* Allocate(Bench& b, size_t bytes) {
 // first rule whose candidate it compiles), with buffers in the layouts it declares.
 std::unique_ptr<Bench> MakeBench(const std::string& backend_name, const std::string& label,
                                  Graph graph, int threads, std::string* why) {
-  const Backend* backend = BackendRegistry::Global().Find(backend_name);
+  const Backend* backend = GlobalBackendRegistry().Find(backend_name);
   if (backend == nullptr) {
     *why = "backend '" + backend_name + "' is not registered";
     return nullptr;

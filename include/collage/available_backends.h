@@ -10,6 +10,13 @@
 
 namespace collage {
 
+class BackendRegistry;  // collage/sdk/backend.h
+
+// The process-wide registry: every backend built into this collage, registered on first use
+// (the ones linked into the library, then the engine plug-ins that ship beside it), and the
+// plug-ins loaded since. Sessions and optimizes place on it.
+BackendRegistry& GlobalBackendRegistry();
+
 // One rule or fusion of a backend: a pattern of ops it offers to run as one kernel.
 struct BackendRuleInfo {
   std::string name;

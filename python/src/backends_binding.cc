@@ -14,7 +14,7 @@ namespace collage::python {
 void BindBackends(nb::module_& m) {
   m.def("backends", [] {
     nb::list listed;
-    for (const Backend* backend : BackendRegistry::Global().backends()) {
+    for (const Backend* backend : GlobalBackendRegistry().backends()) {
       nb::dict d;
       d["name"] = backend->name();
       d["built"] = true;

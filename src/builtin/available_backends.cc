@@ -17,7 +17,7 @@ BackendRuleInfo RuleInfoOf(const RuleOrFusion& rule) {
 
 std::vector<BackendInfo> AvailableBackends() {
   std::vector<BackendInfo> list;
-  for (const Backend* backend : BackendRegistry::Global().backends()) {
+  for (const Backend* backend : GlobalBackendRegistry().backends()) {
     BackendInfo info{backend->name(), backend->version(), backend->device(),
                      backend->graph_level(), {}};
     for (const Rule& rule : backend->rules().rules()) info.rules.push_back(RuleInfoOf(rule));
@@ -28,11 +28,11 @@ std::vector<BackendInfo> AvailableBackends() {
 }
 
 Status LoadBackendPlugin(const std::string& path) {
-  return BackendRegistry::Global().LoadPlugin(path);
+  return GlobalBackendRegistry().LoadPlugin(path);
 }
 
 Status LoadBackendPlugins(const std::string& dir) {
-  return BackendRegistry::Global().LoadPluginsFrom(dir);
+  return GlobalBackendRegistry().LoadPluginsFrom(dir);
 }
 
 }  // namespace collage

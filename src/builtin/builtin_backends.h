@@ -11,7 +11,7 @@
 namespace collage {
 
 // In registration order ("native" first, the engine plug-ins that loaded last), as
-// BackendRegistry::Global() registered them.
+// GlobalBackendRegistry() registered them.
 const std::vector<std::string>& BuiltinBackendNames();
 
 // Defined in the generated builtin_backends.cc (cmake/CollageBackend.cmake):

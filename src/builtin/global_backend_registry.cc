@@ -26,7 +26,7 @@ BuiltinState& MutableBuiltinState() {
 
 }  // namespace
 
-BackendRegistry& BackendRegistry::Global() {
+BackendRegistry& GlobalBackendRegistry() {
   static BackendRegistry* registry = [] {
     auto* r = new BackendRegistry();
     Status status = RegisterBuiltinBackends(*r);
@@ -47,12 +47,12 @@ BackendRegistry& BackendRegistry::Global() {
 }
 
 const std::vector<std::string>& BuiltinBackendNames() {
-  BackendRegistry::Global();
+  GlobalBackendRegistry();
   return MutableBuiltinState().names;
 }
 
 const std::vector<SkippedBackend>& SkippedBuiltinBackends() {
-  BackendRegistry::Global();
+  GlobalBackendRegistry();
   return MutableBuiltinState().skipped;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <iterator>
 
+#include "collage/available_backends.h"
 #include "collage/native_backend.h"
 #include "collage/sdk/backend.h"
 #include "util/stable_hash.h"
@@ -82,7 +83,7 @@ std::string BackendColour(const std::string& backend) {
   // Registry order (native first, then the built-in backends by folder name, then plug-ins)
   // is the same on every run of a build, so each backend keeps its colour from report to report.
   size_t slot = 0;
-  for (const Backend* registered : BackendRegistry::Global().backends()) {
+  for (const Backend* registered : GlobalBackendRegistry().backends()) {
     if (registered->name() == kNativeBackend) continue;
     if (registered->name() == backend) {
       if (slot < std::size(kPalette)) return kPalette[slot];

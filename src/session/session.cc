@@ -71,12 +71,13 @@ struct Session::Impl {
     // Every way to a placement filters by the declaration already; this makes sure no path
     // (or a future one) slips an undeclared rule into a strict session.
     if (strict_non_finite) {
-      COLLAGE_RETURN_IF_ERROR(CheckNonFiniteContract(graph, placement, BackendRegistry::Global()));
+      COLLAGE_RETURN_IF_ERROR(CheckNonFiniteContract(graph, placement, GlobalBackendRegistry()));
     }
     // oneDNN picks its algorithms for the calling thread's OpenMP count at compile time.
     ApplyThreadPolicy(threads);
-    COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Executable> compiled,
-                             Executable::Create(graph, placement, BackendRegistry::Global(), threads));
+    COLLAGE_ASSIGN_OR_RETURN(
+        std::unique_ptr<Executable> compiled,
+        Executable::Create(graph, placement, GlobalBackendRegistry(), threads));
     std::lock_guard<std::mutex> lock(mutex);
     executable = std::move(compiled);
     executable_threads = threads;
@@ -137,7 +138,7 @@ Status CheckSessionOptions(const SessionOptions& options) {
     return InvalidArgument("thread count must be 1 to {} (or 0 for one per core), got {}",
                            kMaxThreads, options.num_threads);
   }
-  const BackendRegistry& registry = BackendRegistry::Global();
+  const BackendRegistry& registry = GlobalBackendRegistry();
   if (registry.Find(options.backend) == nullptr) {
     std::string names;
     for (const Backend* b : registry.backends()) names += (names.empty() ? "" : ", ") + b->name();
@@ -158,7 +159,7 @@ ImportOptions ToImportOptions(const SessionOptions& options) {
 // search layer would call it an unknown plug-in.
 Status CheckPlanBackendsAvailable(const Plan& plan, const std::string& path) {
   for (const PlanGroup& group : plan.groups) {
-    if (BackendRegistry::Global().Find(group.backend) != nullptr) continue;
+    if (GlobalBackendRegistry().Find(group.backend) != nullptr) continue;
     for (const SkippedBackend& skipped : SkippedBuiltinBackends()) {
       if (skipped.name != group.backend) continue;
       return NotFound("plan {} places groups on the {} backend, which is {} here: {}", path,
@@ -299,7 +300,7 @@ StatusOr<std::unique_ptr<Session>> Session::LoadBytes(const std::string& onnx_by
 
 StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph, const SessionOptions& options) {
   COLLAGE_RETURN_IF_ERROR(CheckSessionOptions(options));
-  BackendRegistry& registry = BackendRegistry::Global();
+  BackendRegistry& registry = GlobalBackendRegistry();
   const Backend* backend = registry.Find(options.backend);
   const auto start = std::chrono::steady_clock::now();
   auto impl = std::make_unique<Impl>();
@@ -342,7 +343,7 @@ StatusOr<std::unique_ptr<Session>> Session::FromGraph(Graph graph, const Session
 Status Session::Optimize(const OptimizeOptions& options, OptimizeReport* report) {
   if (impl_->per_run) return impl_->per_run->RefuseFixedGraphUse("optimizing");
   return GuardExceptions([&]() -> Status {
-    BackendRegistry& registry = BackendRegistry::Global();
+    BackendRegistry& registry = GlobalBackendRegistry();
     // A strict session stays strict: its placements only ever use declared rules.
     OptimizeOptions effective = options;
     effective.strict_non_finite = options.strict_non_finite || impl_->strict_non_finite;
@@ -356,7 +357,8 @@ Status Session::Optimize(const OptimizeOptions& options, OptimizeReport* report)
     plan.strict_non_finite = effective.strict_non_finite;
     plan.estimated_ms = result.report.estimated_ms;
     RecordDecision(result.report, plan);
-    for (size_t g = 0; g < plan.groups.size(); ++g) plan.groups[g].cost_ms = result.report.groups[g].cost_ms;
+    for (size_t g = 0; g < plan.groups.size(); ++g)
+      plan.groups[g].cost_ms = result.report.groups[g].cost_ms;
     // The budget goes with a plan that needs it: one with reduced-precision groups.
     if (result.report.accuracy.reduced_groups > 0) {
       plan.tolerance = effective.tolerance;
@@ -401,13 +403,13 @@ Status Session::LoadPlan(const std::string& path) {
     std::vector<std::string> warnings;
     auto placement =
         at_other_shapes
-            ? PlacementAtOtherShapes(plan, impl_->graph, BackendRegistry::Global(), threads,
+            ? PlacementAtOtherShapes(plan, impl_->graph, GlobalBackendRegistry(), threads,
                                      chosen.declared, &warnings)
-            : PlacementFromPlan(plan, impl_->graph, BackendRegistry::Global(), threads, &warnings);
+            : PlacementFromPlan(plan, impl_->graph, GlobalBackendRegistry(), threads, &warnings);
     if (!placement.ok()) {
       return Status(placement.status().code(), "plan " + path + ": " + placement.status().message());
     }
-    Status contract = CheckNonFiniteContract(impl_->graph, *placement, BackendRegistry::Global());
+    Status contract = CheckNonFiniteContract(impl_->graph, *placement, GlobalBackendRegistry());
     if (impl_->strict_non_finite && !contract.ok()) {
       return Status(contract.code(), "plan " + path + ": " + contract.message());
     }
@@ -417,7 +419,7 @@ Status Session::LoadPlan(const std::string& path) {
     }
     if (at_other_shapes) {
       // What runs is this placement at these shapes, as a plan saved from it records it.
-      plan = MakePlan(impl_->graph, *placement, BackendRegistry::Global(),
+      plan = MakePlan(impl_->graph, *placement, GlobalBackendRegistry(),
                       PlacementSource::OtherShapes(), threads);
     }
     plan.strict_non_finite = contract.ok() && (plan.strict_non_finite || impl_->strict_non_finite);

@@ -213,7 +213,7 @@ Outcome CheckItem(const Backend& backend, const Item& item, const Options& optio
   };
   try {
     StatusOr<std::unique_ptr<KernelRunner>> runner =
-        KernelRunner::Create(backend, request, BackendRegistry::Global());
+        KernelRunner::Create(backend, request, GlobalBackendRegistry());
     if (!runner.ok()) return fail("compile: " + runner.status().message());
     // Inputs depend on the seed and the group only, not on which groups ran before.
     std::seed_seq seq{static_cast<uint32_t>(options.seed),
@@ -310,7 +310,7 @@ bool ReportNanContract(const NanContractTable& table, const NanExemptions& exemp
 }
 
 int Main(const Options& options) {
-  BackendRegistry& registry = BackendRegistry::Global();
+  BackendRegistry& registry = GlobalBackendRegistry();
   for (const std::string& dir : options.plugin_dirs) {
     if (Status s = registry.LoadPluginsFrom(dir); !s.ok()) {
       fmt::print(stderr, "backend_ops: {}\n", s.message());

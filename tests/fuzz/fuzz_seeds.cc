@@ -20,11 +20,12 @@
 #include <utility>
 #include <vector>
 
+#include "collage/available_backends.h"
 #include "fuzz_fixtures.h"
 #include "onnx/onnx_pb.h"
 #include "onnx/tensor_proto.h"
-#include "runtime/placement.h"
 #include "plan/plan.h"
+#include "runtime/placement.h"
 #include "util/npy.h"
 
 namespace {
@@ -66,7 +67,7 @@ std::string Read(const fs::path& file) {
 
 void PlanSeeds(const fs::path& dir) {
   const Graph graph = fuzz::PlanFuzzGraph();
-  const BackendRegistry& registry = BackendRegistry::Global();
+  const BackendRegistry& registry = GlobalBackendRegistry();
   Plan native;
   for (const Backend* backend : registry.backends()) {
     Placement placement = Check(PlaceOnSingleBackend(graph, *backend, registry), "placement");

@@ -16,11 +16,12 @@
 #include <string>
 #include <vector>
 
+#include "collage/available_backends.h"
 #include "fuzz_check.h"
 #include "fuzz_fixtures.h"
-#include "runtime/placement.h"
 #include "plan/plan.h"
 #include "plan/plan_set.h"
+#include "runtime/placement.h"
 
 namespace {
 
@@ -51,7 +52,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace collage;
   static const Graph& graph = *new Graph(fuzz::PlanFuzzGraph());  // built once, never freed
   static const std::string hash = ModelHash(graph);
-  const BackendRegistry& registry = BackendRegistry::Global();
+  const BackendRegistry& registry = GlobalBackendRegistry();
 
   const std::string text(reinterpret_cast<const char*>(data), size);
   auto set = PlanSetFromJson(text, "fuzz.plan.json");

@@ -18,11 +18,11 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
-#include <filesystem>
-
+#include "collage/available_backends.h"
 #include "collage/sdk/backend.h"
 #include "cost/worker_protocol.h"
 #include "cost/worker_relay.h"
@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  collage::BackendRegistry& registry = collage::BackendRegistry::Global();
+  collage::BackendRegistry& registry = collage::GlobalBackendRegistry();
   for (const std::string& plugin : plugins) {
     // Said on stderr and left out: the handshake tells the parent what is missing.
     if (collage::Status s = registry.LoadPlugin(plugin); !s.ok()) Fail(s.message());

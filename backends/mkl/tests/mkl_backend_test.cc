@@ -3,8 +3,8 @@
 // kernels. Tolerance 1e-4 (normalized): reductions here are at most 576 long, where float32
 // rounding stays around 1e-6 whatever order MKL sums in. Skipped when this build has no MKL
 // (backends/mkl/CMakeLists.txt skips the backend when the library is not installed).
-#include <gtest/gtest.h>
 #include <dlfcn.h>
+#include <gtest/gtest.h>
 #include <link.h>
 
 #include <cstring>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backend_test_util.h"
+#include "collage/available_backends.h"
 
 namespace collage::testing {
 namespace {
@@ -28,7 +29,7 @@ SetNumThreadsLocal MklSetNumThreadsLocal() {
 class MklTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (BackendRegistry::Global().Find("mkl") == nullptr) GTEST_SKIP() << "mkl is not built";
+    if (GlobalBackendRegistry().Find("mkl") == nullptr) GTEST_SKIP() << "mkl is not built";
   }
 };
 

@@ -9,12 +9,13 @@
 #include <vector>
 
 #include "backend_test_util.h"
+#include "collage/available_backends.h"
 
 namespace collage::testing {
 namespace {
 
 bool MklOffersBfloat16() {
-  if (BackendRegistry::Global().Find("mkl") == nullptr) return false;
+  if (GlobalBackendRegistry().Find("mkl") == nullptr) return false;
   const Rule* matmul = BackendNamed("mkl").rules().FindRule("matmul");
   return matmul != nullptr && matmul->Computes(Precision::kBfloat16);
 }
@@ -26,7 +27,7 @@ std::set<std::string> CheckBfloat16Candidates(const Graph& graph) {
 }
 
 TEST(MklBfloat16, OnlyTheProductsAreOffered) {
-  if (BackendRegistry::Global().Find("mkl") == nullptr) GTEST_SKIP() << "mkl is not built";
+  if (GlobalBackendRegistry().Find("mkl") == nullptr) GTEST_SKIP() << "mkl is not built";
   const std::set<std::string> products = {"matmul", "matmul_bias", "gemm"};
   for (const Rule& rule : BackendNamed("mkl").rules().rules()) {
     EXPECT_EQ(rule.Computes(Precision::kBfloat16),

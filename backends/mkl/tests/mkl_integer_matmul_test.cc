@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend_test_util.h"
+#include "collage/available_backends.h"
 
 namespace collage::testing {
 namespace {
@@ -78,7 +79,7 @@ void ExpectExact(const Graph& graph, int threads, uint8_t zero_point) {
 class MklIntegerMatMul : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (BackendRegistry::Global().Find("mkl") == nullptr) GTEST_SKIP() << "mkl is not built";
+    if (GlobalBackendRegistry().Find("mkl") == nullptr) GTEST_SKIP() << "mkl is not built";
   }
 };
 

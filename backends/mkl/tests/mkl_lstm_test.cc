@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend_test_util.h"
+#include "collage/available_backends.h"
 
 namespace collage::testing {
 namespace {
@@ -72,7 +73,7 @@ Graph LstmGraph(const LstmCase& c) {
 class MklLstmTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (BackendRegistry::Global().Find("mkl") == nullptr) GTEST_SKIP() << "mkl is not built";
+    if (GlobalBackendRegistry().Find("mkl") == nullptr) GTEST_SKIP() << "mkl is not built";
   }
 };
 

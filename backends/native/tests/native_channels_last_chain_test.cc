@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "backend_test_util.h"
+#include "collage/available_backends.h"
 #include "runtime/placement.h"
 
 namespace collage::testing {
@@ -112,7 +113,7 @@ TEST(NativeChannelsLastChain, RefusesWhatHasNoChannelsLastForm) {
 TEST(NativeChannelsLastChain, NativeAloneStaysPlain) {
   // Native alone is the reference placement: ties go to its first rules, never this one.
   Graph g = SiluScaleGraph({1, 8, 5, 7});
-  auto placement = PlaceOnSingleBackend(g, BackendNamed("native"), BackendRegistry::Global());
+  auto placement = PlaceOnSingleBackend(g, BackendNamed("native"), GlobalBackendRegistry());
   ASSERT_TRUE(placement.ok()) << placement.status().ToString();
   for (const PlacedGroup& group : placement->groups) EXPECT_NE(group.rule, kRule);
 }

@@ -6,10 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "ops/graph_builder.h"
 #include "../native_backend.h"
 #include "backend_test_util.h"
+#include "collage/available_backends.h"
 #include "collage/sdk/op_registry.h"
+#include "ops/graph_builder.h"
 #include "zoo/zoo.h"
 
 namespace collage::testing {
@@ -49,7 +50,7 @@ TEST(NativeBackend, NameVersionAndRules) {
   EXPECT_EQ(native.version(), "collage " + std::to_string(native::kNativeKernelVersion) + " " +
                                   native::NativeIsa() + " gemm, " + native::NativeBaselineIsa() +
                                   " elsewhere");
-  EXPECT_EQ(BackendRegistry::Global().backends().front(), &native);
+  EXPECT_EQ(GlobalBackendRegistry().backends().front(), &native);
   std::vector<std::string> names;
   for (const Rule& r : native.rules().rules()) names.push_back(r.name());
   for (const Fusion& f : native.rules().fusions()) names.push_back(f.name());
@@ -236,7 +237,7 @@ TEST(NativeOp, ErrorsAreStatuses) {
   auto dg = std::move(d).Build();
   ASSERT_TRUE(dg.ok());
   CompileRequest request = CompileRequest::For(*dg, SubGraph(1, {0}), "op", 1);
-  auto runner = KernelRunner::Create(Native(), request, BackendRegistry::Global());
+  auto runner = KernelRunner::Create(Native(), request, GlobalBackendRegistry());
   ASSERT_TRUE(runner.ok());
   auto result = (*runner)->Run({Tensor(DType::kInt32, {3}), Tensor(DType::kInt32, {3})});
   EXPECT_FALSE(result.ok());

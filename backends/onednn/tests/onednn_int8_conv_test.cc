@@ -2,6 +2,7 @@
 // writes, against the reference kernels within one quantization step of the output (the
 // reference rounds each op of the QDQ form on its own), and a whole block placed on oneDNN
 // when its weights' DequantizeLinear sits at the top of the model and its input's is shared.
+#include "collage/available_backends.h"
 #include "ir/simplify.h"
 #include "quantized_conv_test_util.h"
 #include "runtime/placement.h"
@@ -106,7 +107,7 @@ TEST(OnednnInt8Conv, ABlockWithSharedAndEarlyDequantizesRunsOnOnednn) {
   b.Output(b.Node("QuantizeLinear", {sum, xs, xz}, {}, "out"));
   Graph graph = BuildOrFail(std::move(b));
   ASSERT_TRUE(SimplifyGraph(graph).ok());
-  auto placement = PlaceOnSingleBackend(graph, BackendNamed("onednn"), BackendRegistry::Global());
+  auto placement = PlaceOnSingleBackend(graph, BackendNamed("onednn"), GlobalBackendRegistry());
   ASSERT_TRUE(placement.ok()) << placement.status().ToString();
   bool conv_on_onednn = false;
   for (const PlacedGroup& g : placement->groups) {

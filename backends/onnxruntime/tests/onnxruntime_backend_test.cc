@@ -7,8 +7,9 @@
 #include <thread>
 
 #include "backend_test_util.h"
-#include "engine_span_test_util.h"
+#include "collage/available_backends.h"
 #include "collage/session.h"
+#include "engine_span_test_util.h"
 #include "session/session_access.h"
 #include "zoo/zoo.h"
 #include "zoo_test_util.h"
@@ -21,7 +22,7 @@ using namespace collage::testing;
 class OnnxruntimeBackendTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (BackendRegistry::Global().Find("onnxruntime") == nullptr) {
+    if (GlobalBackendRegistry().Find("onnxruntime") == nullptr) {
       GTEST_SKIP() << "the onnxruntime backend is not built (scripts/install_engines.sh)";
     }
   }

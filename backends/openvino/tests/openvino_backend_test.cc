@@ -5,8 +5,9 @@
 #include <gtest/gtest.h>
 
 #include "backend_test_util.h"
-#include "engine_span_test_util.h"
+#include "collage/available_backends.h"
 #include "collage/session.h"
+#include "engine_span_test_util.h"
 #include "session/session_access.h"
 #include "zoo/zoo.h"
 #include "zoo_test_util.h"
@@ -19,7 +20,7 @@ using namespace collage::testing;
 class OpenvinoBackendTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (BackendRegistry::Global().Find("openvino") == nullptr) {
+    if (GlobalBackendRegistry().Find("openvino") == nullptr) {
       GTEST_SKIP() << "the openvino backend is not built";
     }
   }

@@ -7,6 +7,7 @@
 
 #include "../xnnpack_util.h"
 #include "backend_test_util.h"
+#include "collage/available_backends.h"
 
 namespace collage {
 namespace {
@@ -135,7 +136,7 @@ TEST(XnnpackElementwiseTest, ConcurrentRunsAndThreadCounts) {
   ASSERT_EQ(candidates.size(), 1u);
   for (int count : {1, 2}) {
     CompileRequest request = CompileRequest::For(g, candidates[0].nodes, "conv", count);
-    auto runner = KernelRunner::Create(BackendNamed("xnnpack"), request, BackendRegistry::Global());
+    auto runner = KernelRunner::Create(BackendNamed("xnnpack"), request, GlobalBackendRegistry());
     ASSERT_TRUE(runner.ok()) << runner.status().ToString();
     constexpr int kThreads = 4;
     std::vector<double> errors(kThreads, INFINITY);
@@ -182,8 +183,7 @@ TEST(XnnpackElementwiseTest, KernelsShareTheirContextsPoolAndKeepItAlive) {
   {
     CompileRequest request =
         CompileRequest::For(g, candidates[0].nodes, "conv", std::make_shared<ExecutionContext>(2));
-    auto created =
-        KernelRunner::Create(BackendNamed("xnnpack"), request, BackendRegistry::Global());
+    auto created = KernelRunner::Create(BackendNamed("xnnpack"), request, GlobalBackendRegistry());
     ASSERT_TRUE(created.ok()) << created.status().ToString();
     runner = std::move(*created);
   }  // the request, the only other holder of its context, is gone

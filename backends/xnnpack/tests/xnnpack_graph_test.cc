@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "backend_test_util.h"
+#include "collage/available_backends.h"
 
 namespace collage {
 namespace {
@@ -116,7 +117,7 @@ TEST(XnnpackGraphTest, RunsOnThePoolOfItsThreadCount) {
   for (int threads : {2, 1}) {
     CompileRequest request = CompileRequest::For(g, region.nodes, region.rule, threads);
     auto runner =
-        KernelRunner::Create(BackendNamed("xnnpack_graph"), request, BackendRegistry::Global());
+        KernelRunner::Create(BackendNamed("xnnpack_graph"), request, GlobalBackendRegistry());
     ASSERT_TRUE(runner.ok()) << runner.status().ToString();
     std::vector<Tensor> inputs = RandomInputs(request, 11 + threads);
     auto got = (*runner)->Run(inputs);

@@ -67,11 +67,10 @@ class Backend {
                                                               const Layout& to) const;
 };
 
+// A set of backends by name. The process-wide one, with the built-in backends, is
+// GlobalBackendRegistry() (collage/available_backends.h), defined where they are gathered.
 class BackendRegistry {
  public:
-  // The process-wide registry: built-in backends are registered on first use.
-  static BackendRegistry& Global();
-
   // Fails when a backend of the same name exists, or when two of its rules and fusions share
   // a name or one has no compile function (each is named).
   Status Register(std::unique_ptr<Backend> backend);

@@ -6,8 +6,9 @@
 
 #include <cmath>
 
-#include "collage/sdk/backend.h"
 #include "backend_test_util.h"
+#include "collage/available_backends.h"
+#include "collage/sdk/backend.h"
 #include "runtime/executable.h"
 #include "runtime/placement.h"
 
@@ -65,7 +66,7 @@ class ChannelsLastSoftmaxBackend : public Backend {
 };
 
 const Backend& TestBackend() {
-  BackendRegistry& registry = BackendRegistry::Global();
+  BackendRegistry& registry = GlobalBackendRegistry();
   if (registry.Find("test_channels_last") == nullptr) {
     EXPECT_TRUE(registry.Register(std::make_unique<ChannelsLastSoftmaxBackend>()).ok());
   }
@@ -94,7 +95,7 @@ Graph SoftmaxGraph() {
 
 TEST(ExecutableLayoutTest, ConvertsOnlyAtLayoutBoundaries) {
   const Backend& backend = TestBackend();
-  BackendRegistry& registry = BackendRegistry::Global();
+  BackendRegistry& registry = GlobalBackendRegistry();
   Graph g = SoftmaxGraph();
   auto placement = PlaceOnSingleBackend(g, backend, registry);
   ASSERT_TRUE(placement.ok()) << placement.status().ToString();
@@ -130,7 +131,7 @@ TEST(ExecutableLayoutTest, ConvertsOnlyAtLayoutBoundaries) {
 // MatMul itself (a MatMul whose output shared its input's bytes would read what it wrote).
 TEST(ExecutableLayoutTest, AnInputStaysLiveWhenALaterInputOfItsGroupIsConverted) {
   const Backend& backend = TestBackend();
-  BackendRegistry& registry = BackendRegistry::Global();
+  BackendRegistry& registry = GlobalBackendRegistry();
   Graph g;
   g.set_opset(17);
   TensorType ta{DType::kFloat32, {2, 3, 4, 5}}, tb{DType::kFloat32, {2, 3, 5, 4}};
@@ -169,7 +170,7 @@ TEST(ExecutableLayoutTest, ARuleWhoseConstraintRejectsIsNeverChosen) {
   const Backend& backend = TestBackend();
   Graph g = SoftmaxGraph();
   g.mutable_node(1).attributes.Set("axis", int64_t{2});  // the rule takes axis 1 only
-  auto placement = PlaceOnSingleBackend(g, backend, BackendRegistry::Global());
+  auto placement = PlaceOnSingleBackend(g, backend, GlobalBackendRegistry());
   ASSERT_TRUE(placement.ok());
   EXPECT_EQ(placement->groups[0].backend, "test_channels_last");
   EXPECT_EQ(placement->groups[1].backend, "native");
@@ -194,7 +195,7 @@ class FailingBackend : public Backend {
 };
 
 TEST(ExecutableLayoutTest, ACompileFailureNamesBackendRuleAndNode) {
-  BackendRegistry& registry = BackendRegistry::Global();
+  BackendRegistry& registry = GlobalBackendRegistry();
   if (registry.Find("test_failing") == nullptr) {
     ASSERT_TRUE(registry.Register(std::make_unique<FailingBackend>()).ok());
   }
@@ -210,7 +211,7 @@ TEST(ExecutableLayoutTest, ACompileFailureNamesBackendRuleAndNode) {
 }
 
 TEST(PlacementTest, ValidationNamesWhatIsWrong) {
-  BackendRegistry& registry = BackendRegistry::Global();
+  BackendRegistry& registry = GlobalBackendRegistry();
   Graph g = SoftmaxGraph();
   auto good = PlaceOnSingleBackend(g, *registry.Find("native"), registry);
   ASSERT_TRUE(good.ok());

@@ -1,9 +1,11 @@
 // Layout conversions between plain and channels-last, and the conversions an executable
 // inserts between kernels that disagree on layouts.
+#include "runtime/layout_conversion.h"
+
 #include <gtest/gtest.h>
 
+#include "collage/available_backends.h"
 #include "collage/sdk/backend.h"
-#include "runtime/layout_conversion.h"
 
 namespace collage {
 namespace {
@@ -26,9 +28,9 @@ TEST(LayoutConversionTest, ChannelsLastPlacesChannelsInnermost) {
     TensorType type{DType::kFloat32, shape};
     Tensor plain = Iota(shape);
     auto to = CompileLayoutConversion(type, Layout::Plain(), Layout::ChannelsLast(),
-                                      BackendRegistry::Global());
+                                      GlobalBackendRegistry());
     auto back = CompileLayoutConversion(type, Layout::ChannelsLast(), Layout::Plain(),
-                                        BackendRegistry::Global());
+                                        GlobalBackendRegistry());
     ASSERT_TRUE(to.ok() && back.ok()) << to.status().ToString();
     Tensor nhwc(DType::kFloat32, shape);
     Convert(**to, plain.data(), nhwc.data());
@@ -63,7 +65,7 @@ TEST(LayoutConversionTest, EveryElementSize) {
       for (size_t k = 0; k < size; ++k) bytes[i * size + k] = static_cast<uint8_t>(i * 7 + k);
     }
     auto to = CompileLayoutConversion(type, Layout::Plain(), Layout::ChannelsLast(),
-                                      BackendRegistry::Global());
+                                      GlobalBackendRegistry());
     ASSERT_TRUE(to.ok()) << to.status().ToString();
     Tensor nhwc(dtype, shape);
     Convert(**to, plain.data(), nhwc.data());
@@ -85,14 +87,14 @@ TEST(LayoutConversionTest, EveryElementSize) {
 TEST(LayoutConversionTest, RefusesWhatDoesNotApply) {
   TensorType matrix{DType::kFloat32, {4, 5}};
   auto status = CompileLayoutConversion(matrix, Layout::Plain(), Layout::ChannelsLast(),
-                                        BackendRegistry::Global());
+                                        GlobalBackendRegistry());
   EXPECT_EQ(status.status().code(), StatusCode::kInvalidArgument);
   TensorType image{DType::kFloat32, {1, 2, 3, 4}};
-  EXPECT_FALSE(CompileLayoutConversion(image, Layout::Plain(), Layout::Plain(),
-                                       BackendRegistry::Global())
-                   .ok());
-  auto unknown = CompileLayoutConversion(image, Layout::Opaque("nobody", "fmt", 96), Layout::Plain(),
-                                         BackendRegistry::Global());
+  EXPECT_FALSE(
+      CompileLayoutConversion(image, Layout::Plain(), Layout::Plain(), GlobalBackendRegistry())
+          .ok());
+  auto unknown = CompileLayoutConversion(image, Layout::Opaque("nobody", "fmt", 96),
+                                         Layout::Plain(), GlobalBackendRegistry());
   EXPECT_EQ(unknown.status().code(), StatusCode::kNotFound);
   EXPECT_NE(unknown.status().message().find("nobody"), std::string::npos);
 }

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "backend_test_util.h"
+#include "collage/available_backends.h"
 #include "collage/sdk/backend.h"
 #include "collage/session.h"
 #include "session/session_access.h"
@@ -19,7 +20,7 @@ namespace {
 using testing::NodeOf;
 
 void LoadExamplePlugin() {
-  BackendRegistry& registry = BackendRegistry::Global();
+  BackendRegistry& registry = GlobalBackendRegistry();
   if (registry.Find("plugin_example") != nullptr) return;
   Status status = registry.LoadPluginsFrom(COLLAGE_PLUGIN_DIR);
   ASSERT_TRUE(status.ok()) << status.ToString();
@@ -45,7 +46,7 @@ Graph ActivationGraph() {
 
 TEST(PluginTest, ExamplePluginLoadsRegistersAndRuns) {
   LoadExamplePlugin();
-  const Backend* plugin = BackendRegistry::Global().Find("plugin_example");
+  const Backend* plugin = GlobalBackendRegistry().Find("plugin_example");
   ASSERT_NE(plugin, nullptr);
   EXPECT_EQ(plugin->rules().size(), 3u);
 
@@ -215,7 +216,7 @@ TEST(BackendRegistryTest, RefusesDuplicateAndMalformedNames) {
 }
 
 TEST(BackendRegistryTest, BuiltInsAreRegisteredNativeFirst) {
-  std::vector<const Backend*> backends = BackendRegistry::Global().backends();
+  std::vector<const Backend*> backends = GlobalBackendRegistry().backends();
   ASSERT_FALSE(backends.empty());
   EXPECT_EQ(backends.front()->name(), "native");
   for (const Backend* backend : backends) {

@@ -33,13 +33,13 @@ TEST_P(SingleBackendZooTest, OutputsMatchTheReferenceKernels) {
   for (const SkippedBackend& skipped : SkippedBuiltinBackends()) {
     if (skipped.name == backend) GTEST_SKIP() << backend << " is not built: " << skipped.reason;
   }
-  ASSERT_NE(BackendRegistry::Global().Find(backend), nullptr) << backend;
+  ASSERT_NE(GlobalBackendRegistry().Find(backend), nullptr) << backend;
   auto graph = BuildZooModel(model);
   ASSERT_TRUE(graph.ok()) << graph.status().ToString();
   // Whether a rule of the backend offers a group anywhere in the model (openblas and mkl, GEMM
   // and Conv, and eigen, GEMM and elementwise chains, have nothing to offer the DCGAN
   // generator, made of ConvTranspose).
-  auto candidates = EnumerateSearchCandidates(*graph, {backend}, BackendRegistry::Global());
+  auto candidates = EnumerateSearchCandidates(*graph, {backend}, GlobalBackendRegistry());
   ASSERT_TRUE(candidates.ok()) << candidates.status().ToString();
   // The structured binding is captured by copy: clang refuses to capture one.
   const bool backend_has_rules =

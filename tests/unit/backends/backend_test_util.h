@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "collage/available_backends.h"
 #include "collage/normalized_error.h"
 #include "collage/random_tensor.h"
 #include "collage/sdk/backend.h"
@@ -28,7 +29,7 @@ namespace collage::testing {
 
 // The registered backend called `name`.
 inline const Backend& BackendNamed(const std::string& name) {
-  const Backend* backend = BackendRegistry::Global().Find(name);
+  const Backend* backend = GlobalBackendRegistry().Find(name);
   EXPECT_NE(backend, nullptr) << name;
   return *backend;
 }
@@ -88,7 +89,7 @@ inline void ExpectMatchesReference(const std::string& backend, const CompileRequ
                                    double tolerance = 1e-4, uint32_t seed = 7,
                                    bool positive = false) {
   const std::string what = DescribeGroup(backend, request);
-  auto runner = KernelRunner::Create(BackendNamed(backend), request, BackendRegistry::Global());
+  auto runner = KernelRunner::Create(BackendNamed(backend), request, GlobalBackendRegistry());
   ASSERT_TRUE(runner.ok()) << what << ": " << runner.status().ToString();
   const std::vector<Tensor> inputs = RandomInputs(request, seed, positive);
   auto got = (*runner)->Run(inputs);

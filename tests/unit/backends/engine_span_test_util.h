@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backend_test_util.h"
+#include "collage/available_backends.h"
 #include "collage/normalized_error.h"
 #include "runtime/executable.h"
 #include "runtime/placement.h"
@@ -38,7 +39,7 @@ inline void ExpectASpanRunsInAMixedPlan(const std::string& engine, const std::st
       placement.groups.emplace_back(engine, span);
     }
   }
-  BackendRegistry& registry = BackendRegistry::Global();
+  BackendRegistry& registry = GlobalBackendRegistry();
   ASSERT_TRUE(ValidatePlacement(g, placement, registry).ok());
   auto executable = Executable::Create(g, placement, registry, 2);
   ASSERT_TRUE(executable.ok()) << executable.status().ToString();

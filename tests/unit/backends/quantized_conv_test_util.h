@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backend_test_util.h"
+#include "collage/available_backends.h"
 #include "ir/quantization_step.h"
 
 namespace collage::testing {
@@ -85,7 +86,7 @@ inline void ExpectWithinOneStep(const Graph& graph, const std::string& backend,
   const std::vector<Candidate> offered = CandidatesOf(graph, backend, rule);
   ASSERT_EQ(offered.size(), 1u) << rule;
   const CompileRequest request = CompileRequest::For(graph, offered[0].nodes, rule, 1);
-  auto runner = KernelRunner::Create(BackendNamed(backend), request, BackendRegistry::Global());
+  auto runner = KernelRunner::Create(BackendNamed(backend), request, GlobalBackendRegistry());
   ASSERT_TRUE(runner.ok()) << runner.status().ToString();
   std::mt19937 rng(11);
   std::vector<Tensor> inputs;

@@ -242,7 +242,7 @@ TEST_F(CliTest, VersionNamesCollageAndEveryLibrary) {
   const CommandResult listed = RunCli("backends");
   ASSERT_EQ(listed.exit_code, 0) << listed.output;
   int checked = 0;
-  for (const Backend* backend : BackendRegistry::Global().backends()) {
+  for (const Backend* backend : GlobalBackendRegistry().backends()) {
     if (listed.output.find("\n" + backend->name() + " ") == std::string::npos) continue;
     EXPECT_NE(r.output.find("  " + backend->name() + " "), std::string::npos) << backend->name() << r.output;
     EXPECT_NE(r.output.find(backend->version()), std::string::npos) << backend->version() << r.output;
@@ -313,7 +313,7 @@ TEST_F(CliTest, CheckRefusesToCompareTheReferenceWithItself) {
 
 TEST_F(CliTest, RunOnABackendChecksAgainstTheReference) {
   for (const char* name : {"onednn", "xnnpack"}) {
-    if (BackendRegistry::Global().Find(name) == nullptr) GTEST_SKIP() << name << " is not built";
+    if (GlobalBackendRegistry().Find(name) == nullptr) GTEST_SKIP() << name << " is not built";
   }
   std::string model = WriteTinyModel();
   CommandResult r = RunCli("run " + model + " --random-inputs --backend onednn --check");
@@ -357,7 +357,7 @@ TEST_F(CliTest, StrictNanKeepsUndeclaredRulesOutAndRefusesTheirPlans) {
     EXPECT_NE(help.output.find("--strict-nan"), std::string::npos) << command << help.output;
     EXPECT_NE(help.output.find("propagate NaN and infinities"), std::string::npos) << help.output;
   }
-  if (BackendRegistry::Global().Find("xnnpack") == nullptr) GTEST_SKIP() << "no xnnpack";
+  if (GlobalBackendRegistry().Find("xnnpack") == nullptr) GTEST_SKIP() << "no xnnpack";
   const std::string model = WriteTinyModel();
   // XNNPACK declares no rule: strict, the model runs on native alone.
   CommandResult r = RunCli("run " + model + " --random-inputs --backend xnnpack --check");

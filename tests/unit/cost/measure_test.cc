@@ -9,6 +9,7 @@
 #include <random>
 
 #include "broken_backends.h"
+#include "collage/available_backends.h"
 #include "cost/cache_scrub.h"
 #include "cost/group_signature.h"
 #include "cost/search_candidate.h"
@@ -63,7 +64,7 @@ MeasureSettings Quick() {
 }
 
 TEST(MeasureTest, ALibraryKernelGetsAValidCostWithItsLayouts) {
-  const BackendRegistry& registry = BackendRegistry::Global();
+  const BackendRegistry& registry = GlobalBackendRegistry();
   const Backend* onednn = registry.Find("onednn");
   if (onednn == nullptr) GTEST_SKIP() << "onednn is not built";
   Graph graph = ConvRelu();
@@ -131,7 +132,7 @@ TEST(MeasureTest, TimingStopsAtTheCapsItIsGiven) {
 }
 
 TEST(MeasureTest, ConversionsAreMeasuredLikeKernels) {
-  const BackendRegistry& registry = BackendRegistry::Global();
+  const BackendRegistry& registry = GlobalBackendRegistry();
   TensorType type{DType::kFloat32, {1, 32, 28, 28}};
   CostRecord record = MeasureConversion(type, Layout::Plain(), Layout::ChannelsLast(), registry, Quick());
   EXPECT_TRUE(record.valid) << record.reason;
@@ -185,7 +186,7 @@ TEST(MeasureTest, TheMethodIsPartOfTheCostKey) {
 TEST(MeasureTest, KernelsOnAPoolOfTheirOwnAreScrubbedOnTheCallingThread) {
   // The kernel libraries run on the calling thread's OpenMP team; the engines on pools of
   // their own, which a team spinning after a scrub on it would crowd.
-  const BackendRegistry& registry = BackendRegistry::Global();
+  const BackendRegistry& registry = GlobalBackendRegistry();
   MeasureSettings settings;
   settings.scrub_bytes = 1 << 20;
   const Backend* native = registry.Find("native");

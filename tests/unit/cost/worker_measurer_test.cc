@@ -11,6 +11,7 @@
 #include "../search/optimize_test_util.h"
 #include "../util/sanitizer_build.h"
 #include "broken_backends.h"
+#include "collage/available_backends.h"
 #include "cost/group_signature.h"
 #include "quick_settings.h"
 #include "search/optimizer.h"
@@ -42,7 +43,7 @@ std::string PluginPath(const std::string& name) {
   return std::string(COLLAGE_TEST_PLUGIN_DIR) + "/" + name + "/lib" + name + "_plugin.so";
 }
 
-std::string NativeVersion() { return BackendRegistry::Global().Find("native")->version(); }
+std::string NativeVersion() { return GlobalBackendRegistry().Find("native")->version(); }
 
 TEST(WorkerMeasurerTest, AWorkerLackingABackendOrWithAnotherVersionIsRefused) {
   WorkerOptions options;

@@ -5,10 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include "collage/available_backends.h"
+#include "collage/sdk/group_model.h"
 #include "cost/group_signature.h"
 #include "cost/worker_service.h"
 #include "ops/graph_builder.h"
-#include "collage/sdk/group_model.h"
 #include "quick_settings.h"
 
 namespace collage {
@@ -133,7 +134,7 @@ TEST(WorkerServiceTest, MeasuresTheGroupThatArrivedAndRefusesAChangedOne) {
   SubGraph nodes(graph.num_nodes(), {0});
   auto model = GroupModelBytes(graph, nodes);
   ASSERT_TRUE(model.ok()) << model.status().ToString();
-  MeasureWorkerService service(BackendRegistry::Global());
+  MeasureWorkerService service(GlobalBackendRegistry());
   CandidateRequest request;
   request.model = *model;
   request.signature = GroupSignature(graph, nodes);

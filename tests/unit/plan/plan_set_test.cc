@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "collage/available_backends.h"
 #include "collage/sdk/backend.h"
 #include "collage/sdk/errors.h"
 #include "ops/graph_builder.h"
@@ -43,7 +44,7 @@ class SmallBatchBackend : public Backend {
 };
 
 const BackendRegistry& Registry() {
-  BackendRegistry& registry = BackendRegistry::Global();
+  BackendRegistry& registry = GlobalBackendRegistry();
   if (registry.Find("test_small_batch") == nullptr) {
     EXPECT_TRUE(registry.Register(std::make_unique<SmallBatchBackend>()).ok());
   }

@@ -10,9 +10,10 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
-#include "../util/sanitizer_build.h"
-#include "collage/device_fingerprint.h"
 #include "../search/optimize_test_util.h"
+#include "../util/sanitizer_build.h"
+#include "collage/available_backends.h"
+#include "collage/device_fingerprint.h"
 
 namespace collage {
 namespace {
@@ -24,15 +25,15 @@ using testing::TempDir;
 class PlanTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (BackendRegistry::Global().Find("onednn") == nullptr) GTEST_SKIP() << "onednn is not built";
+    if (GlobalBackendRegistry().Find("onednn") == nullptr) GTEST_SKIP() << "onednn is not built";
   }
 };
 
 Plan NativePlan(const Graph& graph) {
-  auto placement = PlaceOnSingleBackend(graph, *BackendRegistry::Global().Find("onednn"),
-                                        BackendRegistry::Global());
+  auto placement =
+      PlaceOnSingleBackend(graph, *GlobalBackendRegistry().Find("onednn"), GlobalBackendRegistry());
   EXPECT_TRUE(placement.ok());
-  Plan plan = MakePlan(graph, *placement, BackendRegistry::Global(),
+  Plan plan = MakePlan(graph, *placement, GlobalBackendRegistry(),
                        PlacementSource::SingleBackend("onednn"), 2);
   plan.estimated_ms = 1.25;
   plan.measured_ms = 1.5;
@@ -59,7 +60,7 @@ TEST_F(PlanTest, RoundTripsThroughJson) {
     EXPECT_EQ(back->groups[g].node_names, plan.groups[g].node_names);
   }
   std::vector<std::string> warnings;
-  auto placement = PlacementFromPlan(*back, graph, BackendRegistry::Global(), 2, &warnings);
+  auto placement = PlacementFromPlan(*back, graph, GlobalBackendRegistry(), 2, &warnings);
   ASSERT_TRUE(placement.ok()) << placement.status().ToString();
   EXPECT_TRUE(warnings.empty());
 }
@@ -76,7 +77,7 @@ TEST_F(PlanTest, TheModelHashSeesWeightsAndStructureButNotNames) {
 TEST_F(PlanTest, APlanForAnotherModelIsRefused) {
   Plan plan = NativePlan(RepeatedBlocks(2, 0));
   auto placement =
-      PlacementFromPlan(plan, RepeatedBlocks(2, 7), BackendRegistry::Global(), 2, nullptr);
+      PlacementFromPlan(plan, RepeatedBlocks(2, 7), GlobalBackendRegistry(), 2, nullptr);
   ASSERT_FALSE(placement.ok());
   EXPECT_NE(placement.status().message().find("another model"), std::string::npos)
       << placement.status().message();
@@ -86,7 +87,7 @@ TEST_F(PlanTest, AMissingBackendIsRefusedByName) {
   Graph graph = RepeatedBlocks(2);
   Plan plan = NativePlan(graph);
   plan.groups[0].backend = "vendor_npu";
-  auto placement = PlacementFromPlan(plan, graph, BackendRegistry::Global(), 2, nullptr);
+  auto placement = PlacementFromPlan(plan, graph, GlobalBackendRegistry(), 2, nullptr);
   ASSERT_FALSE(placement.ok());
   EXPECT_NE(placement.status().message().find("'vendor_npu', which is not registered"),
             std::string::npos)
@@ -99,7 +100,7 @@ TEST_F(PlanTest, AnotherMachineOrLibraryOrThreadCountWarns) {
   plan.device = "x86_64 | another cpu | avx512f | 64 cpus";
   plan.backend_versions["onednn"] = "oneDNN 1.0";
   std::vector<std::string> warnings;
-  auto placement = PlacementFromPlan(plan, graph, BackendRegistry::Global(), 1, &warnings);
+  auto placement = PlacementFromPlan(plan, graph, GlobalBackendRegistry(), 1, &warnings);
   ASSERT_TRUE(placement.ok()) << placement.status().ToString();
   ASSERT_EQ(warnings.size(), 3u) << ::testing::PrintToString(warnings);
   EXPECT_NE(warnings[0].find("another device"), std::string::npos);
@@ -113,7 +114,7 @@ TEST_F(PlanTest, DamagedPlansAreClearErrors) {
   auto refused = [&](const std::string& text, const std::string& expected) {
     auto plan = PlanFromJson(text, "p.json");
     if (plan.ok()) {
-      auto placement = PlacementFromPlan(*plan, graph, BackendRegistry::Global(), 2, nullptr);
+      auto placement = PlacementFromPlan(*plan, graph, GlobalBackendRegistry(), 2, nullptr);
       ASSERT_FALSE(placement.ok()) << "accepted: " << text.substr(0, 80);
       EXPECT_NE(placement.status().message().find(expected), std::string::npos)
           << placement.status().message();
@@ -216,7 +217,7 @@ TEST_F(PlanTest, EachGroupsPrecisionAndTheAccuracyBudgetRoundTrip) {
   EXPECT_EQ(float32.find("precision"), std::string::npos);
   EXPECT_EQ(float32.find("tolerance"), std::string::npos);
   // The placement carries each group's precision to the compile.
-  auto placement = PlacementFromPlan(*back, graph, BackendRegistry::Global(), 2, nullptr);
+  auto placement = PlacementFromPlan(*back, graph, GlobalBackendRegistry(), 2, nullptr);
   ASSERT_TRUE(placement.ok()) << placement.status().ToString();
   EXPECT_EQ(placement->groups[0].precision, Precision::kBfloat16);
 }
@@ -232,7 +233,7 @@ TEST_F(PlanTest, APlanListingAMillionNodesIsRefusedWithinASecond) {
   const auto start = std::chrono::steady_clock::now();
   auto plan = ReadPlanFile(dir.file("huge.json"));
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();  // well-formed; wrong for this model
-  auto placement = PlacementFromPlan(*plan, graph, BackendRegistry::Global(), 2, nullptr);
+  auto placement = PlacementFromPlan(*plan, graph, GlobalBackendRegistry(), 2, nullptr);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_FALSE(placement.ok());

@@ -9,6 +9,7 @@
 
 #include "../backend/backend_test_util.h"
 #include "../zoo/zoo_test_util.h"
+#include "collage/available_backends.h"
 #include "collage/normalized_error.h"
 #include "collage/sdk/backend.h"
 #include "ops/graph_builder.h"
@@ -58,7 +59,7 @@ class ChannelsLastReluBackend : public Backend {
 };
 
 const Backend& ChannelsLastBackend() {
-  BackendRegistry& registry = BackendRegistry::Global();
+  BackendRegistry& registry = GlobalBackendRegistry();
   if (registry.Find("test_channels_last_relu") == nullptr) {
     EXPECT_TRUE(registry.Register(std::make_unique<ChannelsLastReluBackend>()).ok());
   }
@@ -113,7 +114,7 @@ void ExpectMatchesReference(const Graph& graph, const Executable& exe, double to
 }
 
 std::unique_ptr<Executable> Compile(const Graph& graph, const Placement& placement) {
-  auto exe = Executable::Create(graph, placement, BackendRegistry::Global(), 1);
+  auto exe = Executable::Create(graph, placement, GlobalBackendRegistry(), 1);
   EXPECT_TRUE(exe.ok()) << exe.status().ToString();
   return exe.ok() ? std::move(*exe) : nullptr;
 }
@@ -134,7 +135,7 @@ std::unique_ptr<Executable> CompileAndCheck(const Graph& graph, const Placement&
 
 // Every Relu on 4-D tensors channels-last (the test backend), the rest on native.
 Placement ChannelsLastPlacement(const Graph& graph) {
-  auto placement = PlaceOnSingleBackend(graph, ChannelsLastBackend(), BackendRegistry::Global());
+  auto placement = PlaceOnSingleBackend(graph, ChannelsLastBackend(), GlobalBackendRegistry());
   EXPECT_TRUE(placement.ok()) << placement.status().ToString();
   if (!placement.ok()) return Placement();
   EXPECT_EQ(placement->groups.front().backend, "test_channels_last_relu");
@@ -394,7 +395,7 @@ TEST(ExecutableInPlaceZooTest, BertRunsItsReshapesAsViews) {
 TEST(ExecutableInPlaceZooTest, NasNetWritesItsConcatsInPlace) {
   auto graph = BuildZooModel("nasnet_a");
   ASSERT_TRUE(graph.ok()) << graph.status().ToString();
-  BackendRegistry& registry = BackendRegistry::Global();
+  BackendRegistry& registry = GlobalBackendRegistry();
   auto placement = PlaceOnSingleBackend(*graph, *registry.Find("native"), registry);
   ASSERT_TRUE(placement.ok()) << placement.status().ToString();
   auto exe = Compile(*graph, *placement);

@@ -15,11 +15,12 @@
 #include <thread>
 
 #include "../search/optimize_test_util.h"
+#include "collage/available_backends.h"
+#include "collage/normalized_error.h"
+#include "collage/random_tensor.h"
 #include "collage/sdk/backend.h"
 #include "collage/session.h"
 #include "session/session_access.h"
-#include "collage/normalized_error.h"
-#include "collage/random_tensor.h"
 
 namespace collage {
 namespace {
@@ -89,7 +90,7 @@ int RunTogether(const std::vector<Session*>& sessions, const std::map<std::strin
 }
 
 void ExpectIndependent(const std::string& backend) {
-  if (BackendRegistry::Global().Find(backend) == nullptr) {
+  if (GlobalBackendRegistry().Find(backend) == nullptr) {
     GTEST_SKIP() << backend << " is not built";
   }
   std::unique_ptr<Session> reference = MakeSession("native", 1);
@@ -130,7 +131,7 @@ TEST(IndependentSessionsTest, OptimizedSessionsRunTogether) {
   OptimizeOptions options = QuickOptimize(dir.file("costs.sqlite"));
   for (const char* name : {"xnnpack", "onednn", "openblas", "eigen"}) {
     // The sanitizer build leaves openblas out.
-    if (BackendRegistry::Global().Find(name) != nullptr) options.backends.push_back(name);
+    if (GlobalBackendRegistry().Find(name) != nullptr) options.backends.push_back(name);
   }
   ASSERT_TRUE(one->Optimize(options).ok());
   ASSERT_TRUE(two->Optimize(options).ok());

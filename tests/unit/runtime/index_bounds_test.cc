@@ -3,6 +3,7 @@
 // given a gather whose indices the graph computes.
 #include <gtest/gtest.h>
 
+#include "collage/available_backends.h"
 #include "collage/sdk/backend.h"
 #include "collage/session.h"
 #include "ops/graph_builder.h"
@@ -26,8 +27,8 @@ Graph GatherModel(bool computed) {
 
 std::vector<std::string> Backends() {
   std::vector<std::string> names = {"native"};
-  if (BackendRegistry::Global().Find("openvino") != nullptr) names.push_back("openvino");
-  if (BackendRegistry::Global().Find("onnxruntime") != nullptr) names.push_back("onnxruntime");
+  if (GlobalBackendRegistry().Find("openvino") != nullptr) names.push_back("openvino");
+  if (GlobalBackendRegistry().Find("onnxruntime") != nullptr) names.push_back("onnxruntime");
   return names;
 }
 

@@ -1,14 +1,16 @@
+#include "collage/session.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
 #include <thread>
 
+#include "collage/available_backends.h"
 #include "collage/sdk/backend.h"
-#include "collage/session.h"
-#include "session/session_access.h"
 #include "collage/sdk/graph.h"
 #include "runtime/executable.h"
 #include "runtime/placement.h"
+#include "session/session_access.h"
 
 namespace collage {
 namespace {
@@ -133,7 +135,7 @@ TEST(SessionTest, ConcurrentRunsGiveIdenticalResults) {
 }
 
 StatusOr<std::unique_ptr<Executable>> NativeExecutable(const Graph& g) {
-  BackendRegistry& registry = BackendRegistry::Global();
+  BackendRegistry& registry = GlobalBackendRegistry();
   COLLAGE_ASSIGN_OR_RETURN(Placement placement,
                            PlaceOnSingleBackend(g, *registry.Find("native"), registry));
   return Executable::Create(g, placement, registry, 1);

@@ -14,12 +14,13 @@
 #include <vector>
 
 #include "../search/optimize_test_util.h"
+#include "collage/available_backends.h"
 #include "collage/sdk/backend.h"
 #include "collage/session.h"
-#include "session/session_access.h"
 #include "ops/graph_builder.h"
-#include "runtime/placement.h"
 #include "plan/plan.h"
+#include "runtime/placement.h"
+#include "session/session_access.h"
 
 namespace collage {
 namespace {
@@ -53,7 +54,7 @@ Graph ReluOnly() {
 }
 
 bool Registered(const std::string& backend) {
-  return BackendRegistry::Global().Find(backend) != nullptr;
+  return GlobalBackendRegistry().Find(backend) != nullptr;
 }
 
 // Random values with a NaN every 7th element.
@@ -95,7 +96,7 @@ TEST(StrictNonFiniteTest, DeclarationsDefaultToFalseAndFilterCandidates) {
 }
 
 TEST(StrictNonFiniteTest, NativeDeclaresEveryRule) {
-  const RuleSet& rules = BackendRegistry::Global().Find("native")->rules();
+  const RuleSet& rules = GlobalBackendRegistry().Find("native")->rules();
   for (const Rule& rule : rules.rules())
     EXPECT_TRUE(rule.meets_non_finite_contract()) << rule.name();
   for (const Fusion& f : rules.fusions()) EXPECT_TRUE(f.meets_non_finite_contract()) << f.name();
@@ -113,7 +114,7 @@ TEST(StrictNonFiniteTest, SingleBackendPlacementUsesOnlyDeclaredRules) {
     auto session = SessionAccess::FromGraph(ConvRelu(), options);
     ASSERT_TRUE(session.ok()) << session.status().ToString();
     for (const auto& [on, rule] : StepsOf(**session, x)) {
-      EXPECT_TRUE(BackendRegistry::Global().Find(on)->rules().MeetsNonFiniteContract(rule))
+      EXPECT_TRUE(GlobalBackendRegistry().Find(on)->rules().MeetsNonFiniteContract(rule))
           << on << " " << rule;
     }
   }
@@ -268,11 +269,11 @@ TEST(StrictNonFiniteTest, OptimizeOnAStrictSessionSearchesOnlyDeclaredRules) {
   ASSERT_FALSE(report.groups.empty());
   for (const GroupReport& group : report.groups) {
     EXPECT_TRUE(
-        BackendRegistry::Global().Find(group.backend)->rules().MeetsNonFiniteContract(group.rule))
+        GlobalBackendRegistry().Find(group.backend)->rules().MeetsNonFiniteContract(group.rule))
         << group.backend << " " << group.rule;
     for (const GroupAlternative& rival : group.alternatives) {
       EXPECT_TRUE(
-          BackendRegistry::Global().Find(rival.backend)->rules().MeetsNonFiniteContract(rival.rule))
+          GlobalBackendRegistry().Find(rival.backend)->rules().MeetsNonFiniteContract(rival.rule))
           << "rival " << rival.backend << " " << rival.rule;
     }
   }
@@ -293,7 +294,7 @@ TEST(StrictNonFiniteTest, OptimizeOnAStrictSessionSearchesOnlyDeclaredRules) {
   ASSERT_TRUE((*other)->Optimize(strict_search, &other_report).ok());
   for (const GroupReport& group : other_report.groups) {
     EXPECT_TRUE(
-        BackendRegistry::Global().Find(group.backend)->rules().MeetsNonFiniteContract(group.rule))
+        GlobalBackendRegistry().Find(group.backend)->rules().MeetsNonFiniteContract(group.rule))
         << group.backend << " " << group.rule;
   }
 }

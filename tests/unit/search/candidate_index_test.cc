@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "collage/available_backends.h"
 #include "collage/sdk/errors.h"
 #include "collage/sdk/kernel.h"
 #include "optimize_test_util.h"
@@ -46,7 +47,7 @@ class CountingBackend : public Backend {
 
 TEST(CandidateIndexTest, HoldsWhatEachBackendOffersInEveryPrecisionAsked) {
   const Graph graph = RepeatedBlocks(2);
-  BackendRegistry& registry = BackendRegistry::Global();
+  BackendRegistry& registry = GlobalBackendRegistry();
   auto index = CandidateIndex::Build(graph, {"onednn", "onednn"}, registry, false,
                                      {Precision::kFloat32, Precision::kBfloat16});
   ASSERT_TRUE(index.ok()) << index.status().ToString();

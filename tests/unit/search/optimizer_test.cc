@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../cost/broken_backends.h"
+#include "collage/available_backends.h"
 #include "optimize_test_util.h"
 
 namespace collage {
@@ -29,7 +30,7 @@ TEST(OptimizerTest, RepeatedBlocksAreMeasuredOnceAndASecondRunMeasuresNothing) {
   Graph graph = RepeatedBlocks(4);
   OptimizeOptions options = QuickOptimize(dir.file("costs.sqlite"));
   for (const char* name : {"onednn", "xnnpack", "eigen"}) {
-    if (BackendRegistry::Global().Find(name) != nullptr) options.backends.push_back(name);
+    if (GlobalBackendRegistry().Find(name) != nullptr) options.backends.push_back(name);
   }
   if (options.backends.empty()) GTEST_SKIP() << "none of onednn, xnnpack and eigen is built";
   options.final_rounds = 0;        // the search's own plan, so that both runs must agree:
@@ -39,7 +40,7 @@ TEST(OptimizerTest, RepeatedBlocksAreMeasuredOnceAndASecondRunMeasuresNothing) {
     ++progress_calls;
     EXPECT_LE(p.done, p.total);
   };
-  auto first = OptimizePlacement(graph, BackendRegistry::Global(), 1, options);
+  auto first = OptimizePlacement(graph, GlobalBackendRegistry(), 1, options);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   const OptimizeReport& cold = first->report;
   EXPECT_GT(progress_calls, 0);
@@ -52,7 +53,7 @@ TEST(OptimizerTest, RepeatedBlocksAreMeasuredOnceAndASecondRunMeasuresNothing) {
   EXPECT_EQ(cold.library_switches, 12);
   EXPECT_EQ(cold.cache_hits, 0);
 
-  auto second = OptimizePlacement(graph, BackendRegistry::Global(), 1, options);
+  auto second = OptimizePlacement(graph, GlobalBackendRegistry(), 1, options);
   ASSERT_TRUE(second.ok()) << second.status().ToString();
   EXPECT_EQ(second->report.measured, 0);
   EXPECT_EQ(second->report.cache_hits, cold.measured);
@@ -62,7 +63,7 @@ TEST(OptimizerTest, RepeatedBlocksAreMeasuredOnceAndASecondRunMeasuresNothing) {
     EXPECT_EQ(second->placement.groups[g].nodes, first->placement.groups[g].nodes);
   }
   // Another thread count is another key: measured again.
-  auto two_threads = OptimizePlacement(graph, BackendRegistry::Global(), 2, options);
+  auto two_threads = OptimizePlacement(graph, GlobalBackendRegistry(), 2, options);
   ASSERT_TRUE(two_threads.ok());
   EXPECT_GT(two_threads->report.measured, 0);
 }
@@ -100,7 +101,7 @@ TEST(OptimizerTest, AnUnknownBackendIsNamed) {
   Graph graph = RepeatedBlocks(1);
   OptimizeOptions options = QuickOptimize(dir.file("costs.sqlite"));
   options.backends = {"native", "tensorrt"};
-  auto result = OptimizePlacement(graph, BackendRegistry::Global(), 1, options);
+  auto result = OptimizePlacement(graph, GlobalBackendRegistry(), 1, options);
   ASSERT_FALSE(result.ok());
   EXPECT_NE(result.status().message().find("no backend named 'tensorrt'"), std::string::npos);
 }
@@ -137,7 +138,7 @@ TEST(OptimizerTest, AGroupThatIsTheWholeModelIsTimedWarmAndTheOthersWithTheCache
   options.caches = CacheState::kRun;
   options.backends = {"native"};
   options.final_rounds = 0;
-  auto result = OptimizePlacement(*graph, BackendRegistry::Global(), 1, options);
+  auto result = OptimizePlacement(*graph, GlobalBackendRegistry(), 1, options);
   ASSERT_TRUE(result.ok()) << result.status().ToString();
 
   int whole = 0, part = 0;
@@ -161,10 +162,10 @@ TEST(OptimizerTest, TheOpLevelPlanIsOneOfThePlansRunToCalibrateTheCosts) {
   Graph graph = RepeatedBlocks(3);
   OptimizeOptions options = QuickOptimize(dir.file("costs.sqlite"));
   for (const char* name : {"onednn", "xnnpack"}) {
-    if (BackendRegistry::Global().Find(name) != nullptr) options.backends.push_back(name);
+    if (GlobalBackendRegistry().Find(name) != nullptr) options.backends.push_back(name);
   }
   options.calibration_rounds = 3;
-  auto result = OptimizePlacement(graph, BackendRegistry::Global(), 1, options);
+  auto result = OptimizePlacement(graph, GlobalBackendRegistry(), 1, options);
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   const OptimizeReport& report = result->report;
   ASSERT_GE(report.calibration.size(), 1u);
@@ -189,7 +190,7 @@ TEST(OptimizerTest, TheOpLevelPlanIsOneOfThePlansRunToCalibrateTheCosts) {
   }
 
   options.calibration_rounds = 0;
-  auto uncalibrated = OptimizePlacement(graph, BackendRegistry::Global(), 1, options);
+  auto uncalibrated = OptimizePlacement(graph, GlobalBackendRegistry(), 1, options);
   ASSERT_TRUE(uncalibrated.ok()) << uncalibrated.status().ToString();
   EXPECT_TRUE(uncalibrated->report.calibration.empty());
   // Priced by the measurements alone, from the database the first optimize filled.

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <random>
 
+#include "collage/available_backends.h"
 #include "collage/random_tensor.h"
 #include "collage/sdk/backend.h"
 #include "optimize_test_util.h"
@@ -40,7 +41,7 @@ Graph LinearsAndConv() {
 OptimizeOptions ReducedPrecisionOptions(const TempDir& dir, double tolerance) {
   OptimizeOptions options = QuickOptimize(dir.file("costs.sqlite"));
   for (const char* name : {"onednn", "openvino"}) {
-    if (BackendRegistry::Global().Find(name) != nullptr) options.backends.push_back(name);
+    if (GlobalBackendRegistry().Find(name) != nullptr) options.backends.push_back(name);
   }
   options.measure_worker = "in-process";
   options.precision = PrecisionChoice::kAuto;
@@ -59,7 +60,7 @@ TEST(PrecisionSearchTest, TheKeptPlanIsWithinTheToleranceOnEveryInputSet) {
   TempDir dir;
   Graph graph = LinearsAndConv();
   OptimizeOptions options = ReducedPrecisionOptions(dir, 1e-2);
-  auto result = OptimizePlacement(graph, BackendRegistry::Global(), 1, options);
+  auto result = OptimizePlacement(graph, GlobalBackendRegistry(), 1, options);
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   const OptimizeReport::AccuracyCheck& a = result->report.accuracy;
   EXPECT_EQ(a.input_sets, 2);
@@ -74,7 +75,7 @@ TEST(PrecisionSearchTest, TheKeptPlanIsWithinTheToleranceOnEveryInputSet) {
     EXPECT_EQ(result->report.groups[g].precision, result->placement.groups[g].precision) << g;
   }
   // Checked again on inputs of its own: within the tolerance there too.
-  auto check = AccuracyCheck::Prepare(graph, BackendRegistry::Global(), 1, {}, 3);
+  auto check = AccuracyCheck::Prepare(graph, GlobalBackendRegistry(), 1, {}, 3);
   ASSERT_TRUE(check.ok()) << check.status().ToString();
   auto error = check->ErrorOf(result->placement);
   ASSERT_TRUE(error.ok()) << error.status().ToString();
@@ -85,7 +86,7 @@ TEST(PrecisionSearchTest, AToleranceNoReducedPrecisionMeetsGivesAFloat32PlanAndS
   TempDir dir;
   Graph graph = LinearsAndConv();
   OptimizeOptions options = ReducedPrecisionOptions(dir, 1e-9);
-  auto result = OptimizePlacement(graph, BackendRegistry::Global(), 1, options);
+  auto result = OptimizePlacement(graph, GlobalBackendRegistry(), 1, options);
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   EXPECT_EQ(ReducedGroups(result->placement), 0);
   const OptimizeReport::AccuracyCheck& a = result->report.accuracy;
@@ -109,7 +110,7 @@ TEST(PrecisionSearchTest, AFloat32OptimizeChecksNothingAndOffersNoReducedPrecisi
   options.precision = PrecisionChoice::kFloat32;
   options.calibration_rounds = 0;
   options.final_rounds = 0;
-  auto result = OptimizePlacement(graph, BackendRegistry::Global(), 1, options);
+  auto result = OptimizePlacement(graph, GlobalBackendRegistry(), 1, options);
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   EXPECT_EQ(ReducedGroups(result->placement), 0);
   EXPECT_EQ(result->report.accuracy.input_sets, 0);
@@ -120,7 +121,7 @@ TEST(PrecisionSearchTest, ABadToleranceIsRefused) {
   Graph graph = LinearsAndConv();
   for (double tolerance : {0.0, -1.0, std::nan(""), static_cast<double>(INFINITY)}) {
     OptimizeOptions options = ReducedPrecisionOptions(dir, tolerance);
-    auto result = OptimizePlacement(graph, BackendRegistry::Global(), 1, options);
+    auto result = OptimizePlacement(graph, GlobalBackendRegistry(), 1, options);
     ASSERT_FALSE(result.ok()) << tolerance;
     EXPECT_NE(result.status().message().find("tolerance"), std::string::npos)
         << result.status().ToString();
@@ -132,7 +133,7 @@ TEST(PrecisionSearchTest, GivenInputSetsAreCheckedAgainstTheModelsInputs) {
   std::mt19937 rng(5);
   const Tensor good = RandomTensor(DType::kFloat32, {1, 16, 24, 24}, rng);
   auto refused = [&](const NamedInputSet& set, const std::string& expected) {
-    auto check = AccuracyCheck::Prepare(graph, BackendRegistry::Global(), 1, {set}, 0);
+    auto check = AccuracyCheck::Prepare(graph, GlobalBackendRegistry(), 1, {set}, 0);
     ASSERT_FALSE(check.ok()) << expected;
     EXPECT_NE(check.status().message().find(expected), std::string::npos)
         << check.status().ToString();
@@ -143,7 +144,7 @@ TEST(PrecisionSearchTest, GivenInputSetsAreCheckedAgainstTheModelsInputs) {
   refused({{"x", RandomTensor(DType::kFloat32, {1, 16, 24, 23}, rng)}},
           "input 'x' is float32[1x16x24x23], the model takes float32[1x16x24x24]");
   refused({{"x", RandomTensor(DType::kInt64, {1, 16, 24, 24}, rng)}}, "input 'x' is int64");
-  auto check = AccuracyCheck::Prepare(graph, BackendRegistry::Global(), 1, {{{"x", good}}}, 0);
+  auto check = AccuracyCheck::Prepare(graph, GlobalBackendRegistry(), 1, {{{"x", good}}}, 0);
   ASSERT_TRUE(check.ok()) << check.status().ToString();
   EXPECT_EQ(check->num_sets(), 1);
 }

@@ -8,6 +8,7 @@
 #include <set>
 #include <vector>
 
+#include "collage/available_backends.h"
 #include "collage/sdk/backend.h"
 
 namespace collage {
@@ -30,7 +31,7 @@ TEST(ReportTextTest, DurationsAreShownAtTheirScale) {
 TEST(ReportTextTest, EveryRegisteredBackendHasItsOwnColourFromThePalette) {
   const std::regex hex("#[0-9a-f]{6}");
   std::set<std::string> colours;
-  const std::vector<const Backend*> backends = BackendRegistry::Global().backends();
+  const std::vector<const Backend*> backends = GlobalBackendRegistry().backends();
   ASSERT_GE(backends.size(), 2u) << "native and at least one library";
   for (const Backend* backend : backends) {
     const std::string colour = BackendColour(backend->name());

@@ -7,6 +7,7 @@
 
 #include <random>
 
+#include "collage/available_backends.h"
 #include "optimize_test_util.h"
 #include "search/optimizer.h"
 
@@ -18,7 +19,7 @@ using testing::RepeatedBlocks;
 using testing::TempDir;
 
 TEST(TwoLevelSearchTest, GenomesDecodeIntoValidPlacements) {
-  BackendRegistry& registry = BackendRegistry::Global();
+  BackendRegistry& registry = GlobalBackendRegistry();
   const Backend* graph_level = registry.Find("xnnpack_graph");
   if (graph_level == nullptr) GTEST_SKIP() << "xnnpack is not built";
   Graph graph = RepeatedBlocks(3);
@@ -52,7 +53,7 @@ TEST(TwoLevelSearchTest, GenomesDecodeIntoValidPlacements) {
 // synthetic cost always leaves the search something to improve (a measured op-level
 // placement may already be the synthetic optimum, and then "better than the start" fails).
 TEST(TwoLevelSearchTest, TheSameSeedAndCostsGiveTheSamePlan) {
-  BackendRegistry& registry = BackendRegistry::Global();
+  BackendRegistry& registry = GlobalBackendRegistry();
   const Backend* graph_level = registry.Find("xnnpack_graph");
   if (graph_level == nullptr) GTEST_SKIP() << "xnnpack is not built";
   Graph graph = RepeatedBlocks(4);
@@ -98,7 +99,7 @@ TEST(TwoLevelSearchTest, IsNeverSlowerThanTheOpLevelPlacementItMeasuresBeside) {
   options.generations = 4;
   int generations_seen = 0;
   options.on_generation = [&](const GenerationProgress&) { ++generations_seen; };
-  auto result = OptimizePlacement(graph, BackendRegistry::Global(), 1, options);
+  auto result = OptimizePlacement(graph, GlobalBackendRegistry(), 1, options);
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   const OptimizeReport& report = result->report;
   EXPECT_EQ(report.search, SearchKind::kTwoLevel);
@@ -122,7 +123,7 @@ TEST(TwoLevelSearchTest, IsNeverSlowerThanTheOpLevelPlacementItMeasuresBeside) {
   EXPECT_EQ(kept, 1);
   EXPECT_GT(report.measured_ms, 0);
   EXPECT_GE(report.decision_rounds, 1);
-  EXPECT_TRUE(ValidatePlacement(graph, result->placement, BackendRegistry::Global()).ok());
+  EXPECT_TRUE(ValidatePlacement(graph, result->placement, GlobalBackendRegistry()).ok());
   EXPECT_EQ(report.groups.size(), result->placement.groups.size());
 }
 
@@ -133,7 +134,7 @@ TEST(TwoLevelSearchTest, BadSettingsAreRefused) {
   EXPECT_FALSE(SearchKindNamed("three-level").has_value());
   options.search = SearchKind::kTwoLevel;
   options.population = 1;
-  EXPECT_FALSE(OptimizePlacement(graph, BackendRegistry::Global(), 1, options).ok());
+  EXPECT_FALSE(OptimizePlacement(graph, GlobalBackendRegistry(), 1, options).ok());
 }
 
 }  // namespace

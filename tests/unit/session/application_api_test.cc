@@ -82,7 +82,7 @@ TEST(ApplicationApiTest, TheZooModelInMemoryRunsAsItsOnnxBytes) {
 
 TEST(ApplicationApiTest, AvailableBackendsAreTheRegistrysWithTheirRules) {
   const std::vector<BackendInfo> listed = AvailableBackends();
-  const std::vector<const Backend*> registered = BackendRegistry::Global().backends();
+  const std::vector<const Backend*> registered = GlobalBackendRegistry().backends();
   ASSERT_EQ(listed.size(), registered.size());
   ASSERT_FALSE(listed.empty());
   EXPECT_EQ(listed.front().name, "native");
