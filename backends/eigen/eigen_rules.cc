@@ -1,6 +1,6 @@
 #include "eigen_rules.h"
 
-#include "collage/sdk/float32_rule_checks.h"
+#include "collage/sdk/blas_rules.h"
 #include "elementwise_chain.h"
 #include "elementwise_ops.h"
 #include "gemm_kernels.h"
@@ -12,15 +12,7 @@ RuleSet BuildRules() {
   // matmul and gemm meet the NaN/Inf contract (measured by backend_ops --nan-contract, seeds
   // 1 and 2); elementwise_chain does not (its GELU chain, Erf+Add+Mul, gives -inf for -inf
   // where the reference's -inf * 0 gives NaN).
-  rules.Add(Rule("matmul", Op("MatMul")(Any(), Any()))
-                .Where(AllStaticFloat32)
-                .PropagatesNonFinite()
-                .Compiles(CompileMatMul));
-  rules.Add(Rule("gemm", Op("Gemm")(Any(), Any(), Optional(Any())))
-                .Where(AllStaticFloat32)
-                .Where(BroadcastsAsOpset7)
-                .PropagatesNonFinite()
-                .Compiles(CompileGemm));
+  AddBlasProductRules(rules, {FromRequest(CompileMatMul), nullptr, FromRequest(CompileGemm)});
   // Unary ops are kElementwise, Add/Sub/Mul/Div kBroadcast; ChainSupportsNode narrows both to
   // what the chain kernel evaluates, with the operand forms it accepts.
   rules.Add(Fusion("elementwise_chain")

@@ -2,8 +2,8 @@
 // policy and the measurement worker's path before importing it (libgomp reads its settings
 // once, when it is loaded with this module).
 #include "bindings.h"
+#include "collage/openmp_spin_count.h"
 #include "collage/version.h"
-#include "runtime/threading.h"
 
 NB_MODULE(_collage, m) {
   m.doc() = "collage's C++ library; use the package collage, not this module";
