@@ -30,15 +30,10 @@ StatusOr<RunProfile> ProfileCurrentPlacement(Session& session,
                                              const std::map<std::string, Tensor>& inputs, int runs);
 
 // The mean profile of a few runs of the session's current placement on seeded random inputs,
-// its group times set in `report` where its steps are the report's groups (`*times_set` says
-// whether they were). Session::Optimize does this for the placement it keeps and stores the
-// profile in OptimizeReport::in_run; call it again for a fresh profile.
+// taken into `report` (OptimizeReport::TakeInRunProfile; `*times_set` says whether its steps
+// were the report's groups). Session::Optimize's report already holds the kept placement's
+// profile (OptimizeReport::in_run); this takes a fresh one.
 StatusOr<RunProfile> ProfileKeptPlacement(Session& session, OptimizeReport& report,
                                           bool* times_set = nullptr);
-
-// Sets each report group's in_run_ms from the step of the group with its index. Returns false
-// and sets nothing when the steps are not one per report group (another placement's profile,
-// with more or fewer groups).
-bool SetInRunTimes(const RunProfile& mean, OptimizeReport& report);
 
 }  // namespace collage

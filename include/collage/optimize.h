@@ -263,9 +263,11 @@ struct OptimizeReport {
   int decision_rounds = 0;
   double round_spread = 0;
   std::vector<GroupReport> groups;
-  // The kept placement's steps, each its mean time in a few profiled runs (Session::Optimize
-  // takes them after installing it; collage/in_run_profile.h): the groups' in_run_ms and the
-  // layout conversions between them. Empty from OptimizePlacement alone.
+  // The kept placement's steps with their times in a run: the groups' in_run_ms and the layout
+  // conversions between them. The op-level plan's come from its calibration run (each step's
+  // median over its profiled runs); for any other kept placement Session::Optimize profiles it
+  // after installing it (collage/in_run_profile.h: the mean of a few runs). Empty when neither
+  // ran (OptimizePlacement without calibration).
   RunProfile in_run;
   std::vector<std::string> warnings;  // e.g. a corrupt cost database moved aside
   std::string cost_db_path;
@@ -287,6 +289,11 @@ struct OptimizeReport {
   AccuracyCheck accuracy;
 
   SearchKind search = SearchKind::kOpLevel;
+  // Sets in_run to `profile` (of the kept placement) and each group's in_run_ms from the step
+  // carrying its index. False, and no group's time set, when the steps are not one per group
+  // (another placement's profile).
+  bool TakeInRunProfile(RunProfile profile);
+
   // Two-level only.
   int generations = 0;
   int evaluations = 0;        // distinct placements compiled and measured end to end

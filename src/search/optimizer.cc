@@ -411,6 +411,12 @@ StatusOr<OptimizeResult> SearchPlacement(const Graph& graph, BackendRegistry& re
   result.placement = std::move(finalists[kept].placement);
   report.groups = kept == 0 ? op_level_groups
                             : RegroupReport(result.placement, op_level_groups, candidates, records);
+  // The op-level plan kept: its steps' times in its calibration run are the report's (another
+  // kept placement is profiled once installed, Session::Optimize).
+  if (kept == 0 && !calibrated.kept_profile.nodes.empty() &&
+      !report.TakeInRunProfile(std::move(calibrated.kept_profile))) {
+    report.in_run = {};
+  }
   COLLAGE_RETURN_IF_ERROR(ValidatePlacement(graph, result.placement, registry));
   return result;
 }

@@ -201,6 +201,7 @@ StatusOr<CalibratedSearch> SearchCalibratedOpLevel(
   for (const SearchCandidate& c : candidates) alone_ms.push_back(c.cost_ms);
   PlansRun plans_run;
   RanPlans ran_plans;
+  std::map<std::vector<int>, RunProfile> profiles;  // each plan run, by its groups
   // Runs `plan` and re-prices what ran; false when calibration must stop (result.stopped says
   // why).
   auto run_plan = [&](const OpLevelResult& plan, const PlacementSource& origin) {
@@ -218,6 +219,7 @@ StatusOr<CalibratedSearch> SearchCalibratedOpLevel(
                                          repriced, result.conversion_ms, &row.groups_repriced);
     result.rounds.push_back(row);
     ran_plans.emplace_back(plan, ran->wall_ms);
+    profiles[plan.groups] = ran->steps;
     if (!mismatch.empty()) {
       result.stopped = mismatch;
       return false;
@@ -243,7 +245,10 @@ StatusOr<CalibratedSearch> SearchCalibratedOpLevel(
       break;
     }
   }
-  if (!ran_plans.empty()) KeepTheFastest(std::move(ran_plans), candidates, retime, result);
+  if (!ran_plans.empty()) {
+    KeepTheFastest(std::move(ran_plans), candidates, retime, result);
+    result.kept_profile = std::move(profiles[result.kept.groups]);
+  }
   // The report's search figures are the last search's, whichever plan is kept.
   result.kept.states = last_search.states;
   result.kept.states_cut = last_search.states_cut;

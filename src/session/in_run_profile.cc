@@ -49,25 +49,6 @@ StatusOr<RunProfile> ProfileCurrentPlacement(Session& session,
   return MeanProfile(profiles);
 }
 
-bool SetInRunTimes(const RunProfile& mean, OptimizeReport& report) {
-  // The profile is of the kept placement, whose groups the report lists in the same order:
-  // each group's step carries its index.
-  std::vector<const NodeTiming*> steps(report.groups.size(), nullptr);
-  for (const NodeTiming& step : mean.nodes) {
-    if (IsConversion(step)) continue;
-    if (step.group < 0 || static_cast<size_t>(step.group) >= steps.size() ||
-        steps[static_cast<size_t>(step.group)] != nullptr) {
-      return false;
-    }
-    steps[static_cast<size_t>(step.group)] = &step;
-  }
-  for (const NodeTiming* step : steps) {
-    if (step == nullptr) return false;
-  }
-  for (size_t g = 0; g < steps.size(); ++g) report.groups[g].in_run_ms = steps[g]->milliseconds;
-  return true;
-}
-
 StatusOr<RunProfile> ProfileKeptPlacement(Session& session, OptimizeReport& report,
                                           bool* times_set) {
   std::mt19937 rng(0);
@@ -77,7 +58,7 @@ StatusOr<RunProfile> ProfileKeptPlacement(Session& session, OptimizeReport& repo
   }
   COLLAGE_ASSIGN_OR_RETURN(RunProfile mean,
                            ProfileCurrentPlacement(session, inputs, kProfiledRuns));
-  const bool set = SetInRunTimes(mean, report);
+  const bool set = report.TakeInRunProfile(mean);
   if (times_set != nullptr) *times_set = set;
   return mean;
 }

@@ -65,6 +65,31 @@ TEST(OptimizedSessionTest, OptimizeSaveAndLoadRunTheSamePlacement) {
   EXPECT_EQ(NormalizedError(again->at("y"), optimized->at("y")), 0.0);
 }
 
+// The report comes with the kept placement's steps in a run, whichever placement was kept:
+// the op-level plan's from its calibration run, any other profiled once installed.
+TEST(OptimizedSessionTest, TheReportHoldsTheKeptPlacementsStepsInARun) {
+  TempDir dir;
+  for (int calibration_rounds : {2, 0}) {
+    for (const std::vector<std::string>& backends :
+         {std::vector<std::string>{}, std::vector<std::string>{"native"}}) {
+      auto session = SessionAccess::FromGraph(RepeatedBlocks(3), OneThread());
+      ASSERT_TRUE(session.ok());
+      OptimizeOptions options = QuickOptimize(dir.file("costs.sqlite"));
+      options.calibration_rounds = calibration_rounds;
+      options.backends = backends;
+      OptimizeReport report;
+      ASSERT_TRUE((*session)->Optimize(options, &report).ok());
+      const std::string context = "calibration " + std::to_string(calibration_rounds) + ", kept " +
+                                  PlacementSourceName(*report.kept_finalist);
+      ASSERT_FALSE(report.in_run.nodes.empty()) << context;
+      int group_steps = 0;
+      for (const NodeTiming& step : report.in_run.nodes) group_steps += IsConversion(step) ? 0 : 1;
+      EXPECT_EQ(group_steps, static_cast<int>(report.groups.size())) << context;
+      for (const GroupReport& group : report.groups) EXPECT_GT(group.in_run_ms, 0) << context;
+    }
+  }
+}
+
 TEST(OptimizedSessionTest, APlanIsRefusedForAnotherModel) {
   TempDir dir;
   auto session = SessionAccess::FromGraph(RepeatedBlocks(2, 0), OneThread());
