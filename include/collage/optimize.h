@@ -210,9 +210,9 @@ struct GroupReport {
   double cost_ms = 0;
   // False for a region the two-level search made: it was measured only within whole plans.
   bool measured_alone = true;
-  // The mean time of this group's step in a few profiled runs of the kept placement (set by
-  // Session::Optimize, OptimizeReport::in_run; 0: not profiled). Beside cost_ms it shows where
-  // the additive estimate is wrong: caches, thread pools and neighbours differ within a run.
+  // This group's step's time in runs of the kept placement (OptimizeReport::in_run; 0: not
+  // profiled). Beside cost_ms it shows where the additive estimate is wrong: caches, thread
+  // pools and neighbours differ within a run.
   double in_run_ms = 0;
   // The chosen group's rivals: every other offer of the same nodes, and the cheapest offer
   // of each other backend containing its first node.

@@ -15,12 +15,12 @@
 #include "ir/simplify.h"
 #include "onnx/onnx_import.h"
 #include "ops/flops.h"
+#include "plan/plan.h"
+#include "plan/plan_set.h"
 #include "runtime/executable.h"
 #include "runtime/placement.h"
 #include "runtime/threading.h"
 #include "search/optimizer.h"
-#include "plan/plan.h"
-#include "plan/plan_set.h"
 #include "session/run_inputs.h"
 #include "session/session_access.h"
 #include "session/shape_specializer.h"
@@ -156,7 +156,7 @@ ImportOptions ToImportOptions(const SessionOptions& options) {
 
 // A plan naming a backend of this collage that cannot run here (left out of the build, or an
 // engine whose library is missing on this machine) is refused with the reason, before the
-// search layer would call it an unknown plug-in.
+// plan's reader would call it an unknown plug-in.
 Status CheckPlanBackendsAvailable(const Plan& plan, const std::string& path) {
   for (const PlanGroup& group : plan.groups) {
     if (GlobalBackendRegistry().Find(group.backend) != nullptr) continue;
