@@ -172,7 +172,7 @@ std::string BackendsHtml(const OptimizeReport& report, const RunProfile& in_run)
   const bool profiled = !in_run.nodes.empty();
   std::string html =
       "<h2>Backends</h2><p>Estimated: the search's costs, each group measured alone; in run: the "
-      "groups' mean time in profiled runs of the kept placement (the rest of the run is layout "
+      "groups' time in profiled runs of the kept placement (the rest of the run is layout "
       "conversions).</p>\n<table><tr><th>backend</th><th>nodes</th><th>estimated</th>"
       "<th>share of the estimate</th><th>in run</th><th>share of the run</th></tr>\n";
   for (const auto& [backend, totals] : per_backend) {
@@ -207,8 +207,8 @@ std::string GraphHtml(const Graph& graph, const OptimizeReport& report, const Ru
   const GraphDrawing drawing = DrawReportGraph(BuildReportGraph(graph, report, in_run), layout);
   return fmt::format(
       "<h2>Graph</h2><p>One box per group of the placement, its backend and rule, its ops, "
-      "<i>est</i> its estimated cost (measured alone) and <i>run</i> its mean time in the "
-      "profiled run; an arrow where a value flows, orange where the run converted its layout; a "
+      "<i>est</i> its estimated cost (measured alone) and <i>run</i> its time in the "
+      "profiled runs; an arrow where a value flows, orange where the run converted its layout; a "
       "dashed frame around a region's nodes (a two-level region, or a group of more than 8 "
       "nodes). Hover over a box for its nodes and rivals. ({}.)</p>\n{}"
       "<div class=\"graph\">\n{}</div>\n",

@@ -106,7 +106,7 @@ void PrintOptimizeReport(const OptimizeReport& report, const RunProfile& in_run)
     int conversions = 0;
     for (const NodeTiming& step : in_run.nodes) conversions += IsConversion(step) ? 1 : 0;
     std::printf(
-        "(estimated: the search's costs, each group measured alone; in run: its mean time in "
+        "(estimated: the search's costs, each group measured alone; in run: its time in "
         "profiled runs of the kept placement)\nlayout conversions in the run: %d, %s\n",
         conversions, FormatMillis(ConversionsMs(in_run)).c_str());
   }
