@@ -17,7 +17,6 @@ StatusOr<CandidateIndex> CandidateIndex::Build(const Graph& graph,
     names.insert(names.begin(), kNativeBackend);
   }
   CandidateIndex index;
-  index.strict_non_finite_ = strict_non_finite;
   for (const std::string& name : names) {
     if (index.offers_.count(name)) continue;
     const Backend* backend = registry.Find(name);

@@ -34,12 +34,10 @@ class CandidateIndex {
   const std::vector<Candidate>& OffersOf(const std::string& backend) const;
   // The float32 offers alone.
   std::vector<Candidate> Float32OffersOf(const std::string& backend) const;
-  bool strict_non_finite() const { return strict_non_finite_; }
 
  private:
   std::vector<const Backend*> backends_;
   std::map<std::string, std::vector<Candidate>> offers_;
-  bool strict_non_finite_ = false;
 };
 
 // PlaceOnSingleBackend (runtime/placement.h) over the index's float32 offers of `backend`
