@@ -39,10 +39,10 @@ const std::vector<Candidate>& CandidateIndex::OffersOf(const std::string& backen
   return it == offers_.end() ? kNone : it->second;
 }
 
-std::vector<Candidate> CandidateIndex::Float32OffersOf(const std::string& backend) const {
-  std::vector<Candidate> float32;
+std::vector<const Candidate*> CandidateIndex::Float32OffersOf(const std::string& backend) const {
+  std::vector<const Candidate*> float32;
   for (const Candidate& c : OffersOf(backend)) {
-    if (c.precision == Precision::kFloat32) float32.push_back(c);
+    if (c.precision == Precision::kFloat32) float32.push_back(&c);
   }
   return float32;
 }

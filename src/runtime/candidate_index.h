@@ -32,8 +32,8 @@ class CandidateIndex {
   // Every offer of `backend` in every precision (a group's float32 offer before its reduced
   // ones); empty for a backend not indexed.
   const std::vector<Candidate>& OffersOf(const std::string& backend) const;
-  // The float32 offers alone.
-  std::vector<Candidate> Float32OffersOf(const std::string& backend) const;
+  // The float32 offers alone, pointing into the index (no copies of their node sets).
+  std::vector<const Candidate*> Float32OffersOf(const std::string& backend) const;
 
  private:
   std::vector<const Backend*> backends_;

@@ -60,30 +60,38 @@ StatusOr<Placement> PlaceOnSingleBackend(const Graph& graph, const Backend& back
   if (native == nullptr) return NotFound("the native backend is not registered");
   // Native's rules all meet the contract, so strict mode leaves them; filtered anyway, so that
   // the placement's check holds by construction.
-  return PlaceOnSingleBackend(
-      graph, backend, EnumerateCandidates(graph, backend.rules(), strict_non_finite),
-      EnumerateCandidates(graph, native->rules(), strict_non_finite), registry);
+  const std::vector<Candidate> offered =
+      EnumerateCandidates(graph, backend.rules(), strict_non_finite);
+  const std::vector<Candidate> native_offered =
+      EnumerateCandidates(graph, native->rules(), strict_non_finite);
+  auto pointers = [](const std::vector<Candidate>& candidates) {
+    std::vector<const Candidate*> to;
+    for (const Candidate& c : candidates) to.push_back(&c);
+    return to;
+  };
+  return PlaceOnSingleBackend(graph, backend, pointers(offered), pointers(native_offered),
+                              registry);
 }
 
 StatusOr<Placement> PlaceOnSingleBackend(const Graph& graph, const Backend& backend,
-                                         const std::vector<Candidate>& candidates,
-                                         const std::vector<Candidate>& native_candidates,
+                                         const std::vector<const Candidate*>& candidates,
+                                         const std::vector<const Candidate*>& native_candidates,
                                          const BackendRegistry& registry) {
   const Backend* native = registry.Find(kNativeBackend);
   if (native == nullptr) return NotFound("the native backend is not registered");
   // The fallback: native's single-node groups.
   std::vector<const Candidate*> fallback(static_cast<size_t>(graph.num_nodes()), nullptr);
-  for (const Candidate& candidate : native_candidates) {
-    if (candidate.nodes.size() != 1) continue;
-    auto& slot = fallback[static_cast<size_t>(candidate.nodes.Nodes().front())];
-    if (slot == nullptr) slot = &candidate;
+  for (const Candidate* candidate : native_candidates) {
+    if (candidate->nodes.size() != 1) continue;
+    auto& slot = fallback[static_cast<size_t>(candidate->nodes.Nodes().front())];
+    if (slot == nullptr) slot = candidate;
   }
   // The candidates that hold each node, so that choosing a node's group looks at those only
   // (placement stays linear in the graph's size).
   std::vector<std::vector<const Candidate*>> candidates_of(static_cast<size_t>(graph.num_nodes()));
-  for (const Candidate& candidate : candidates) {
-    for (NodeId n : candidate.nodes.Nodes())
-      candidates_of[static_cast<size_t>(n)].push_back(&candidate);
+  for (const Candidate* candidate : candidates) {
+    for (NodeId n : candidate->nodes.Nodes())
+      candidates_of[static_cast<size_t>(n)].push_back(candidate);
   }
   Placement placement;
   SubGraph covered(graph.num_nodes());

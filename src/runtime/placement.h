@@ -51,8 +51,8 @@ StatusOr<Placement> PlaceOnSingleBackend(const Graph& graph, const Backend& back
 // The same from groups already enumerated (runtime/candidate_index.h): `candidates` the
 // backend's float32 offers, `native_candidates` native's.
 StatusOr<Placement> PlaceOnSingleBackend(const Graph& graph, const Backend& backend,
-                                         const std::vector<Candidate>& candidates,
-                                         const std::vector<Candidate>& native_candidates,
+                                         const std::vector<const Candidate*>& candidates,
+                                         const std::vector<const Candidate*>& native_candidates,
                                          const BackendRegistry& registry);
 
 // Fails, naming the first offending group and its rule, when a group runs a rule that does

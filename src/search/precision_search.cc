@@ -77,8 +77,8 @@ StatusOr<OptimizeResult> OptimizeWithinTolerance(const Graph& graph, BackendRegi
                                                   options.accuracy_input_sets, index));
   // The reference kernels' group of each node alone: what a batch goes back to.
   std::map<NodeId, Candidate> alone;
-  for (const Candidate& c : index.Float32OffersOf(kNativeBackend)) {
-    if (c.nodes.size() == 1) alone.try_emplace(c.nodes.Nodes().front(), c);
+  for (const Candidate* c : index.Float32OffersOf(kNativeBackend)) {
+    if (c->nodes.size() == 1) alone.try_emplace(c->nodes.Nodes().front(), *c);
   }
   OptimizeReport::AccuracyCheck accuracy;
   accuracy.tolerance = options.tolerance;

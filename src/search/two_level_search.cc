@@ -27,11 +27,11 @@ GenomeDecoder::GenomeDecoder(const Graph& graph, const Placement& op_level,
     std::vector<bool> offered(static_cast<size_t>(graph.num_nodes()), false);
     std::string rule;
     int largest = 0;
-    for (const Candidate& c : index.Float32OffersOf(backend->name())) {
-      for (NodeId n : c.nodes.Nodes()) offered[static_cast<size_t>(n)] = true;
-      if (c.nodes.size() > largest) {
-        largest = c.nodes.size();
-        rule = c.rule;
+    for (const Candidate* c : index.Float32OffersOf(backend->name())) {
+      for (NodeId n : c->nodes.Nodes()) offered[static_cast<size_t>(n)] = true;
+      if (c->nodes.size() > largest) {
+        largest = c->nodes.size();
+        rule = c->rule;
       }
     }
     region_rule_.push_back(rule);
@@ -47,8 +47,8 @@ GenomeDecoder::GenomeDecoder(const Graph& graph, const Placement& op_level,
   for (const PlacedGroup& group : op_level.groups) {
     if (offered_.count({group.backend, ""})) continue;
     offered_[{group.backend, ""}] = "";  // once per backend
-    for (const Candidate& c : index.Float32OffersOf(group.backend)) {
-      offered_.try_emplace({group.backend, c.nodes.ToString()}, c.rule);
+    for (const Candidate* c : index.Float32OffersOf(group.backend)) {
+      offered_.try_emplace({group.backend, c->nodes.ToString()}, c->rule);
     }
   }
   merge_gene_ = 1 + static_cast<int>(graph_level_.size());

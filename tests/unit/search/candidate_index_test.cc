@@ -56,11 +56,11 @@ TEST(CandidateIndexTest, HoldsWhatEachBackendOffersInEveryPrecisionAsked) {
   EXPECT_EQ(index->backends()[1]->name(), "onednn");
   for (const Backend* backend : index->backends()) {
     const std::vector<Candidate> float32 = EnumerateCandidates(graph, backend->rules());
-    const std::vector<Candidate> offered = index->Float32OffersOf(backend->name());
+    const std::vector<const Candidate*> offered = index->Float32OffersOf(backend->name());
     ASSERT_EQ(offered.size(), float32.size()) << backend->name();
     for (size_t c = 0; c < offered.size(); ++c) {
-      EXPECT_EQ(offered[c].rule, float32[c].rule);
-      EXPECT_EQ(offered[c].nodes, float32[c].nodes);
+      EXPECT_EQ(offered[c]->rule, float32[c].rule);
+      EXPECT_EQ(offered[c]->nodes, float32[c].nodes);
     }
     EXPECT_EQ(index->OffersOf(backend->name()).size(),
               EnumerateCandidates(graph, backend->rules(), false,
