@@ -86,14 +86,19 @@ endfunction()
 # A backend built as a plug-in: a shared library loaded at run time with --backend-path,
 # built as an out-of-tree plug-in would be (cmake/CollagePlugin.cmake). It goes to
 # build/plugins unless OUTPUT_DIRECTORY says otherwise; TEST_ONLY keeps it out of the
-# plug-ins the collage executable depends on (tests build deliberately broken ones).
+# plug-ins the collage executable depends on (tests build deliberately broken ones);
+# C_INTERFACE builds it against the C interface alone (collage_c_plugin_module).
 include(${CMAKE_CURRENT_LIST_DIR}/CollagePlugin.cmake)
 function(collage_add_plugin)
-  cmake_parse_arguments(ARG "TEST_ONLY" "NAME;OUTPUT_DIRECTORY" "SOURCES;LIBRARIES" ${ARGN})
+  cmake_parse_arguments(ARG "TEST_ONLY;C_INTERFACE" "NAME;OUTPUT_DIRECTORY" "SOURCES;LIBRARIES" ${ARGN})
   if(NOT ARG_OUTPUT_DIRECTORY)
     set(ARG_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/plugins)
   endif()
-  collage_plugin_module(NAME ${ARG_NAME} SOURCES ${ARG_SOURCES} LIBRARIES ${ARG_LIBRARIES})
+  if(ARG_C_INTERFACE)
+    collage_c_plugin_module(NAME ${ARG_NAME} SOURCES ${ARG_SOURCES} LIBRARIES ${ARG_LIBRARIES})
+  else()
+    collage_plugin_module(NAME ${ARG_NAME} SOURCES ${ARG_SOURCES} LIBRARIES ${ARG_LIBRARIES})
+  endif()
   set_target_properties(${ARG_NAME} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIRECTORY})
   if(NOT ARG_TEST_ONLY)
     set_property(GLOBAL APPEND PROPERTY COLLAGE_PLUGIN_TARGETS ${ARG_NAME})

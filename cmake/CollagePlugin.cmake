@@ -24,3 +24,22 @@ function(collage_plugin_module)
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_LIBRARIES})
   set_target_properties(${ARG_NAME} PROPERTIES PREFIX "lib")
 endfunction()
+
+# collage_c_plugin_module(NAME <target> SOURCES ... [LIBRARIES ...]): a backend plug-in
+# written against collage's C interface (collage/plugin_c_api.h), in C or in any language the
+# project enables: it sees that one header and nothing else of collage, so it may be built by
+# another compiler than collage was.
+#
+#   find_package(collage CONFIG REQUIRED)
+#   collage_c_plugin_module(NAME my_backend SOURCES my_backend.c)
+function(collage_c_plugin_module)
+  cmake_parse_arguments(ARG "" "NAME" "SOURCES;LIBRARIES" ${ARGN})
+  if(NOT ARG_NAME OR NOT ARG_SOURCES)
+    message(FATAL_ERROR "collage_c_plugin_module needs NAME and SOURCES")
+  endif()
+  add_library(${ARG_NAME} MODULE ${ARG_SOURCES})
+  target_include_directories(${ARG_NAME} PRIVATE
+    $<TARGET_PROPERTY:collage::sdk,INTERFACE_INCLUDE_DIRECTORIES>)
+  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_LIBRARIES})
+  set_target_properties(${ARG_NAME} PROPERTIES PREFIX "lib" C_VISIBILITY_PRESET hidden)
+endfunction()

@@ -1,100 +1,159 @@
-// The example plug-in backend "plugin_example": clamp-type activations (Relu, LeakyRelu,
-// and Clip with constant bounds) on float32 tensors of any shape, in one pass over
-// contiguous memory. Small on purpose: it exists to show and test the plug-in contract.
-#include <algorithm>
-#include <memory>
+/* The example plug-in backend "plugin_example", written in C against collage's C plug-in
+ * interface (collage/plugin_c_api.h): clamp-type activations (Relu, LeakyRelu, and Clip with
+ * constant bounds) on float32 tensors of any shape, in one pass over contiguous memory. Small
+ * on purpose: it shows the whole contract a vendor needs, and any C compiler builds it. */
+#include <float.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 
-#include "collage/sdk/backend.h"
-#include "collage/sdk/errors.h"
-#include "collage/sdk/op_params.h"
+#include "collage/plugin_c_api.h"
 
-namespace collage::plugin_example {
-namespace {
+enum Activation { kRelu, kLeakyRelu, kClip };
 
-enum class Activation { kRelu, kLeakyRelu, kClip };
+typedef struct ActivationKernel {
+  enum Activation activation;
+  int64_t elements;
+  float alpha, lo, hi;
+} ActivationKernel;
 
-class ActivationKernel : public Kernel {
- public:
-  ActivationKernel(Activation activation, int64_t elements, float alpha, float lo, float hi)
-      : activation_(activation), elements_(elements), alpha_(alpha), lo_(lo), hi_(hi) {
-    input_layouts_ = {Layout::Plain()};
-    output_layouts_ = {Layout::Plain()};
+static int RunActivation(void* state, const void* const* inputs, void* const* outputs,
+                         char* error, size_t error_size) {
+  const ActivationKernel* k = (const ActivationKernel*)state;
+  const float* x = (const float*)inputs[0];
+  float* y = (float*)outputs[0];
+  (void)error;
+  (void)error_size;
+  switch (k->activation) {
+    case kRelu:
+      for (int64_t i = 0; i < k->elements; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+      break;
+    case kLeakyRelu:
+      for (int64_t i = 0; i < k->elements; ++i) y[i] = x[i] >= 0.0f ? x[i] : k->alpha * x[i];
+      break;
+    case kClip:
+      /* ONNX Clip propagates NaN (x != x holds for NaN alone). */
+      for (int64_t i = 0; i < k->elements; ++i) {
+        const float v = x[i] < k->lo ? k->lo : x[i];
+        y[i] = x[i] != x[i] ? x[i] : (v > k->hi ? k->hi : v);
+      }
+      break;
   }
+  return 0;
+}
 
-  Status Run(const KernelBuffers& buffers) const override {
-    const float* x = static_cast<const float*>(buffers.inputs[0]);
-    float* y = static_cast<float*>(buffers.outputs[0]);
-    switch (activation_) {
-      case Activation::kRelu:
-        for (int64_t i = 0; i < elements_; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
-        break;
-      case Activation::kLeakyRelu:
-        for (int64_t i = 0; i < elements_; ++i) y[i] = x[i] >= 0.0f ? x[i] : alpha_ * x[i];
-        break;
-      case Activation::kClip:
-        // ONNX Clip propagates NaN; std::clamp would too, but keep it explicit.
-        for (int64_t i = 0; i < elements_; ++i) y[i] = x[i] != x[i] ? x[i] : std::min(std::max(x[i], lo_), hi_);
-        break;
-    }
-    return Status();
+static int IsFloat32Input(const CollageHostApi* host, const CollageGroup* group) {
+  CollageTensorInfo info;
+  return host->capture(group, 0, &info) && info.dtype == COLLAGE_DTYPE_FLOAT32;
+}
+
+/* One bound of Clip: the constant input `capture` where the node has it (opset 11 on), else
+ * the attribute `name` (opsets 6 to 10), else `otherwise`. 0 when the input is there but is
+ * not one float32. */
+static int ReadBound(const CollageHostApi* host, const CollageGroup* group, int32_t capture,
+                     const char* name, float otherwise, float* bound) {
+  CollageTensorInfo info;
+  if (host->capture(group, capture, &info)) {
+    int64_t elements = 1;
+    for (int32_t d = 0; d < info.rank; ++d) elements *= info.dims[d];
+    if (info.dtype != COLLAGE_DTYPE_FLOAT32 || elements != 1 || info.constant_data == NULL) return 0;
+    *bound = *(const float*)info.constant_data;
+    return 1;
   }
+  if (!host->attribute_float(group, 0, name, bound)) *bound = otherwise;
+  return 1;
+}
 
- private:
-  Activation activation_;
-  int64_t elements_;
-  float alpha_, lo_, hi_;
+static int ClipBounds(const CollageHostApi* host, const CollageGroup* group, float* lo, float* hi) {
+  return ReadBound(host, group, 1, "min", -FLT_MAX, lo) && ReadBound(host, group, 2, "max", FLT_MAX, hi);
+}
+
+static int AcceptsActivation(void* backend_state, const CollageHostApi* host,
+                             const CollageGroup* group) {
+  (void)backend_state;
+  return IsFloat32Input(host, group);
+}
+
+static int AcceptsClip(void* backend_state, const CollageHostApi* host, const CollageGroup* group) {
+  float lo, hi;
+  (void)backend_state;
+  return IsFloat32Input(host, group) && ClipBounds(host, group, &lo, &hi);
+}
+
+static int Compile(const CollageHostApi* host, const CollageGroup* group, ActivationKernel spec,
+                   CollageKernel* kernel, char* error, size_t error_size) {
+  CollageTensorInfo out;
+  if (!host->output(group, 0, &out)) {
+    snprintf(error, error_size, "the group has no output");
+    return 1;
+  }
+  spec.elements = 1;
+  for (int32_t d = 0; d < out.rank; ++d) spec.elements *= out.dims[d];
+  ActivationKernel* state = (ActivationKernel*)malloc(sizeof(ActivationKernel));
+  if (state == NULL) {
+    snprintf(error, error_size, "out of memory");
+    return 1;
+  }
+  *state = spec;
+  kernel->state = state;
+  kernel->run = RunActivation;
+  kernel->release = free;
+  return 0;
+}
+
+static int CompileRelu(void* backend_state, const CollageHostApi* host, const CollageGroup* group,
+                       CollageKernel* kernel, char* error, size_t error_size) {
+  ActivationKernel spec = {kRelu, 0, 0.0f, 0.0f, 0.0f};
+  (void)backend_state;
+  return Compile(host, group, spec, kernel, error, error_size);
+}
+
+static int CompileLeakyRelu(void* backend_state, const CollageHostApi* host,
+                            const CollageGroup* group, CollageKernel* kernel, char* error,
+                            size_t error_size) {
+  ActivationKernel spec = {kLeakyRelu, 0, 0.01f, 0.0f, 0.0f};
+  (void)backend_state;
+  host->attribute_float(group, 0, "alpha", &spec.alpha);
+  return Compile(host, group, spec, kernel, error, error_size);
+}
+
+static int CompileClip(void* backend_state, const CollageHostApi* host, const CollageGroup* group,
+                       CollageKernel* kernel, char* error, size_t error_size) {
+  ActivationKernel spec = {kClip, 0, 0.0f, 0.0f, 0.0f};
+  (void)backend_state;
+  if (!ClipBounds(host, group, &spec.lo, &spec.hi)) {
+    snprintf(error, error_size, "Clip's bounds are not float32 constants");
+    return 1;
+  }
+  return Compile(host, group, spec, kernel, error, error_size);
+}
+
+static const CollageRule kRules[] = {
+    {"relu", "Relu(any)", AcceptsActivation, CompileRelu},
+    {"leaky_relu", "LeakyRelu(any)", AcceptsActivation, CompileLeakyRelu},
+    {"clip", "Clip(any, const?, const?)", AcceptsClip, CompileClip},
 };
 
-bool IsFloat32(const Graph& graph, ValueId value) {
-  return graph.value(value).type.dtype == DType::kFloat32;
-}
-
-StatusOr<std::unique_ptr<Kernel>> MakeKernel(const CompileRequest& request, Activation activation,
-                                             float alpha, float lo, float hi) {
-  const int64_t elements = request.type(request.outputs[0]).num_elements();
-  return std::unique_ptr<Kernel>(new ActivationKernel(activation, elements, alpha, lo, hi));
-}
-
-// Each rule carries the function compiling what it matched; the match names the nodes
-// (here the root: the activation itself).
-class PluginExampleBackend : public Backend {
- public:
-  PluginExampleBackend() {
-    Pattern input = Any().IfValue(IsFloat32);
-    rules_.Add(
-        Rule("relu", Op("Relu")(input)).Compiles([](const CompileRequest& request, const Match&) {
-          return MakeKernel(request, Activation::kRelu, 0, 0, 0);
-        }));
-    rules_.Add(Rule("leaky_relu", Op("LeakyRelu")(input))
-                   .Compiles([](const CompileRequest& request, const Match& match) {
-                     const float alpha = match.root_node().attributes.GetFloat("alpha", 0.01f);
-                     return MakeKernel(request, Activation::kLeakyRelu, alpha, 0, 0);
-                   }));
-    // The bounds' ONNX semantics (attributes or inputs, by opset) are the SDK's reader's.
-    rules_.Add(
-        Rule("clip", Op("Clip")(input, Optional(Const()), Optional(Const())))
-            .Where([](const Match& m) { return ReadClipBounds(*m.graph, m.root_node()).ok(); })
-            .Compiles([](const CompileRequest& request,
-                         const Match& match) -> StatusOr<std::unique_ptr<Kernel>> {
-              COLLAGE_ASSIGN_OR_RETURN(const ClipBounds<float> bounds,
-                                       ReadClipBounds(*match.graph, match.root_node()));
-              return MakeKernel(request, Activation::kClip, 0, bounds.lo, bounds.hi);
-            }));
-  }
-
-  std::string name() const override { return "plugin_example"; }
-  std::string version() const override { return "plugin_example 1.0 scalar"; }
-  const RuleSet& rules() const override { return rules_; }
-
- private:
-  RuleSet rules_;
+static const CollageBackendTable kBackend = {
+    COLLAGE_C_API_VERSION,
+    sizeof(CollageBackendTable),
+    "plugin_example",
+    "plugin_example 1.0 scalar",
+    kRules,
+    (int32_t)(sizeof(kRules) / sizeof(kRules[0])),
+    NULL,
+    NULL,
 };
 
-Status RegisterPluginExample(BackendRegistry& registry) {
-  return registry.Register(std::make_unique<PluginExampleBackend>());
+static int Start(const CollageHostApi* host, const CollageBackendTable** backends, int32_t* count,
+                 char* error, size_t error_size) {
+  if (host->version < 1) {
+    snprintf(error, error_size, "needs collage's C plug-in interface version 1 or later");
+    return 1;
+  }
+  *backends = &kBackend;
+  *count = 1;
+  return 0;
 }
 
-}  // namespace
-}  // namespace collage::plugin_example
-
-COLLAGE_PLUGIN(collage::plugin_example::RegisterPluginExample)
+COLLAGE_C_PLUGIN(Start)

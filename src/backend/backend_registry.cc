@@ -2,9 +2,11 @@
 #include <link.h>
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <mutex>
 
+#include "backend/c_plugin_backend.h"
 #include "backend/plugin_file_checks.h"
 #include "collage/sdk/backend.h"
 #include "collage/sdk/errors.h"
@@ -44,8 +46,16 @@ std::vector<const Backend*> BackendRegistry::backends() const {
 
 namespace {
 
+// The C interface's one entry point (collage/plugin_c_api.h) and the C++ SDK's two.
+constexpr const char* kCEntry = COLLAGE_C_PLUGIN_ENTRY_NAME;
 constexpr const char* kAbiEntry = "collage_plugin_abi_version";
 constexpr const char* kRegisterEntry = "collage_plugin_register";
+constexpr const char* kNotAPlugin =
+    "'{}' is not a collage backend plug-in: it exports neither collage_c_plugin_v1 (define it "
+    "with COLLAGE_C_PLUGIN, collage/plugin_c_api.h) nor collage_plugin_abi_version and "
+    "collage_plugin_register (define them with COLLAGE_PLUGIN, collage/sdk/backend.h)";
+// More tables than any library has backends: a count beyond it is a plug-in's mistake.
+constexpr int32_t kMaxBackendsPerPlugin = 64;
 
 // The same file named twice (a folder in COLLAGE_BACKEND_PATH and --backend-path, or by a
 // link) is the same plug-in: compared by what the paths lead to.
@@ -71,49 +81,81 @@ Status BackendRegistry::LoadPlugin(const std::string& path) {
   }
   // Read as data first: dlopen would run a library's constructors (or wait on a FIFO)
   // before its entry points could be looked at.
-  COLLAGE_RETURN_IF_ERROR(CheckPluginFile(path, {kAbiEntry, kRegisterEntry}));
+  COLLAGE_ASSIGN_OR_RETURN(const std::set<std::string> entries,
+                           CheckPluginFile(path, {kCEntry, kAbiEntry, kRegisterEntry}));
+  const bool c_interface = entries.count(kCEntry) != 0;
+  if (!c_interface && (entries.count(kAbiEntry) == 0 || entries.count(kRegisterEntry) == 0)) {
+    return InvalidArgument(kNotAPlugin, path);
+  }
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = dlerror();
     return NotFound("cannot load backend plug-in '{}': {}", path, why ? why : "unknown error");
   }
+  const size_t before = backends_.size();
+  Status status = c_interface ? RegisterCPlugin(handle, path) : RegisterCppPlugin(handle, path);
+  if (status.ok() && backends_.size() == before) {
+    status = InvalidArgument("backend plug-in '{}' registered no backend", path);
+  }
+  if (!status.ok()) {
+    // Backends it registered may point into its code, and its constructors ran: drop the
+    // backends, keep the library loaded.
+    backends_.resize(before);
+    plugin_handles_.push_back(handle);
+    return status;
+  }
+  plugin_handles_.push_back(handle);
+  plugin_paths_.push_back(path);
+  return Status();
+}
+
+Status BackendRegistry::RegisterCppPlugin(void* handle, const std::string& path) {
   using AbiFn = int (*)();
   using RegisterFn = void (*)(BackendRegistry*, Status*);
   void* abi_address = dlsym(handle, kAbiEntry);
   void* reg_address = dlsym(handle, kRegisterEntry);
   if (abi_address == nullptr || reg_address == nullptr || !IsFunctionSymbol(abi_address) ||
       !IsFunctionSymbol(reg_address)) {
-    plugin_handles_.push_back(handle);  // its constructors ran: its code may be in use
-    return InvalidArgument(
-        "'{}' is not a collage backend plug-in: it does not export collage_plugin_abi_version "
-        "and collage_plugin_register as functions (define them with COLLAGE_PLUGIN)",
-        path);
+    return InvalidArgument(kNotAPlugin, path);
   }
-  auto abi = reinterpret_cast<AbiFn>(abi_address);
-  auto reg = reinterpret_cast<RegisterFn>(reg_address);
-  int version = abi();
+  int version = reinterpret_cast<AbiFn>(abi_address)();
   if (version != kBackendAbiVersion) {
-    dlclose(handle);
     return InvalidArgument(
         "backend plug-in '{}' was built for backend ABI version {}, this collage has version {}: "
         "rebuild the plug-in against this collage's headers",
         path, version, kBackendAbiVersion);
   }
-  size_t before = backends_.size();
   Status status;
-  reg(this, &status);
+  reinterpret_cast<RegisterFn>(reg_address)(this, &status);
   if (!status.ok()) {
-    // Backends it registered may point into its code: keep the library loaded, drop them.
-    backends_.resize(before);
-    plugin_handles_.push_back(handle);
     return Status(status.code(), fmt::format("backend plug-in '{}': {}", path, status.message()));
   }
-  if (backends_.size() == before) {
-    plugin_handles_.push_back(handle);
-    return InvalidArgument("backend plug-in '{}' registered no backend", path);
+  return Status();
+}
+
+Status BackendRegistry::RegisterCPlugin(void* handle, const std::string& path) {
+  void* address = dlsym(handle, kCEntry);
+  if (address == nullptr || !IsFunctionSymbol(address)) return InvalidArgument(kNotAPlugin, path);
+  const CollageBackendTable* tables = nullptr;
+  int32_t count = 0;
+  std::array<char, 1024> message{};
+  if (reinterpret_cast<CollageCPluginEntry>(address)(&CPluginHostApi(), &tables, &count,
+                                                      message.data(), message.size()) != 0) {
+    message.back() = '\0';
+    return InvalidArgument("backend plug-in '{}' failed to start: {}", path,
+                           message[0] != '\0' ? message.data() : "no reason given");
   }
-  plugin_handles_.push_back(handle);
-  plugin_paths_.push_back(path);
+  if (count < 0 || count > kMaxBackendsPerPlugin || (count > 0 && tables == nullptr)) {
+    return InvalidArgument("backend plug-in '{}' returned {} backend tables{}", path, count,
+                           tables == nullptr ? " and no array of them" : "");
+  }
+  for (int32_t i = 0; i < count; ++i) {
+    COLLAGE_ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, MakeCPluginBackend(tables[i], path));
+    if (Status registered = Register(std::move(backend)); !registered.ok()) {
+      return Status(registered.code(),
+                    fmt::format("backend plug-in '{}': {}", path, registered.message()));
+    }
+  }
   return Status();
 }
 

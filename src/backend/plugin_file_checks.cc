@@ -91,7 +91,8 @@ StatusOr<std::map<std::string, unsigned char>> DefinedDynamicSymbols(
 
 }  // namespace
 
-Status CheckPluginFile(const std::string& path, const std::vector<std::string>& entry_points) {
+StatusOr<std::set<std::string>> CheckPluginFile(const std::string& path,
+                                                const std::vector<std::string>& entry_points) {
   // O_NONBLOCK: opening a FIFO to read would otherwise wait for a writer forever.
   const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return NotFound("cannot open backend plug-in '{}': {}", path, std::strerror(errno));
@@ -120,22 +121,19 @@ Status CheckPluginFile(const std::string& path, const std::vector<std::string>& 
   COLLAGE_ASSIGN_OR_RETURN(
       auto symbols,
       DefinedDynamicSymbols(fd, static_cast<uint64_t>(info.st_size), path, entry_points));
+  std::set<std::string> defined;
   for (const std::string& name : entry_points) {
     auto it = symbols.find(name);
-    if (it == symbols.end()) {
-      return InvalidArgument(
-          "'{}' is not a collage backend plug-in: it does not export collage_plugin_abi_version "
-          "and collage_plugin_register (define them with COLLAGE_PLUGIN)",
-          path);
-    }
+    if (it == symbols.end()) continue;
     if (!IsElfFunction(it->second)) {
       return InvalidArgument(
           "'{}' is not a collage backend plug-in: it exports {} as data, not as a function "
-          "(define the entry points with COLLAGE_PLUGIN)",
+          "(define the entry points with COLLAGE_C_PLUGIN or COLLAGE_PLUGIN)",
           path, name);
     }
+    defined.insert(name);
   }
-  return Status();
+  return defined;
 }
 
 bool IsElfFunction(unsigned char st_info) {

@@ -3,6 +3,7 @@
 // check here reads the file as data first.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -11,9 +12,10 @@
 namespace collage {
 
 // A regular file (a link may lead to one), not writable by everyone, owned by this user or
-// root, and an ELF shared library of this machine's class whose dynamic symbol table
-// defines every name in `entry_points` as a function (not data).
-Status CheckPluginFile(const std::string& path, const std::vector<std::string>& entry_points);
+// root, and an ELF shared library of this machine's class. Returns which of `entry_points`
+// its dynamic symbol table defines; refuses one it defines as data, not as a function.
+StatusOr<std::set<std::string>> CheckPluginFile(const std::string& path,
+                                                const std::vector<std::string>& entry_points);
 
 // Whether an ELF symbol of type info `st_info` is a function (plain or indirect): what a
 // plug-in's entry points must be, in the file and as the loader bound them.

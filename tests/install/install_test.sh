@@ -1,14 +1,15 @@
 #!/bin/bash
 # Installs this build into a temporary prefix (cmake --install), moves the prefix elsewhere,
 # builds an application (tests/install/consumer) and an out-of-tree backend plug-in
-# (tests/install/plugin, from the example backend's source) against the moved prefix, and runs
+# (tests/install/plugin, from the example backend's C source, by C_COMPILER: the other
+# compiler of the machine than collage's, where it has two) against the moved prefix, and runs
 # them and the installed command line with the build tree hidden (a private mount namespace
 # lays an empty folder over it; where the test may not make one, it checks instead that no
 # installed file looks into the build tree). Then removes one engine's library from the
 # prefix: its backend is listed as unavailable, saying what is missing, and the rest runs.
-#   install_test.sh BUILD_DIR SOURCE_DIR CXX_COMPILER
+#   install_test.sh BUILD_DIR SOURCE_DIR CXX_COMPILER C_COMPILER
 set -euo pipefail
-build=$(realpath "$1") source=$(realpath "$2") cxx=$3
+build=$(realpath "$1") source=$(realpath "$2") cxx=$3 cc=$4
 work=$(mktemp -d /tmp/collage-install-test.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
@@ -34,16 +35,23 @@ while IFS= read -r -d '' elf; do
 done < <(find "$prefix/bin" "$prefix/lib" -type f \( -name '*.so*' -o -perm -u+x \) -print0)
 
 launcher=()
-command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 for project in consumer plugin; do
   step "building tests/install/$project against the moved prefix"
   extra=()
-  [[ $project == plugin ]] && extra=(-DPLUGIN_SOURCE="$source/backends/plugin_example/plugin_example_backend.cc")
+  [[ $project == plugin ]] && extra=(-DPLUGIN_SOURCE="$source/backends/plugin_example/plugin_example.c")
   cmake -S "$source/tests/install/$project" -B "$work/$project" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-        -DCMAKE_CXX_COMPILER="$cxx" "${launcher[@]}" -DCMAKE_PREFIX_PATH="$prefix" "${extra[@]}" \
+        -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_C_COMPILER="$cc" "${launcher[@]}" -DCMAKE_PREFIX_PATH="$prefix" "${extra[@]}" \
         > "$work/$project.log" || { cat "$work/$project.log"; exit 1; }
   cmake --build "$work/$project" > "$work/$project-build.log" || { cat "$work/$project-build.log"; exit 1; }
 done
+# The plug-in says which compiler built it (its .comment section): where collage was built by
+# gcc, the plug-in was to be built by clang (tests/CMakeLists.txt chose C_COMPILER).
+echo "the plug-in's .comment section (its compiler, and gcc's for the C run-time files): $(readelf -p .comment "$work/plugin/libcollage_plugin_example.so" | grep -Eo '(clang version|GCC: \([^)]*\)) [0-9.]+' | sort -u | tr '\n' ' ')"
+if [[ $(basename "$cc") == clang* ]]; then
+  readelf -p .comment "$work/plugin/libcollage_plugin_example.so" | grep -q "clang version" \
+    || fail "the out-of-tree plug-in was to be built by $cc"
+fi
 "$prefix/bin/collage" zoo export dcgan -o "$work/dcgan.onnx" > /dev/null
 # The engines' backends this build has: the moved prefix must have them too.
 engines=$("$build/collage" backends | awk 'NR > 1 && $2 == "cpu" && ($1 == "onnxruntime" || $1 == "openvino" || $1 == "mkl") {print $1}')

@@ -4,9 +4,10 @@
 //
 // A built-in backend is one folder under backends/ whose CMakeLists.txt calls
 // collage_add_backend(...) naming its registration function. A plug-in is a shared library
-// built against these headers that defines COLLAGE_PLUGIN(registration function); it is
-// loaded at run time (--backend-path DIR) and must be built by the same compiler with the
-// same kBackendAbiVersion.
+// loaded at run time (--backend-path DIR): either written against the C interface
+// (collage/plugin_c_api.h: any compiler, any language that exports a C function) or built
+// against these headers, defining COLLAGE_PLUGIN(registration function), by the same
+// compiler with the same kBackendAbiVersion.
 #pragma once
 
 #include <memory>
@@ -81,14 +82,20 @@ class BackendRegistry {
   std::vector<const Backend*> backends() const;
   size_t size() const { return backends_.size(); }
 
-  // Loads one plug-in (.so) / every lib*.so in a folder, refusing libraries without the
-  // entry points or with another ABI version, naming the file.
+  // Loads one plug-in (.so) / every lib*.so in a folder: one written against the C interface
+  // (collage/plugin_c_api.h, any compiler) or this C++ SDK (COLLAGE_PLUGIN, the same
+  // compiler), refusing libraries without the entry points or of another version, naming
+  // the file.
   Status LoadPlugin(const std::string& path);
   Status LoadPluginsFrom(const std::string& dir);
   // The plug-ins LoadPlugin loaded, in order: a measurement worker loads the same ones.
   const std::vector<std::string>& plugin_paths() const { return plugin_paths_; }
 
  private:
+  // The two kinds of plug-in: registers the backends a loaded library declares.
+  Status RegisterCppPlugin(void* handle, const std::string& path);
+  Status RegisterCPlugin(void* handle, const std::string& path);
+
   std::vector<std::unique_ptr<Backend>> backends_;
   std::vector<void*> plugin_handles_;  // kept open for the life of the process
   std::vector<std::string> plugin_paths_;
