@@ -10,11 +10,11 @@
 
 namespace collage {
 
-StatusOr<size_t> DecideFinalPlacement(const std::vector<Finalist>& finalists,
-                                      const PlanBench& bench, const OptimizeOptions& options,
-                                      OptimizeReport* report) {
+StatusOr<FinalDecision> DecideFinalPlacement(const std::vector<Finalist>& finalists,
+                                             const PlanBench& bench,
+                                             const OptimizeOptions& options) {
   if (finalists.empty()) return InvalidArgument("no finalists to decide between");
-  report->finalists.clear();
+  FinalDecision decided;
   std::vector<std::unique_ptr<Executable>> contenders;
   std::vector<size_t> contender_of;         // contender → finalist index
   std::map<std::string, std::string> seen;  // placement key → the finalist that has it
@@ -45,7 +45,7 @@ StatusOr<size_t> DecideFinalPlacement(const std::vector<Finalist>& finalists,
         row.skipped = checked.message();
       }
     }
-    report->finalists.push_back(std::move(row));
+    decided.finalists.push_back(std::move(row));
     checking.Step();
   }
   DecisionOptions decision;
@@ -68,22 +68,19 @@ StatusOr<size_t> DecideFinalPlacement(const std::vector<Finalist>& finalists,
                                decision));
   rounds.Finish();
   for (size_t c = 0; c < contenders.size(); ++c) {
-    FinalistReport& row = report->finalists[contender_of[c]];
+    FinalistReport& row = decided.finalists[contender_of[c]];
     row.median_ms = result.median_ms[c];
     row.ratio_to_kept = result.ratio_to_kept[c];
     row.rounds_won = result.rounds_won[c];
     row.rounds_run = result.rounds_run[c];
     row.kept = c == result.kept;
   }
-  const size_t kept = contender_of[result.kept];
-  report->kept_finalist = finalists[kept].source;
-  report->measured_ms = result.median_ms[result.kept];
-  report->decision_rounds = result.rounds;
-  report->round_spread = result.kept_spread;
-  if (std::string noisy = NoisyDecisionWarning(result.kept_spread); !noisy.empty()) {
-    report->warnings.push_back(std::move(noisy));
-  }
-  return kept;
+  decided.kept = contender_of[result.kept];
+  decided.measured_ms = result.median_ms[result.kept];
+  decided.rounds = result.rounds;
+  decided.round_spread = result.kept_spread;
+  decided.warning = NoisyDecisionWarning(result.kept_spread);
+  return decided;
 }
 
 }  // namespace collage

@@ -22,13 +22,22 @@ struct Finalist {
   std::string skipped;      // set by the caller: why it is no contender (not compiled or run)
 };
 
+// What the decision found, for the optimize's report.
+struct FinalDecision {
+  size_t kept = 0;                        // the kept finalist's index
+  std::vector<FinalistReport> finalists;  // one row per finalist, in their order
+  double measured_ms = 0;                 // the kept finalist's median
+  int rounds = 0;
+  double round_spread = 0;  // the kept finalist's, over the rounds
+  std::string warning;      // about a decision too noisy to trust, else empty
+};
+
 // Decides between `finalists` (the first is the search's own plan, kept on a tie with a later
 // one). A finalist that does not compile, fails or disagrees with the reference kernels is
 // reported skipped with the reason, as is one whose placement repeats an earlier finalist's.
-// Fills report->finalists, kept_finalist, measured_ms, decision_rounds and round_spread;
-// returns the index of the kept finalist. Fails when the first finalist itself cannot run.
-StatusOr<size_t> DecideFinalPlacement(const std::vector<Finalist>& finalists,
-                                      const PlanBench& bench, const OptimizeOptions& options,
-                                      OptimizeReport* report);
+// Fails when the first finalist itself cannot run.
+StatusOr<FinalDecision> DecideFinalPlacement(const std::vector<Finalist>& finalists,
+                                             const PlanBench& bench,
+                                             const OptimizeOptions& options);
 
 }  // namespace collage

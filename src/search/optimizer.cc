@@ -248,6 +248,7 @@ StatusOr<OptimizeResult> SearchPlacement(const Graph& graph, BackendRegistry& re
   }
   OptimizeResult result;
   OptimizeReport& report = result.report;
+  report.search = options.search;
   const std::vector<std::string> backends = BackendsToPlaceOn(options, registry);
   std::vector<SearchCandidate> candidates = SearchCandidatesOf(graph, index);
   KeepWithinScope(scope, candidates);
@@ -387,12 +388,19 @@ StatusOr<OptimizeResult> SearchPlacement(const Graph& graph, BackendRegistry& re
   // backend alone.
   std::vector<Finalist> finalists = {{PlacementSource::OpLevel(), op_level, found.cost_ms, ""}};
   if (options.search == SearchKind::kTwoLevel) {
-    COLLAGE_ASSIGN_OR_RETURN(Placement best,
-                             SearchTwoLevel(graph, bench, op_level, index, options, &report));
-    COLLAGE_RETURN_IF_ERROR(ValidatePlacement(graph, best, registry));
+    COLLAGE_ASSIGN_OR_RETURN(TwoLevelResult two_level,
+                             SearchTwoLevel(graph, bench, op_level, index, options));
+    report.generations = two_level.generations;
+    report.evaluations = two_level.evaluations;
+    report.genome_cache_hits = two_level.genome_cache_hits;
+    report.invalid_genomes = two_level.invalid_genomes;
+    report.invalid_genome_reasons = std::move(two_level.invalid_genome_reasons);
+    report.evolve_seconds = two_level.evolve_seconds;
+    COLLAGE_RETURN_IF_ERROR(ValidatePlacement(graph, two_level.best, registry));
     const std::optional<double> estimate =
-        EstimatePlacement(graph, best, valid, transition, library_switch);
-    finalists.push_back({PlacementSource::TwoLevel(), std::move(best), estimate.value_or(0), ""});
+        EstimatePlacement(graph, two_level.best, valid, transition, library_switch);
+    finalists.push_back(
+        {PlacementSource::TwoLevel(), std::move(two_level.best), estimate.value_or(0), ""});
   }
   size_t kept =
       options.search == SearchKind::kTwoLevel ? 1 : 0;  // without a decision: the search's result
@@ -406,7 +414,14 @@ StatusOr<OptimizeResult> SearchPlacement(const Graph& graph, BackendRegistry& re
       finalist.skipped = FirstInvalidGroup(finalist.placement, candidates, records);
       finalists.push_back(std::move(finalist));
     }
-    COLLAGE_ASSIGN_OR_RETURN(kept, DecideFinalPlacement(finalists, bench, options, &report));
+    COLLAGE_ASSIGN_OR_RETURN(FinalDecision decided, DecideFinalPlacement(finalists, bench, options));
+    kept = decided.kept;
+    report.finalists = std::move(decided.finalists);
+    report.kept_finalist = finalists[kept].source;
+    report.measured_ms = decided.measured_ms;
+    report.decision_rounds = decided.rounds;
+    report.round_spread = decided.round_spread;
+    if (!decided.warning.empty()) report.warnings.push_back(std::move(decided.warning));
   }
   result.placement = std::move(finalists[kept].placement);
   report.groups = kept == 0 ? op_level_groups

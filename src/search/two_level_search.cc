@@ -116,15 +116,14 @@ Placement GenomeDecoder::Decode(const Genome& genome) const {
   return placement;
 }
 
-StatusOr<Placement> SearchTwoLevel(const Graph& graph, const PlanBench& bench,
-                                   const Placement& op_level, const CandidateIndex& index,
-                                   const OptimizeOptions& options, OptimizeReport* report) {
+StatusOr<TwoLevelResult> SearchTwoLevel(const Graph& graph, const PlanBench& bench,
+                                        const Placement& op_level, const CandidateIndex& index,
+                                        const OptimizeOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<const Backend*> graph_level;
   for (const Backend* backend : index.backends()) {
     if (backend->graph_level()) graph_level.push_back(backend);
   }
-  report->search = SearchKind::kTwoLevel;
 
   GenomeDecoder decoder(graph, op_level, graph_level, index);
   std::vector<Genome> seeds = {Genome(op_level.groups.size(), 0)};
@@ -149,12 +148,13 @@ StatusOr<Placement> SearchTwoLevel(const Graph& graph, const PlanBench& bench,
   evolution.seed = options.seed;
   EvolutionResult evolved =
       Evolve(decoder.gene_values(), seeds, fitness, evolution, options.on_generation);
-  report->generations = evolved.generations;
-  report->evaluations = static_cast<int>(by_placement.size());
-  report->genome_cache_hits = evolved.cache_hits + placement_hits;
-  report->invalid_genomes = evolved.invalid;
-  report->invalid_genome_reasons = evolved.invalid_reasons;
-  report->evolve_seconds = SecondsSince(start);
+  TwoLevelResult result;
+  result.generations = evolved.generations;
+  result.evaluations = static_cast<int>(by_placement.size());
+  result.genome_cache_hits = evolved.cache_hits + placement_hits;
+  result.invalid_genomes = evolved.invalid;
+  result.invalid_genome_reasons = evolved.invalid_reasons;
+  result.evolve_seconds = SecondsSince(start);
   if (InterruptRequested()) {
     return Status(StatusCode::kCancelled,
                   "interrupted during the graph-level search; every measurement made so far is kept");
@@ -162,7 +162,8 @@ StatusOr<Placement> SearchTwoLevel(const Graph& graph, const PlanBench& bench,
   if (!evolved.best_fitness.valid)
     return Internal("the graph-level search found no valid placement");
 
-  return decoder.Decode(evolved.best);
+  result.best = decoder.Decode(evolved.best);
+  return result;
 }
 
 }  // namespace collage

@@ -55,12 +55,22 @@ class GenomeDecoder {
   const std::string* OfferedRule(const std::string& backend, const SubGraph& nodes) const;
 };
 
-// The best genome's placement (the op-level one when nothing measured faster), timed on
-// `bench` (prepared); the end-to-end decision against the op-level plan and every backend
-// alone follows (search/final_decision.h). Fills the two-level fields of `report`.
-// The graph-level backends are those among `index`'s.
-StatusOr<Placement> SearchTwoLevel(const Graph& graph, const PlanBench& bench,
-                                   const Placement& op_level, const CandidateIndex& index,
-                                   const OptimizeOptions& options, OptimizeReport* report);
+// What the graph-level search found, and how it went (for the optimize's report).
+struct TwoLevelResult {
+  Placement best;  // the op-level placement when nothing measured faster
+  int generations = 0;
+  int evaluations = 0;  // distinct placements measured
+  int genome_cache_hits = 0;
+  int invalid_genomes = 0;
+  std::vector<std::string> invalid_genome_reasons;  // a few
+  double evolve_seconds = 0;
+};
+
+// The best genome's placement, timed on `bench` (prepared); the end-to-end decision against
+// the op-level plan and every backend alone follows (search/final_decision.h). The graph-level
+// backends are those among `index`'s.
+StatusOr<TwoLevelResult> SearchTwoLevel(const Graph& graph, const PlanBench& bench,
+                                        const Placement& op_level, const CandidateIndex& index,
+                                        const OptimizeOptions& options);
 
 }  // namespace collage
