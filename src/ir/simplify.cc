@@ -27,13 +27,6 @@ bool ReadOnlyBy(const Graph& g, ValueId value, NodeId reader) {
   return v.consumers.size() == 1 && v.consumers[0] == reader;
 }
 
-// A constant float scalar (any rank, one element) equal to 2 or 3; 0 otherwise.
-int SmallIntegerExponent(const Graph& g, ValueId id) {
-  if (!IsFloat32Constant(g, id) || g.value(id).type.num_elements() != 1) return 0;
-  const float e = g.value(id).constant->data_as<float>()[0];
-  return e == 2.0f ? 2 : e == 3.0f ? 3 : 0;
-}
-
 bool IsConvOrConvTranspose(const Node& node) {
   return node.domain.empty() && (node.op_type == "Conv" || node.op_type == "ConvTranspose");
 }
@@ -157,15 +150,6 @@ bool ComposeToIdentity(const std::vector<int64_t>& perm1, const std::vector<int6
   return true;
 }
 
-Node MulNode(const std::string& name, ValueId a, ValueId b, ValueId out) {
-  Node n;
-  n.name = name;
-  n.op_type = "Mul";
-  n.inputs = {a, b};
-  n.outputs = {out};
-  return n;
-}
-
 class Rewriter {
  public:
   explicit Rewriter(const Graph& old)
@@ -199,23 +183,6 @@ class Rewriter {
           COLLAGE_RETURN_IF_ERROR(Emit(std::move(conv)));
           skip[static_cast<size_t>(out.consumers[0])] = true;
           ++stats.batchnorms_folded;
-          continue;
-        }
-      }
-      if (node.op_type == "Pow" && node.domain.empty() && node.inputs.size() == 2 &&
-          old_.value(node.inputs[0]).type.dtype == DType::kFloat32 &&
-          old_.value(node.inputs[0]).type.shape == old_.value(node.outputs[0]).type.shape) {
-        if (const int exponent = SmallIntegerExponent(old_, node.inputs[1]); exponent != 0) {
-          const ValueId x = node.inputs[0];
-          if (exponent == 3) {
-            const std::string square_name = next_.UniqueName(node.name + ".square");
-            const ValueId square = next_.AddValue(square_name, old_.value(x).type);
-            COLLAGE_RETURN_IF_ERROR(Emit(MulNode(square_name, x, x, square)));
-            COLLAGE_RETURN_IF_ERROR(Emit(MulNode(node.name, square, x, node.outputs[0])));
-          } else {
-            COLLAGE_RETURN_IF_ERROR(Emit(MulNode(node.name, x, x, node.outputs[0])));
-          }
-          ++stats.pows_to_muls;
           continue;
         }
       }
@@ -304,7 +271,7 @@ class Rewriter {
 bool AnythingToDo(const Graph& g) {
   std::map<std::string, std::vector<const Node*>> by_key;
   for (const Node& n : g.nodes()) {
-    if (n.op_type == "BatchNormalization" || n.op_type == "Pow" || n.op_type == "Transpose" ||
+    if (n.op_type == "BatchNormalization" || n.op_type == "Transpose" ||
         n.op_type == "Pad") {
       return true;
     }

@@ -5,8 +5,6 @@
 //     convolution's output read by the BatchNormalization alone) folds into its weights and
 //     bias, as exporters do for eval-mode Conv models when asked (a DCGAN generator's
 //     ConvTranspose → BatchNorm → ReLU becomes one fusable ConvTranspose → ReLU);
-//   - Pow by a constant scalar 2 or 3 becomes Mul (GELU's x^3: every backend's elementwise
-//     chains take Mul, none takes Pow, and std::pow costs ten multiplies);
 //   - two Transposes in a row that compose to the identity vanish, when nothing else reads
 //     the one between;
 //   - a node that computes what an earlier one computes (same op, inputs and attributes; not
@@ -23,7 +21,11 @@
 //     only the reference kernels run, between two other libraries' kernels.
 //
 // Every rewrite keeps the graph's inputs, outputs and their names; nodes keep their names
-// (a folded BatchNormalization's output keeps its name, on the Conv).
+// (a folded BatchNormalization's output keeps its name, on the Conv). What only changes how a
+// computation is written stays as the exporter wrote it: the engines' optimizers look for the
+// exporters' forms (Pow by 2 or 3 stays a Pow, which the reference kernel computes by
+// multiplying: rewritten as Mul, ONNX Runtime no longer fused GPT-2's GELU and ran it 8%
+// slower, docs/measurements.md).
 #pragma once
 
 #include "collage/status.h"
@@ -33,7 +35,6 @@ namespace collage {
 
 struct SimplifyStats {
   int batchnorms_folded = 0;
-  int pows_to_muls = 0;
   int transposes_cancelled = 0;
   int zero_pads_removed = 0;
   int duplicates_removed = 0;
@@ -41,7 +42,7 @@ struct SimplifyStats {
   int matmuls_stacked = 0;  // folded into one product sharing their weights (same weight)
   int dequantizes_copied = 0;  // copies of a DequantizeLinear made for its second and later readers
   int total() const {
-    return batchnorms_folded + pows_to_muls + transposes_cancelled + zero_pads_removed +
+    return batchnorms_folded + transposes_cancelled + zero_pads_removed +
            duplicates_removed + matmuls_merged + matmuls_stacked + dequantizes_copied;
   }
 };

@@ -89,7 +89,10 @@ TEST(SimplifyTest, BatchNormStaysWhenTheConvOutputHasAnotherReader) {
   EXPECT_EQ(simplify_test::Count(simplified, "BatchNormalization"), 1);
 }
 
-TEST(SimplifyTest, PowByTwoOrThreeBecomesMul) {
+// Pow stays as the exporter wrote it, whatever its exponent: the engines' optimizers fuse
+// the forms exporters write (GELU's x^3, a variance's square), and the reference kernel
+// computes 2 and 3 by multiplying.
+TEST(SimplifyTest, PowStaysAsTheExporterWroteIt) {
   GraphBuilder b("pow", 17, 3);
   ValueId x = b.Input("x", DType::kFloat32, {2, 5});
   ValueId cube = b.Node("Pow", {x, b.Scalar<float>("three", 3.0f)}, {}, "cube");
@@ -101,9 +104,9 @@ TEST(SimplifyTest, PowByTwoOrThreeBecomesMul) {
   ASSERT_TRUE(built.ok()) << built.status().ToString();
   Graph simplified;
   SimplifyStats stats = simplify_test::SimplifyAndCompare(*built, simplified);
-  EXPECT_EQ(stats.pows_to_muls, 2);
-  EXPECT_EQ(simplify_test::Count(simplified, "Pow"), 1);  // x^2.5 stays
-  EXPECT_EQ(simplify_test::Count(simplified, "Mul"), 3);
+  EXPECT_EQ(stats.total(), 0);
+  EXPECT_EQ(simplify_test::Count(simplified, "Pow"), 3);
+  EXPECT_EQ(simplify_test::Count(simplified, "Mul"), 0);
 }
 
 TEST(SimplifyTest, TransposesThatUndoEachOtherVanish) {

@@ -155,6 +155,36 @@ TEST(BinaryOpsTest, PowMixedDTypes) {
             StatusCode::kUnsupported);
 }
 
+// A scalar exponent of 2 or 3 is computed by multiplying (a variance's square, GELU's cube):
+// the results are the products, special values included, whatever the exponent's dtype.
+TEST(BinaryOpsTest, PowBySquareOrCubeIsTheProduct) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> x = {1.5f, -2.25f, 0.1f, -0.0f, inf, -inf, 3e15f, -7.0f};
+  std::vector<float> square, cube;
+  for (float v : x) {
+    square.push_back(v * v);
+    cube.push_back(v * v * v);
+  }
+  const int64_t n = static_cast<int64_t>(x.size());
+  for (const Tensor& two : {Tensor::Scalar<float>(2.0f), T1<int64_t>({1}, {2}), T1<double>({1}, {2.0})}) {
+    Tensor got = RunOne("Pow", 15, {T1<float>({n}, x), two});
+    EXPECT_EQ(got.ToVector<float>(), square);
+  }
+  for (const Tensor& three : {Tensor::Scalar<float>(3.0f), T1<int32_t>({1}, {3})}) {
+    Tensor got = RunOne("Pow", 15, {T1<float>({n}, x), three});
+    EXPECT_EQ(got.ToVector<float>(), cube);
+  }
+  const std::vector<float> nan = RunOne("Pow", 15, {T1<float>({1}, {std::nanf("")}),
+                                                    Tensor::Scalar<float>(3.0f)})
+                                     .ToVector<float>();
+  EXPECT_TRUE(std::isnan(nan[0]));
+  // Other exponents, and a base broadcast to a larger exponent, go through pow.
+  ExpectTensor<float>(RunOne("Pow", 15, {T1<float>({2}, {4, 9}), Tensor::Scalar<float>(2.5f)}),
+                      {2}, {32, 243}, 1e-5);
+  ExpectTensor<float>(RunOne("Pow", 15, {T1<float>({1}, {3}), T1<float>({2}, {2, 3})}), {2},
+                      {9, 27});
+}
+
 TEST(BinaryOpsTest, ComparisonsAndLogic) {
   Tensor a = T1<int32_t>({2, 3}, {1, 2, 3, 4, 5, 6});
   Tensor b = T1<int32_t>({3}, {2, 2, 7});
