@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "collage/cancellation.h"
 #include "collage/placement_source.h"
 #include "collage/precision.h"
 #include "collage/run_profile.h"
@@ -78,9 +79,37 @@ struct GenerationProgress {
   double elapsed_seconds = 0;
 };
 
-// OK for an OptimizeOptions::workers value that names a choice (below); kInvalidArgument,
-// listing them, for any other.
-Status CheckWorkers(const std::string& workers);
+// Who measures an optimize's candidates (OptimizeOptions::workers).
+struct MeasureWorkers {
+  enum class Kind {
+    kLocalWorker,  // collage_measure_worker, a process of its own on this machine
+    kInProcess,    // this process: a library that crashes or hangs ends the optimize
+    kRay,          // the nodes of a Ray cluster
+  };
+  MeasureWorkers() = default;
+  explicit MeasureWorkers(Kind kind, std::string ray_address = "")
+      : kind(kind), ray_address(std::move(ray_address)) {}
+  static MeasureWorkers InProcess() { return MeasureWorkers(Kind::kInProcess); }
+
+  Kind kind = Kind::kLocalWorker;
+  // kRay: a cluster's Ray Client server, "ray://HOST:PORT"; "" for the cluster of $RAY_ADDRESS
+  // or the one started on this machine.
+  std::string ray_address;
+
+  bool operator==(const MeasureWorkers& other) const = default;
+};
+
+// The words of `collage optimize --workers` and Python's `workers=`: "local" (or ""),
+// "in-process", "ray", "ray://HOST:PORT". kInvalidArgument, listing them, for any other.
+StatusOr<MeasureWorkers> MeasureWorkersNamed(std::string_view name);
+// The same words back (for messages).
+std::string MeasureWorkersName(const MeasureWorkers& workers);
+
+struct OptimizeOptions;
+// $COLLAGE_MEASURE_WORKER's value as the command line and Python apply it (the library reads
+// no environment): "in-process" measures in this process where `options` chose the local
+// worker; any other value is the worker's path where `options` names none; "" changes nothing.
+void UseMeasureWorkerSetting(std::string_view value, OptimizeOptions* options);
 
 struct OptimizeOptions {
   // Backends the search may use; empty = every registered one. "native" is always added: it
@@ -109,22 +138,21 @@ struct OptimizeOptions {
   // measuring time); kWarm — nothing in between, the kernel's data stays cached; kCold —
   // always twice the last-level cache. Part of every cost's key.
   CacheState caches = CacheState::kRun;
-  // Where candidates are measured: the path of collage_measure_worker, a process of its own
-  // that a library crashing, aborting or hanging takes down instead of the optimize (the
-  // candidate is then recorded invalid, and a new worker measures the next); empty = look
-  // for it ($COLLAGE_MEASURE_WORKER, next to the running executable, the build tree);
-  // "in-process" measures in this process. No worker found, or one refused (another build,
-  // lacking a backend registered here in code) → in-process, with a warning in the report.
+  // The path of collage_measure_worker, a process of its own that a library crashing,
+  // aborting or hanging takes down instead of the optimize (the candidate is then recorded
+  // invalid, and a new worker measures the next); empty = look for it (next to the running
+  // executable, beside an installed library, the build tree). No worker found, or one
+  // refused (another build, lacking a backend registered here in code) → this process, with
+  // a warning in the report.
   std::string measure_worker;
-  // Who measures the candidates: "" or "local" — the worker process above; "in-process" —
-  // this process (as measure_worker = "in-process"); "ray" — the nodes of a Ray cluster
-  // ($RAY_ADDRESS, else the one started on this machine) that offer this machine's device
-  // resource (DeviceResourceName, `collage ray resources`), several at once; "ray://HOST:PORT"
-  // — the same through a cluster's Ray Client server. With Ray the search, the calibration
-  // runs and the probes of steps and library switches stay here; candidates and layout
-  // conversions are measured on the nodes, each by collage_measure_worker at the path it has
-  // here. No fallback: Ray missing or no node offering the resource is an error.
-  std::string workers;
+  // Who measures the candidates: the local worker process above (the default), this
+  // process, or the nodes of a Ray cluster ($RAY_ADDRESS, else the one started on this
+  // machine, or the Ray Client server named) that offer this machine's device resource
+  // (DeviceResourceName, `collage ray resources`), several at once. With Ray the search, the
+  // calibration runs and the probes of steps and library switches stay here; candidates and
+  // layout conversions are measured on the nodes, each by collage_measure_worker at the path
+  // it has here. No fallback: Ray missing or no node offering the resource is an error.
+  MeasureWorkers workers;
   // The Python that runs the Ray dispatcher (tools/ray/collage_ray_dispatch.py): it must
   // import ray (scripts/install_ray.sh makes BUILD/rayenv). A bare name is looked up on PATH.
   // The command line takes it from $COLLAGE_RAY_PYTHON.
@@ -160,6 +188,10 @@ struct OptimizeOptions {
   // groups' measurements alone.
   int calibration_rounds = 10;
   std::function<void(const GenerationProgress&)> on_generation;
+  // Cancelled (from any thread, or a signal handler: collage/cancellation.h), the optimize
+  // stops at the next point where stopping loses nothing and returns kCancelled, every
+  // measurement made kept in the cost database.
+  CancellationToken cancel;
 
   // Reduced precision (docs/architecture.md, "Precision"). With kBfloat16 or kAuto the
   // backends' reduced-precision offers are measured beside their float32 ones, and the plan

@@ -43,7 +43,7 @@ struct OptimizeArgs {
   double tolerance;
   std::string workers;     // OptimizeOptions::workers; empty: the local worker
   std::string ray_python;  // the Python that drives Ray for workers "ray…"
-  std::string measure_worker;  // OptimizeOptions::measure_worker ($COLLAGE_MEASURE_WORKER)
+  std::string measure_worker;  // $COLLAGE_MEASURE_WORKER, applied by UseMeasureWorkerSetting
   // Called with (phase, done, total, cache_hits, invalid, elapsed_seconds) as the optimize
   // goes (OptimizeProgress); None: no progress.
   nb::object on_progress;
@@ -94,10 +94,11 @@ std::string Optimize(const OptimizeArgs& args) {
   }
   optimize.precision = *precision;
   optimize.tolerance = args.tolerance;
-  ThrowIfError(CheckWorkers(args.workers));
-  optimize.workers = args.workers;
+  StatusOr<MeasureWorkers> workers = MeasureWorkersNamed(args.workers);
+  ThrowIfError(workers.status());
+  optimize.workers = *workers;
   if (!args.ray_python.empty()) optimize.ray_python = args.ray_python;
-  optimize.measure_worker = args.measure_worker;
+  UseMeasureWorkerSetting(args.measure_worker, &optimize);
   optimize.on_progress = PythonProgress(args.on_progress);
 
   std::unique_ptr<Session> session;

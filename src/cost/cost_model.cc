@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "collage/device_fingerprint.h"
-#include "collage/interrupt.h"
+#include "collage/cancellation.h"
 #include "collage/sdk/errors.h"
 #include "cost/group_signature.h"
 #include "cost/library_switch_measure.h"
@@ -47,7 +47,8 @@ std::vector<const SearchCandidate*> ProbeKernelsOf(const std::vector<const Searc
 MeasuredCostModel::MeasuredCostModel(const Graph& graph, const BackendRegistry& registry,
                                      CostDatabase& database, Measurer& measurer, int threads,
                                      MeasureSettings settings,
-                                     std::function<void(const OptimizeProgress&)> on_progress)
+                                     std::function<void(const OptimizeProgress&)> on_progress,
+                                     CancellationToken cancel)
     : graph_(graph),
       registry_(registry),
       database_(database),
@@ -56,6 +57,7 @@ MeasuredCostModel::MeasuredCostModel(const Graph& graph, const BackendRegistry& 
       context_(std::make_shared<ExecutionContext>(threads)),
       settings_(settings),
       on_progress_(std::move(on_progress)),
+      cancel_(std::move(cancel)),
       started_(Now()) {}
 
 CostKey MeasuredCostModel::KeyFor(const SearchCandidate& candidate) const {
@@ -104,7 +106,7 @@ Status MeasuredCostModel::Interrupted() const {
 }
 
 Status MeasuredCostModel::WaitForOthers() {
-  if (InterruptRequested()) return Interrupted();
+  if (cancel_.cancelled()) return Interrupted();
   // A claim's lease is renewed while this process waits as while it measures.
   COLLAGE_RETURN_IF_ERROR(database_.RenewClaims());
   std::this_thread::sleep_for(std::chrono::duration<double>(kOthersPollSeconds));
@@ -120,7 +122,7 @@ StatusOr<CostRecord> MeasuredCostModel::Resolve(
       return *found.record;
     }
     // Stopping here loses nothing: every finished measurement is already stored.
-    if (InterruptRequested()) return Interrupted();
+    if (cancel_.cancelled()) return Interrupted();
     // Claimed first, so that other processes wait for this measurement instead of repeating
     // it. Measured in this process, a candidate that crashes it is found by the next run and
     // recorded invalid instead of crashing again; measured in a worker, the claim lapses with
@@ -249,7 +251,7 @@ Status MeasuredCostModel::PriceCandidates(std::vector<SearchCandidate>& candidat
       }
       if (jobs.empty()) continue;
       // Stopping here loses nothing: every finished measurement is already stored.
-      if (InterruptRequested()) return Interrupted();
+      if (cancel_.cancelled()) return Interrupted();
       progressed = true;
       Status measured = measurer_.CandidatesInBatch(jobs, [&](size_t i, const CostRecord& record) {
         ++measured_;
@@ -372,7 +374,7 @@ Status MeasuredCostModel::PriceLibrarySwitches(const std::vector<SearchCandidate
         records = {*found_ab.record, *found_ba.record};
         break;
       }
-      if (InterruptRequested()) return Interrupted();
+      if (cancel_.cancelled()) return Interrupted();
       // The pair is measured together, under the claim of its first key; the probes run in
       // this process.
       bool claimed = false;

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <vector>
 
+#include "collage/cancellation.h"
 #include "collage/optimize.h"
 #include "cost/cost_database.h"
 #include "cost/measure.h"
@@ -21,9 +22,11 @@ namespace collage {
 class MeasuredCostModel {
  public:
   // `measurer` measures what the database lacks (in this process or in a worker).
+  // Pricing stops with kCancelled at the next candidate once `cancel` is cancelled.
   MeasuredCostModel(const Graph& graph, const BackendRegistry& registry, CostDatabase& database,
                     Measurer& measurer, int threads, MeasureSettings settings,
-                    std::function<void(const OptimizeProgress&)> on_progress);
+                    std::function<void(const OptimizeProgress&)> on_progress,
+                    CancellationToken cancel);
 
   // Fills the cost and layouts of every candidate; `records[i]` says whether candidate i is
   // valid (and why not).
@@ -95,6 +98,7 @@ class MeasuredCostModel {
   const std::shared_ptr<ExecutionContext> context_;
   const MeasureSettings settings_;
   std::function<void(const OptimizeProgress&)> on_progress_;
+  const CancellationToken cancel_;
   double started_ = 0;
   int distinct_candidates_ = 0;
   int measured_ = 0;

@@ -4,8 +4,8 @@
 // every failure of the candidate (it does not compile, computes the wrong answer, crashes
 // the worker, times out) is an invalid record with the reason, stored like any other.
 //
-// A non-OK status means there is nothing to record: kCancelled when the user interrupted
-// the measurement (Ctrl-C, SIGTERM: InterruptRequested()), another code when measuring is
+// A non-OK status means there is nothing to record: kCancelled when the optimize was
+// cancelled (OptimizeOptions::cancel: Ctrl-C, SIGTERM), another code when measuring is
 // impossible whatever the candidate (no worker can be started any more).
 #pragma once
 

@@ -64,6 +64,7 @@ Status RayMeasurer::Launch() {
                        spawned.status().message());
   }
   dispatcher_ = std::move(*spawned);
+  dispatcher_->set_cancellation(options_.worker.cancel);
   const double patience = options_.worker.timeout_seconds + kRaySlackSeconds;
   COLLAGE_ASSIGN_OR_RETURN(std::string payload, NextFrame(patience, "connecting to Ray"));
   StatusOr<WorkerHello> hello = DecodeHello(payload);

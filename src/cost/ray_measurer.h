@@ -12,8 +12,8 @@
 //
 // What is not a candidate's fault is an error for the optimize, not an invalid record: Ray
 // missing for that Python, no node offering the resource, the dispatcher dying or falling
-// silent. An interrupt (InterruptRequested) kills the dispatcher (Ray then cancels its
-// tasks) and gives kCancelled.
+// silent. Cancelling the optimize (WorkerOptions::cancel) kills the dispatcher (Ray then
+// cancels its tasks) and gives kCancelled.
 #pragma once
 
 #include <functional>

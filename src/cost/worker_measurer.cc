@@ -72,7 +72,7 @@ Subprocess::Wait ReadPayload(Subprocess& worker, Clock::time_point deadline, std
 std::string FindMeasureWorker(const std::string& configured, std::vector<std::string>* tried) {
   auto pick = [&](const std::string& path) {
     tried->push_back(path);
-    return path == kInProcessMeasurement || IsExecutable(path);
+    return IsExecutable(path);
   };
   // An explicit choice is final: a wrong path is not silently replaced by another worker.
   if (!configured.empty()) return pick(configured) ? configured : "";
@@ -124,12 +124,11 @@ StatusOr<std::unique_ptr<Measurer>> ChooseMeasurer(const std::string& configured
                                                    double timeout_seconds,
                                                    const BackendRegistry& registry,
                                                    const std::vector<std::string>& backends,
-                                                   std::vector<std::string>* warnings) {
+                                                   std::vector<std::string>* warnings,
+                                                   const CancellationToken& cancel) {
   COLLAGE_RETURN_IF_ERROR(CheckMeasureTimeout(timeout_seconds));
   std::vector<std::string> tried;
   const std::string worker = FindMeasureWorker(configured, &tried);
-  if (worker == kInProcessMeasurement)
-    return std::unique_ptr<Measurer>(new InProcessMeasurer(registry));
   const char* consequence =
       "candidates are measured in this process, where a library that crashes or hangs "
       "ends the optimize";
@@ -143,6 +142,7 @@ StatusOr<std::unique_ptr<Measurer>> ChooseMeasurer(const std::string& configured
   options.plugin_paths = registry.plugin_paths();
   options.timeout_seconds = timeout_seconds;
   options.backends = WorkerBackends(registry, backends);
+  options.cancel = cancel;
   StatusOr<std::unique_ptr<WorkerMeasurer>> started = WorkerMeasurer::Start(std::move(options));
   if (started.ok()) return std::unique_ptr<Measurer>(std::move(*started));
   if (started.status().code() == StatusCode::kCancelled) return started.status();
@@ -224,6 +224,7 @@ Status WorkerMeasurer::EnsureWorker() {
     args.push_back(plugin);
   }
   COLLAGE_ASSIGN_OR_RETURN(worker_, Subprocess::Spawn(options_.executable, args));
+  worker_->set_cancellation(options_.cancel);
   ++workers_started_;
   auto refuse = [&](const std::string& why) {
     worker_.reset();

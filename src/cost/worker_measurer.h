@@ -4,8 +4,8 @@
 // candidate's record ("the measurement worker died of SIGSEGV while measuring this
 // candidate", "timed out after 60 s"), and the next request starts a new worker.
 //
-// On an interrupt (InterruptRequested) the worker is killed and the measurement gives
-// kCancelled: nothing is recorded for the candidate in flight.
+// When the optimize is cancelled (WorkerOptions::cancel) the worker is killed and the
+// measurement gives kCancelled: nothing is recorded for the candidate in flight.
 #pragma once
 
 #include <memory>
@@ -27,23 +27,18 @@ struct WorkerOptions {
   // another version of it, is refused.
   std::vector<std::pair<std::string, std::string>> backends;
   double timeout_seconds = 60;  // per request; the worker is killed past it
+  CancellationToken cancel;     // the optimize's: cancelled, the worker is killed
 };
 
 // Where the worker is: `configured` (OptimizeOptions::measure_worker; the command line and
 // Python set it from $COLLAGE_MEASURE_WORKER) when set, then collage_measure_worker next to
 // the running executable, then in the bin/ folder beside an installed library, then the one in
-// the build tree this library was built in. "in-process" is returned as it is. "" when none
-// exists; `*tried` lists the paths looked at.
+// the build tree this library was built in. "" when none exists; `*tried` lists the paths
+// looked at.
 std::string FindMeasureWorker(const std::string& configured, std::vector<std::string>* tried);
-
-inline constexpr char kInProcessMeasurement[] = "in-process";
 
 class WorkerMeasurer;
 
-// The measurer of an optimize over `backends` of `registry`: a started WorkerMeasurer where
-// FindMeasureWorker(`configured`) finds one that accepts, an InProcessMeasurer for
-// "in-process" or, with a warning in `warnings` saying why, when none is found or the one
-// found is refused. kCancelled when interrupted while the worker starts.
 // The longest a measurement may be allowed: a day (a larger limit, 1e10 s, would overflow
 // the deadline's clock).
 inline constexpr double kMaxMeasureTimeoutSeconds = 86400;
@@ -56,11 +51,14 @@ Status CheckMeasureTimeout(double timeout_seconds);
 std::vector<std::pair<std::string, std::string>> WorkerBackends(
     const BackendRegistry& registry, const std::vector<std::string>& backends);
 
-StatusOr<std::unique_ptr<Measurer>> ChooseMeasurer(const std::string& configured,
-                                                   double timeout_seconds,
-                                                   const BackendRegistry& registry,
-                                                   const std::vector<std::string>& backends,
-                                                   std::vector<std::string>* warnings);
+// The measurer of an optimize over `backends` of `registry`: a started WorkerMeasurer where
+// FindMeasureWorker(`configured`) finds one that accepts, else, with a warning in `warnings`
+// saying why (none found, or the one found refused), an InProcessMeasurer. kCancelled when
+// interrupted while the worker starts.
+StatusOr<std::unique_ptr<Measurer>> ChooseMeasurer(
+    const std::string& configured, double timeout_seconds, const BackendRegistry& registry,
+    const std::vector<std::string>& backends, std::vector<std::string>* warnings,
+    const CancellationToken& cancel = CancellationToken());
 
 // Why a worker that said `hello` cannot measure for a parent wanting `backends` (name,
 // version): "speaks protocol version 2, ...", "has no backend 'x' ..."; "" when it can.

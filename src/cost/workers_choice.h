@@ -1,7 +1,7 @@
 // Which measurer an optimize uses, by OptimizeOptions::workers (include/collage/optimize.h):
-// the local worker process ("" or "local", ChooseMeasurer with its fallback to this process),
-// this process ("in-process"), or the nodes of a Ray cluster ("ray", "ray://HOST:PORT";
-// RayMeasurer), which never falls back: a fleet asked for and not reached is an error.
+// the local worker process (ChooseMeasurer, with its fallback to this process), this process,
+// or the nodes of a Ray cluster (RayMeasurer), which never falls back: a fleet asked for and
+// not reached is an error.
 #pragma once
 
 #include <memory>
@@ -14,10 +14,11 @@
 namespace collage {
 
 struct WorkersChoice {
-  std::string workers;         // OptimizeOptions::workers
+  MeasureWorkers workers;      // OptimizeOptions::workers
   std::string measure_worker;  // OptimizeOptions::measure_worker
   double timeout_seconds = 60;
   std::string ray_python;      // OptimizeOptions::ray_python
+  CancellationToken cancel;    // OptimizeOptions::cancel: stops a measurement in flight
 };
 
 StatusOr<std::unique_ptr<Measurer>> ChooseWorkers(const WorkersChoice& choice,

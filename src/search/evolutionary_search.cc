@@ -5,7 +5,6 @@
 #include <map>
 #include <random>
 
-#include "collage/interrupt.h"
 
 namespace collage {
 namespace {
@@ -119,7 +118,9 @@ class Evolution {
   }
 
   // An interrupt ends the search like the budget does; the caller decides what to keep.
-  bool OutOfTime() const { return Elapsed() >= options_.budget_seconds || InterruptRequested(); }
+  bool OutOfTime() const {
+    return Elapsed() >= options_.budget_seconds || options_.cancel.cancelled();
+  }
   double Elapsed() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   }

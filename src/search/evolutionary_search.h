@@ -37,6 +37,7 @@ struct EvolutionOptions {
   int elites = 2;
   // Per-gene mutation probability; 0 = 1 / number of genes.
   double mutation_rate = 0;
+  CancellationToken cancel;  // cancelled: the search ends after the fitness in flight
 };
 
 struct EvolutionResult {

@@ -6,7 +6,6 @@
 #include "search/finalist_decision.h"
 #include "search/phase_progress.h"
 #include "collage/sdk/errors.h"
-#include "collage/interrupt.h"
 
 namespace collage {
 
@@ -58,7 +57,7 @@ StatusOr<FinalDecision> DecideFinalPlacement(const std::vector<Finalist>& finali
                            DecideBetweenFinalists(
                                contenders.size(),
                                [&](size_t c) -> StatusOr<double> {
-                                 if (InterruptRequested()) {
+                                 if (options.cancel.cancelled()) {
                                    return Status(StatusCode::kCancelled,
                                                  "interrupted while measuring the finalists; every "
                                                  "measurement of the search is kept");

@@ -7,7 +7,6 @@
 #include <map>
 #include <optional>
 
-#include "collage/interrupt.h"
 #include "collage/sdk/errors.h"
 #include "cost/cache_scrub.h"
 #include "cost/claim_owner.h"
@@ -277,9 +276,10 @@ StatusOr<OptimizeResult> SearchPlacement(const Graph& graph, BackendRegistry& re
   COLLAGE_ASSIGN_OR_RETURN(
       std::unique_ptr<Measurer> measurer,
       ChooseWorkers({options.workers, options.measure_worker, options.measure_timeout_seconds,
-                     options.ray_python},
+                     options.ray_python, options.cancel},
                     registry, backends, &report.warnings));
-  MeasuredCostModel costs(graph, registry, *database, *measurer, threads, settings, options.on_progress);
+  MeasuredCostModel costs(graph, registry, *database, *measurer, threads, settings,
+                          options.on_progress, options.cancel);
   std::vector<CostRecord> records;
   COLLAGE_RETURN_IF_ERROR(costs.PriceCandidates(candidates, &records));
 
@@ -334,7 +334,7 @@ StatusOr<OptimizeResult> SearchPlacement(const Graph& graph, BackendRegistry& re
   };
   std::optional<PhaseProgress> calibration_progress;
   const ProfilePlan profile = [&](const Placement& placement) -> StatusOr<PlanInRun> {
-    if (InterruptRequested()) return Status(StatusCode::kCancelled, "interrupted");
+    if (options.cancel.cancelled()) return Status(StatusCode::kCancelled, "interrupted");
     StatusOr<PlanInRun> run = bench.Profile(placement);
     if (calibration_progress) calibration_progress->Step();
     return run;
@@ -343,7 +343,7 @@ StatusOr<OptimizeResult> SearchPlacement(const Graph& graph, BackendRegistry& re
   constexpr int kRetimeRounds = 5;
   const RetimePlans retime =
       [&](const std::vector<Placement>& plans) -> StatusOr<std::vector<double>> {
-    if (InterruptRequested()) return Status(StatusCode::kCancelled, "interrupted");
+    if (options.cancel.cancelled()) return Status(StatusCode::kCancelled, "interrupted");
     return bench.TimeSideBySide(plans, kRetimeRounds);
   };
   // Every backend alone: a plan of its own for calibration, and a finalist of the decision.

@@ -6,7 +6,6 @@
 
 #include "search/plan_bench.h"
 #include "collage/sdk/errors.h"
-#include "collage/interrupt.h"
 
 namespace collage {
 namespace {
@@ -146,6 +145,7 @@ StatusOr<TwoLevelResult> SearchTwoLevel(const Graph& graph, const PlanBench& ben
   evolution.generations = options.generations;
   evolution.budget_seconds = options.budget_seconds;
   evolution.seed = options.seed;
+  evolution.cancel = options.cancel;
   EvolutionResult evolved =
       Evolve(decoder.gene_values(), seeds, fitness, evolution, options.on_generation);
   TwoLevelResult result;
@@ -155,7 +155,7 @@ StatusOr<TwoLevelResult> SearchTwoLevel(const Graph& graph, const PlanBench& ben
   result.invalid_genomes = evolved.invalid;
   result.invalid_genome_reasons = evolved.invalid_reasons;
   result.evolve_seconds = SecondsSince(start);
-  if (InterruptRequested()) {
+  if (options.cancel.cancelled()) {
     return Status(StatusCode::kCancelled,
                   "interrupted during the graph-level search; every measurement made so far is kept");
   }

@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "collage/sdk/errors.h"
-#include "collage/interrupt.h"
+#include "collage/cancellation.h"
 
 extern char** environ;
 
@@ -144,7 +144,7 @@ void Subprocess::DrainStderr() {
 
 Subprocess::Wait Subprocess::PollFor(int fd, short events, Clock::time_point deadline) {
   while (true) {
-    if (InterruptRequested()) return Wait::kInterrupted;
+    if (cancel_.cancelled()) return Wait::kInterrupted;
     const auto now = Clock::now();
     if (now >= deadline) return Wait::kTimedOut;
     const auto slice = std::min<Clock::duration>(kPollSlice, deadline - now);

@@ -4,8 +4,9 @@
 // decide what happens to the child. Its stdin and stdout are pipes for our requests and its
 // replies; its stderr is captured and its last few KiB kept for error messages.
 //
-// Every wait polls in short slices and gives up at a deadline or when an interrupt is
-// requested (util/interrupt.h), so that a hung child never blocks the caller.
+// Every wait polls in short slices and gives up at a deadline or when the token set by
+// set_cancellation is cancelled (collage/cancellation.h), so that a hung child never blocks
+// the caller.
 #pragma once
 
 #include <sys/types.h>
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "collage/cancellation.h"
 #include "collage/status.h"
 
 namespace collage {
@@ -36,6 +38,8 @@ class Subprocess {
   Subprocess& operator=(const Subprocess&) = delete;
 
   pid_t pid() const { return pid_; }
+  // Waits end with kInterrupted once `cancel` is cancelled (by default, never).
+  void set_cancellation(CancellationToken cancel) { cancel_ = std::move(cancel); }
 
   // Writes all of `bytes` to the child's stdin. kClosed: the child closed it (or died).
   Wait Write(const std::string& bytes, Clock::time_point deadline);
@@ -70,6 +74,7 @@ class Subprocess {
   int stdout_fd_ = -1;  // our end of the child's stdout
   int stderr_fd_ = -1;  // our end of the child's stderr
   std::string stderr_tail_;
+  CancellationToken cancel_;
 };
 
 // The path of the executable `name` in a folder of $PATH; empty when there is none.

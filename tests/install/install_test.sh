@@ -39,9 +39,9 @@ command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache 
 for project in consumer plugin; do
   step "building tests/install/$project against the moved prefix"
   extra=()
-  [[ $project == plugin ]] && extra=(-DPLUGIN_SOURCE="$source/backends/plugin_example/plugin_example.c")
+  [[ $project == plugin ]] && extra=(-DPLUGIN_SOURCE="$source/backends/plugin_example/plugin_example.c" -DCMAKE_C_COMPILER="$cc")
   cmake -S "$source/tests/install/$project" -B "$work/$project" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-        -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_C_COMPILER="$cc" "${launcher[@]}" -DCMAKE_PREFIX_PATH="$prefix" "${extra[@]}" \
+        -DCMAKE_CXX_COMPILER="$cxx" "${launcher[@]}" -DCMAKE_PREFIX_PATH="$prefix" "${extra[@]}" \
         > "$work/$project.log" || { cat "$work/$project.log"; exit 1; }
   cmake --build "$work/$project" > "$work/$project-build.log" || { cat "$work/$project-build.log"; exit 1; }
 done

@@ -10,7 +10,7 @@
 #include <filesystem>
 
 #include "collage/file_io.h"
-#include "collage/interrupt.h"
+#include "collage/cancellation.h"
 #include "collage/latency_stats.h"
 #include "collage/report.h"
 #include "collage/zoo.h"
@@ -59,6 +59,7 @@ Status OptimizeAndCompare(const std::string& path, const SessionOptions& options
       "(cached in the cost database), the op-level search, then its plan and each backend "
       "alone (native where the backend has no rule) checked and timed side by side\n");
   OptimizeOptions optimize;
+  CancelOnSignals(optimize.cancel);  // Ctrl-C stops measuring at the next candidate
   optimize.final_rounds = rounds;
   optimize.max_final_rounds = std::max(optimize.max_final_rounds, rounds);
   OptimizeReport report;
@@ -142,7 +143,6 @@ void AddDemoCommand(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   AddStrictNanOption(cmd, flags->strict_nan);
   cmd->callback([flags, &exit_code] {
-    RequestInterruptOnSignals();  // Ctrl-C stops measuring at the next candidate
     Status s = Demo(*flags);
     exit_code = s.ok() ? 0 : ReportError(s);
   });

@@ -15,7 +15,7 @@
 
 #include "collage/duration_text.h"
 #include "collage/file_io.h"
-#include "collage/interrupt.h"
+#include "collage/cancellation.h"
 #include "collage/printable_text.h"
 #include "collage/report.h"
 #include "commands.h"
@@ -114,7 +114,7 @@ OptimizeOptions OptimizeOptionsOf(const OptimizeFlags& flags) {
   optimize.seed = flags.seed;
   optimize.caches = *CacheStateNamed(flags.caches);  // the flag's check names them
   optimize.measure_timeout_seconds = flags.measure_timeout;
-  optimize.workers = flags.workers;
+  optimize.workers = *MeasureWorkersNamed(flags.workers);  // the flag's check names them
   // The library reads no environment: the command line does.
   if (const char* python = std::getenv("COLLAGE_RAY_PYTHON"); python != nullptr && *python != '\0')
     optimize.ray_python = python;
@@ -167,8 +167,10 @@ Status CheckRangeEnds(const OptimizeFlags& flags, const std::map<std::string, Sh
 }
 
 Status Optimize(const OptimizeFlags& flags) {
-  // Ctrl-C stops measuring at the next candidate, keeping every measurement made.
-  RequestInterruptOnSignals();
+  // Ctrl-C stops measuring at the next candidate, keeping every measurement made; the
+  // optimizes of every shape set hold the one token, so that none starts after it.
+  const CancellationToken cancel;
+  CancelOnSignals(cancel);
   COLLAGE_RETURN_IF_ERROR(LoadPlugins(flags.plugin_dirs));
   if (flags.rounds < 1) return InvalidArgument("--rounds must be >= 1");
   if (flags.calibrate < 0)
@@ -187,6 +189,7 @@ Status Optimize(const OptimizeFlags& flags) {
         shape_sets.size()));
   }
   OptimizeOptions optimize = OptimizeOptionsOf(flags);
+  optimize.cancel = cancel;
   COLLAGE_ASSIGN_OR_RETURN(optimize.budget_seconds, ParseSeconds(flags.budget, "--budget"));
   if (!flags.calibration_inputs.empty()) {
     COLLAGE_ASSIGN_OR_RETURN(optimize.accuracy_inputs, ReadInputSets(flags.calibration_inputs));
@@ -303,7 +306,7 @@ void AddOptimizeCommand(CLI::App& app, int& exit_code) {
                   "machine that offer this machine's device resource: `collage ray resources`) "
                   "or ray://HOST:PORT (through the cluster's Ray Client server). With Ray, "
                   "$COLLAGE_RAY_PYTHON (default python3) runs the dispatcher and must have Ray")
-      ->check([](const std::string& value) { return CheckWorkers(value).message(); });
+      ->check([](const std::string& value) { return MeasureWorkersNamed(value).status().message(); });
   cmd->add_option("--save-plan", flags->save_plan, "Write the plan (JSON) here, for run/bench --plan");
   cmd->add_option("--report", flags->report, "Write an HTML page of the placement and every group's rivals");
   cmd->add_option("--json", flags->json,

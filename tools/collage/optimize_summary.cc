@@ -17,9 +17,8 @@ Status OptimizeWithProgress(Session& session, OptimizeOptions options, OptimizeR
   options.on_progress = [&bar](const OptimizeProgress& p) { bar.Update(p); };
   options.on_generation = [&bar](const GenerationProgress& p) { bar.Update(p); };
   // The library reads no environment: the command line passes the worker it names.
-  if (const char* worker = std::getenv("COLLAGE_MEASURE_WORKER");
-      options.measure_worker.empty() && worker != nullptr && *worker != '\0') {
-    options.measure_worker = worker;
+  if (const char* worker = std::getenv("COLLAGE_MEASURE_WORKER"); worker != nullptr) {
+    UseMeasureWorkerSetting(worker, &options);
   }
   Status optimized = session.Optimize(options, report);
   bar.Finish();

@@ -13,6 +13,7 @@
 #include "broken_backends.h"
 #include "collage/available_backends.h"
 #include "cost/group_signature.h"
+#include "cost/workers_choice.h"
 #include "quick_settings.h"
 #include "search/optimizer.h"
 #include "test_paths.h"
@@ -84,7 +85,9 @@ TEST(WorkerMeasurerTest, AWorkerLackingABackendOrWithAnotherVersionIsRefused) {
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("no measurement worker found"), std::string::npos) << warnings[0];
   warnings.clear();
-  chosen = ChooseMeasurer(kInProcessMeasurement, 60, registry, {}, &warnings);
+  WorkersChoice in_process;
+  in_process.workers = MeasureWorkers::InProcess();
+  chosen = ChooseWorkers(in_process, registry, {}, &warnings);
   ASSERT_TRUE(chosen.ok());
   EXPECT_NE(dynamic_cast<InProcessMeasurer*>(chosen->get()), nullptr);
   EXPECT_TRUE(warnings.empty()) << "asked for: no warning";
@@ -185,6 +188,49 @@ INSTANTIATE_TEST_SUITE_P(
         Misbehaviour{"segfaulting", "SIGSEGV", ""}, Misbehaviour{"aborting", "SIGABRT", ""},
         Misbehaviour{"hanging", "", "timed out after 2 s (the measurement worker was killed)"}),
     [](const ::testing::TestParamInfo<Misbehaviour>& info) { return info.param.backend; });
+
+}  // namespace
+}  // namespace collage
+
+namespace collage {
+namespace {
+
+TEST(WorkersChoiceTest, TheWordsForWhoMeasuresAreReadOnceAndWrittenBack) {
+  for (const std::string name : {"local", "in-process", "ray", "ray://head:10001"}) {
+    StatusOr<MeasureWorkers> workers = MeasureWorkersNamed(name);
+    ASSERT_TRUE(workers.ok()) << name;
+    EXPECT_EQ(MeasureWorkersName(*workers), name);
+  }
+  EXPECT_EQ(MeasureWorkersNamed("")->kind, MeasureWorkers::Kind::kLocalWorker);
+  EXPECT_EQ(MeasureWorkersNamed("ray://head:10001")->ray_address, "ray://head:10001");
+  for (const std::string wrong : {"ray://", "cluster", "Ray", "in process"}) {
+    StatusOr<MeasureWorkers> workers = MeasureWorkersNamed(wrong);
+    ASSERT_FALSE(workers.ok()) << wrong;
+    EXPECT_NE(workers.status().message().find("expected local"), std::string::npos);
+  }
+}
+
+TEST(WorkersChoiceTest, TheEnvironmentsWorkerSettingLeavesAnExplicitChoice) {
+  OptimizeOptions options;
+  UseMeasureWorkerSetting("in-process", &options);
+  EXPECT_EQ(options.workers, MeasureWorkers::InProcess());
+  EXPECT_TRUE(options.measure_worker.empty());
+
+  OptimizeOptions path;
+  UseMeasureWorkerSetting("/opt/collage/bin/collage_measure_worker", &path);
+  EXPECT_EQ(path.workers.kind, MeasureWorkers::Kind::kLocalWorker);
+  EXPECT_EQ(path.measure_worker, "/opt/collage/bin/collage_measure_worker");
+
+  OptimizeOptions chosen;
+  chosen.workers = *MeasureWorkersNamed("ray");
+  chosen.measure_worker = "/mine";
+  UseMeasureWorkerSetting("in-process", &chosen);
+  UseMeasureWorkerSetting("/theirs", &chosen);
+  EXPECT_EQ(MeasureWorkersName(chosen.workers), "ray");
+  EXPECT_EQ(chosen.measure_worker, "/mine");
+  UseMeasureWorkerSetting("", &chosen);
+  EXPECT_EQ(chosen.measure_worker, "/mine");
+}
 
 }  // namespace
 }  // namespace collage

@@ -87,7 +87,7 @@ TEST(CandidateIndexTest, AnOptimizeEnumeratesEachBackendsRulesOnce) {
       ASSERT_TRUE(RegisterNativeBackend(registry).ok());
       ASSERT_TRUE(registry.Register(std::make_unique<CountingBackend>(&asked)).ok());
       OptimizeOptions options = QuickOptimize(dir.file("costs.sqlite"));
-      options.measure_worker = "in-process";
+      options.workers = MeasureWorkers::InProcess();
       options.search = search;
       options.budget_seconds = 1;
       options.generations = 2;

@@ -43,7 +43,7 @@ OptimizeOptions ReducedPrecisionOptions(const TempDir& dir, double tolerance) {
   for (const char* name : {"onednn", "openvino"}) {
     if (GlobalBackendRegistry().Find(name) != nullptr) options.backends.push_back(name);
   }
-  options.measure_worker = "in-process";
+  options.workers = MeasureWorkers::InProcess();
   options.precision = PrecisionChoice::kAuto;
   options.tolerance = tolerance;
   return options;
