@@ -28,7 +28,7 @@ if ! command -v clang++ >/dev/null; then
 fi
 
 if [[ ! -f "$build/build.ninja" ]]; then
-  CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCOLLAGE_FUZZ=ON -DCOLLAGE_NATIVE_ARCH=OFF \
+  CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCOLLAGE_FUZZ=ON -DCOLLAGE_NATIVE_ARCH=OFF \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo
 fi
 start=$(date +%s)
