@@ -126,8 +126,9 @@ PoolHandle ThreadPoolFor(const CompileRequest& request) {
   // XNNPACK on the caller instead.
   if (!XnnpackUsesTheOpenMpPool()) return {};
   const int threads = request.num_threads();
-  OwnedPool& owned = request.context->Resource<OwnedPool>(
-      "xnnpack.pthreadpool", [threads] { return std::make_unique<OwnedPool>(threads); });
+  OwnedPool& owned = request.context->Resource(
+      ResourceKey<OwnedPool>{"xnnpack.pthreadpool"},
+      [threads] { return std::make_unique<OwnedPool>(threads); });
   return {owned.pool, request.context};
 }
 

@@ -11,13 +11,14 @@ ExecutionContext::~ExecutionContext() {
 }
 
 std::shared_ptr<void> ExecutionContext::FindOrAdd(
-    std::string_view key, const std::function<std::shared_ptr<void>()>& make) {
+    std::string_view name, const std::type_info& type,
+    const std::function<std::shared_ptr<void>()>& make) {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (const auto& [name, resource] : resources_) {
-    if (name == key) return resource;
+  for (const Held& held : resources_) {
+    if (held.name == name && held.type == std::type_index(type)) return held.object;
   }
   std::shared_ptr<void> made = make();
-  resources_.emplace_back(std::string(key), made);
+  resources_.push_back(Held{std::string(name), std::type_index(type), made});
   return made;
 }
 

@@ -29,8 +29,8 @@ namespace collage {
 // Backend::Compile dispatches to it and is no longer virtual; CompileRequest carries the
 // execution context (collage/sdk/execution_context.h) instead of a thread count. 5: rules,
 // fusions, candidates and compile requests carry a precision (collage/precision.h). 6:
-// Backend::has_own_thread_pool.
-inline constexpr int kBackendAbiVersion = 6;
+// Backend::has_own_thread_pool. 7: ExecutionContext::Resource takes a typed ResourceKey.
+inline constexpr int kBackendAbiVersion = 7;
 
 class Backend {
  public:

@@ -11,10 +11,20 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <typeindex>
 #include <utility>
 #include <vector>
 
 namespace collage {
+
+// The key a backend keeps a resource of type T under: its own name for it (e.g.
+// "xnnpack.pthreadpool") and the type, so that a resource is only ever handed back as what it
+// was made as (the same name with another type is another resource).
+template <typename T>
+struct ResourceKey {
+  std::string_view name;
+};
 
 class ExecutionContext {
  public:
@@ -26,23 +36,29 @@ class ExecutionContext {
 
   int num_threads() const { return num_threads_; }
 
-  // The resource this context holds under `key` (a backend names its own, e.g.
-  // "xnnpack.pthreadpool"), made by `make` on first use; later calls with the same key
-  // return the same object. Thread-safe. The same key must always name the same type.
+  // The resource this context holds under `key`, made by `make` on first use; later calls
+  // with the same key return the same object. Thread-safe.
   template <typename T>
-  T& Resource(std::string_view key, const std::function<std::unique_ptr<T>()>& make) {
-    std::shared_ptr<void> held =
-        FindOrAdd(key, [&]() -> std::shared_ptr<void> { return std::shared_ptr<T>(make()); });
+  T& Resource(ResourceKey<T> key,
+              const std::type_identity_t<std::function<std::unique_ptr<T>()>>& make) {
+    std::shared_ptr<void> held = FindOrAdd(
+        key.name, typeid(T), [&]() -> std::shared_ptr<void> { return std::shared_ptr<T>(make()); });
+    // FindOrAdd matched the type as well as the name: the object is a T.
     return *static_cast<T*>(held.get());
   }
 
  private:
-  std::shared_ptr<void> FindOrAdd(std::string_view key,
+  struct Held {
+    std::string name;
+    std::type_index type;
+    std::shared_ptr<void> object;
+  };
+  std::shared_ptr<void> FindOrAdd(std::string_view name, const std::type_info& type,
                                   const std::function<std::shared_ptr<void>()>& make);
 
   const int num_threads_;
   std::mutex mutex_;
-  std::vector<std::pair<std::string, std::shared_ptr<void>>> resources_;
+  std::vector<Held> resources_;
 };
 
 }  // namespace collage

@@ -33,11 +33,11 @@ TEST(ExecutionContextTest, OneResourcePerKeyDestroyedWithTheContextLastFirst) {
         return std::make_unique<Recorder>(name, &destroyed);
       });
     };
-    Recorder& pool = context.Resource<Recorder>("pool", make("pool"));
-    Recorder& again = context.Resource<Recorder>("pool", make("another pool"));
+    Recorder& pool = context.Resource(ResourceKey<Recorder>{"pool"}, make("pool"));
+    Recorder& again = context.Resource(ResourceKey<Recorder>{"pool"}, make("another pool"));
     EXPECT_EQ(&pool, &again);
     EXPECT_EQ(again.name, "pool");
-    Recorder& cache = context.Resource<Recorder>("cache", make("cache"));
+    Recorder& cache = context.Resource(ResourceKey<Recorder>{"cache"}, make("cache"));
     EXPECT_NE(&pool, &cache);
     EXPECT_EQ(made, 2);
     EXPECT_TRUE(destroyed.empty());
@@ -52,7 +52,7 @@ TEST(ExecutionContextTest, ConcurrentCallersGetTheOneObject) {
   std::vector<std::thread> threads;
   for (size_t t = 0; t < seen.size(); ++t) {
     threads.emplace_back([&, t] {
-      seen[t] = &context.Resource<int>("counter", [&] {
+      seen[t] = &context.Resource(ResourceKey<int>{"counter"}, [&] {
         ++made;
         return std::make_unique<int>(7);
       });
@@ -61,6 +61,20 @@ TEST(ExecutionContextTest, ConcurrentCallersGetTheOneObject) {
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(made.load(), 1);
   for (int* p : seen) EXPECT_EQ(p, seen[0]);
+}
+
+TEST(ExecutionContextTest, TheSameNameWithAnotherTypeIsAnotherResource) {
+  ExecutionContext context(1);
+  int& number = context.Resource(ResourceKey<int>{"shared name"}, [] {
+    return std::make_unique<int>(7);
+  });
+  std::string& text = context.Resource(ResourceKey<std::string>{"shared name"}, [] {
+    return std::make_unique<std::string>("seven");
+  });
+  EXPECT_EQ(number, 7);
+  EXPECT_EQ(text, "seven");
+  EXPECT_EQ(&context.Resource(ResourceKey<int>{"shared name"}, [] { return std::make_unique<int>(8); }),
+            &number);
 }
 
 TEST(ExecutionContextTest, AThreadCountBelowOneMeansOne) {
