@@ -12,17 +12,15 @@ function(collage_plugin_module)
   if(NOT ARG_NAME OR NOT ARG_SOURCES)
     message(FATAL_ERROR "collage_plugin_module needs NAME and SOURCES")
   endif()
-  add_library(${ARG_NAME} MODULE ${ARG_SOURCES})
-  # The SDK's headers and fmt's (its error helpers format messages), but no library: the
-  # symbols are the loading process's, one copy of each.
+  # The C interface's module (below), and what the C++ SDK adds: fmt's headers (its error
+  # helpers format messages), but no library: the symbols are the loading process's, one
+  # copy of each.
+  collage_c_plugin_module(NAME ${ARG_NAME} SOURCES ${ARG_SOURCES} LIBRARIES ${ARG_LIBRARIES})
   target_include_directories(${ARG_NAME} PRIVATE
-    $<TARGET_PROPERTY:collage::sdk,INTERFACE_INCLUDE_DIRECTORIES>
     $<TARGET_PROPERTY:fmt::fmt,INTERFACE_INCLUDE_DIRECTORIES>)
   target_compile_definitions(${ARG_NAME} PRIVATE
     $<TARGET_PROPERTY:fmt::fmt,INTERFACE_COMPILE_DEFINITIONS>)
   target_compile_features(${ARG_NAME} PRIVATE cxx_std_20)
-  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_LIBRARIES})
-  set_target_properties(${ARG_NAME} PROPERTIES PREFIX "lib")
 endfunction()
 
 # collage_c_plugin_module(NAME <target> SOURCES ... [LIBRARIES ...]): a backend plug-in

@@ -110,7 +110,7 @@ class CPluginBackend : public Backend {
     void* state = table_.state;
     if (rule.accepts != nullptr) {
       added.Where([accepts = rule.accepts, state](const Match& match) {
-        const CollageGroup group = GroupOfMatch(match);
+        const CollageGroup group = GroupOf(match);
         return accepts(state, &CPluginHostApi(), &group) != 0;
       });
     }
@@ -118,12 +118,7 @@ class CPluginBackend : public Backend {
     added.Compiles([compile = rule.compile, state, where](
                        const CompileRequest& request,
                        const Match& match) -> StatusOr<std::unique_ptr<Kernel>> {
-      CollageGroup group;
-      group.graph = request.graph;
-      group.match = &match;
-      group.inputs = request.inputs;
-      group.outputs = request.outputs;
-      group.num_threads = request.num_threads();
+      const CollageGroup group = GroupOf(match, request);
       CollageKernel kernel{};
       MessageBuffer message{};
       if (compile(state, &CPluginHostApi(), &group, &kernel, message.data(), message.size()) != 0) {

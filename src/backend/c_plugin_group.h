@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "collage/plugin_c_api.h"
+#include "collage/sdk/kernel.h"
 #include "collage/sdk/pattern.h"
 
 struct CollageGroup {
@@ -17,7 +18,9 @@ struct CollageGroup {
 
 namespace collage {
 
-// The group a match covers, before compiling (its kernel inputs and outputs from its nodes).
-CollageGroup GroupOfMatch(const Match& match);
+// The group `request` compiles, whose nodes `match` matched.
+CollageGroup GroupOf(const Match& match, const CompileRequest& request);
+// The group a match covers, before anything compiles it (num_threads 0).
+CollageGroup GroupOf(const Match& match);
 
 }  // namespace collage

@@ -5,6 +5,7 @@
 
 #include "backend/c_plugin_backend.h"
 #include "backend/c_plugin_group.h"
+#include "collage/sdk/kernel.h"
 #include "collage/sdk/subgraph.h"
 
 namespace collage {
@@ -132,16 +133,22 @@ const CollageHostApi& CPluginHostApi() {
   return api;
 }
 
-CollageGroup GroupOfMatch(const Match& match) {
+CollageGroup GroupOf(const Match& match, const CompileRequest& request) {
   CollageGroup group;
   group.graph = match.graph;
   group.match = &match;
-  const SubGraph nodes(match.graph->num_nodes(), match.op_nodes);
-  for (ValueId in : nodes.Inputs(*match.graph)) {
-    if (!match.graph->value(in).is_constant()) group.inputs.push_back(in);
-  }
-  group.outputs = nodes.Outputs(*match.graph);
+  group.inputs = request.inputs;
+  group.outputs = request.outputs;
+  group.num_threads = request.context != nullptr ? request.num_threads() : 0;
   return group;
+}
+
+CollageGroup GroupOf(const Match& match) {
+  // The request compiling these nodes would have, without a context: the same kernel
+  // inputs and outputs, found as every compile finds them.
+  const CompileRequest request = CompileRequest::For(
+      *match.graph, SubGraph(match.graph->num_nodes(), match.op_nodes), "", nullptr);
+  return GroupOf(match, request);
 }
 
 }  // namespace collage
