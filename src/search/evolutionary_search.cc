@@ -5,7 +5,6 @@
 #include <map>
 #include <random>
 
-
 namespace collage {
 namespace {
 
@@ -117,7 +116,7 @@ class Evolution {
     }
   }
 
-  // An interrupt ends the search like the budget does; the caller decides what to keep.
+  // A cancellation ends the search like the budget does; the caller decides what to keep.
   bool OutOfTime() const {
     return Elapsed() >= options_.budget_seconds || options_.cancel.cancelled();
   }
