@@ -23,7 +23,7 @@ from ._session_options import (  # noqa: E402
     ExecutionMode, GraphOptimizationLevel, RunOptions, SessionOptions)
 from ._providers import get_all_providers, get_available_providers  # noqa: E402
 from ._ort_value import IOBinding, OrtValue  # noqa: E402
-from ._optimize import CalibrationPlan, Finalist, Group, OptimizeReport, optimize  # noqa: E402
+from ._optimize import CalibrationPlan, CancellationToken, Finalist, Group, OptimizeReport, optimize  # noqa: E402
 from ._backends import BackendInfo, backends  # noqa: E402
 from ._environment import OpenMpSettingTooLateWarning  # noqa: E402
 
@@ -38,6 +38,7 @@ __all__ = [
     "InferenceSession", "NodeArg", "ModelMetadata", "SessionOptions", "RunOptions",
     "GraphOptimizationLevel", "ExecutionMode", "get_available_providers", "get_all_providers",
     "get_device", "OrtValue", "IOBinding", "optimize", "OptimizeReport", "Finalist", "Group", "CalibrationPlan",
+    "CancellationToken",
     "backends", "BackendInfo", "CollageError", "InvalidArgumentError", "InvalidModelError",
     "UnsupportedError", "NotFoundError", "CollageIOError", "InternalError", "CancelledError",
     "OpenMpSettingTooLateWarning", "__version__",

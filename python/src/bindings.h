@@ -12,6 +12,8 @@ void BindErrors(nanobind::module_& m);
 void BindSession(nanobind::module_& m);
 // Measure and place: optimize (optimize_binding.cc).
 void BindOptimize(nanobind::module_& m);
+// A request to stop an optimize, passed with the call (cancellation_binding.cc).
+void BindCancellation(nanobind::module_& m);
 // The registered backends and those left out of the build (backends_binding.cc).
 void BindBackends(nanobind::module_& m);
 

@@ -13,6 +13,7 @@ NB_MODULE(_collage, m) {
   m.attr("OPENMP_SPIN_COUNT") = collage::kOpenMpSpinCount;
   collage::python::BindErrors(m);
   collage::python::BindSession(m);
+  collage::python::BindCancellation(m);
   collage::python::BindOptimize(m);
   collage::python::BindBackends(m);
 }

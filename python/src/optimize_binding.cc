@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bindings.h"
+#include "collage/cancellation.h"
 #include "collage/duration_text.h"
 #include "collage/optimize.h"
 #include "collage/report.h"
@@ -47,6 +48,7 @@ struct OptimizeArgs {
   // Called with (phase, done, total, cache_hits, invalid, elapsed_seconds) as the optimize
   // goes (OptimizeProgress); None: no progress.
   nb::object on_progress;
+  CancellationToken cancel;  // the caller's; cancelling it stops this optimize
 };
 
 // OptimizeOptions::on_progress calling a Python callable, from the optimizing thread (which
@@ -100,6 +102,7 @@ std::string Optimize(const OptimizeArgs& args) {
   if (!args.ray_python.empty()) optimize.ray_python = args.ray_python;
   UseMeasureWorkerSetting(args.measure_worker, &optimize);
   optimize.on_progress = PythonProgress(args.on_progress);
+  optimize.cancel = args.cancel;
 
   std::unique_ptr<Session> session;
   OptimizeReport report;
@@ -123,16 +126,18 @@ void BindOptimize(nb::module_& m) {
          const std::vector<std::string>& backends, int rounds, int calibrate,
          const std::map<std::string, std::vector<int64_t>>& shapes, bool strict_nan,
          const std::string& precision, double tolerance, const std::string& workers,
-         const std::string& ray_python, const std::string& measure_worker, nb::object on_progress) {
+         const std::string& ray_python, const std::string& measure_worker, nb::object on_progress,
+         const CancellationToken& cancel) {
         return Optimize(OptimizeArgs{path, search, budget, threads, save_plan, cost_db, backends,
                                      rounds, calibrate, shapes, strict_nan, precision, tolerance,
-                                     workers, ray_python, measure_worker, std::move(on_progress)});
+                                     workers, ray_python, measure_worker, std::move(on_progress),
+                                     cancel});
       },
       nb::arg("path"), nb::arg("search"), nb::arg("budget"), nb::arg("threads"),
       nb::arg("save_plan"), nb::arg("cost_db"), nb::arg("backends"), nb::arg("rounds"),
       nb::arg("calibrate"), nb::arg("shapes"), nb::arg("strict_nan"), nb::arg("precision"),
       nb::arg("tolerance"), nb::arg("workers"), nb::arg("ray_python"), nb::arg("measure_worker"),
-      nb::arg("on_progress").none());
+      nb::arg("on_progress").none(), nb::arg("cancel"));
 }
 
 }  // namespace collage::python
