@@ -1,8 +1,8 @@
 // The in-run profile: the time of every step of the running placement, averaged over a few
 // profiled runs, to set beside the search's estimate (which adds up groups measured one at a
 // time; in a run they share caches and thread pools with their neighbours, so only a run shows
-// where the sum is wrong). Session::Optimize takes the kept placement's once
-// (OptimizeReport::in_run); collage/report.h shows it.
+// where the sum is wrong). Session::Optimize's report holds the kept placement's
+// (OptimizeReport::in_run); collage/report.h shows it; these take a fresh one.
 #pragma once
 
 #include <map>
@@ -29,11 +29,7 @@ double ConversionsMs(const RunProfile& profile);
 StatusOr<RunProfile> ProfileCurrentPlacement(Session& session,
                                              const std::map<std::string, Tensor>& inputs, int runs);
 
-// The mean profile of a few runs of the session's current placement on seeded random inputs,
-// taken into `report` (OptimizeReport::TakeInRunProfile; `*times_set` says whether its steps
-// were the report's groups). Session::Optimize's report already holds the kept placement's
-// profile (OptimizeReport::in_run); this takes a fresh one.
-StatusOr<RunProfile> ProfileKeptPlacement(Session& session, OptimizeReport& report,
-                                          bool* times_set = nullptr);
+// The mean profile of a few runs of the session's current placement on seeded random inputs.
+StatusOr<RunProfile> ProfileKeptPlacement(Session& session);
 
 }  // namespace collage

@@ -295,11 +295,10 @@ struct OptimizeReport {
   int decision_rounds = 0;
   double round_spread = 0;
   std::vector<GroupReport> groups;
-  // The kept placement's steps with their times in a run: the groups' in_run_ms and the layout
-  // conversions between them. The op-level plan's come from its calibration run (each step's
-  // median over its profiled runs); for any other kept placement Session::Optimize profiles it
-  // after installing it (collage/in_run_profile.h: the mean of a few runs). Empty when neither
-  // ran (OptimizePlacement without calibration).
+  // The kept placement's steps with their times in a run (each step's median over its
+  // profiled runs): the groups' in_run_ms and the layout conversions between them. From the
+  // kept plan's calibration run where calibration ran it, else profiled after the decision.
+  // Empty (with a warning) when its steps are not one per group.
   RunProfile in_run;
   std::vector<std::string> warnings;  // e.g. a corrupt cost database moved aside
   std::string cost_db_path;
@@ -321,10 +320,6 @@ struct OptimizeReport {
   AccuracyCheck accuracy;
 
   SearchKind search = SearchKind::kOpLevel;
-  // Sets in_run to `profile` (of the kept placement) and each group's in_run_ms from the step
-  // carrying its index. False, and no group's time set, when the steps are not one per group
-  // (another placement's profile).
-  bool TakeInRunProfile(RunProfile profile);
 
   // Two-level only.
   int generations = 0;

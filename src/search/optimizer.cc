@@ -28,6 +28,25 @@ namespace {
 
 constexpr size_t kInvalidExamples = 8;
 
+// Sets report.in_run to `profile` (of the kept placement) and each group's in_run_ms from the
+// step carrying its index in the placement, whose groups the report lists in the same order.
+// False, and nothing set, when the steps are not one per group.
+bool TakeInRunProfile(RunProfile profile, OptimizeReport& report) {
+  std::vector<const NodeTiming*> steps(report.groups.size(), nullptr);
+  for (const NodeTiming& step : profile.nodes) {
+    if (IsConversion(step)) continue;
+    if (step.group < 0 || static_cast<size_t>(step.group) >= steps.size() ||
+        steps[static_cast<size_t>(step.group)] != nullptr) {
+      return false;
+    }
+    steps[static_cast<size_t>(step.group)] = &step;
+  }
+  if (std::find(steps.begin(), steps.end(), nullptr) != steps.end()) return false;
+  for (size_t g = 0; g < steps.size(); ++g) report.groups[g].in_run_ms = steps[g]->milliseconds;
+  report.in_run = std::move(profile);  // after reading: the steps point into it
+  return true;
+}
+
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -426,13 +445,22 @@ StatusOr<OptimizeResult> SearchPlacement(const Graph& graph, BackendRegistry& re
   result.placement = std::move(finalists[kept].placement);
   report.groups = kept == 0 ? op_level_groups
                             : RegroupReport(result.placement, op_level_groups, candidates, records);
-  // The op-level plan kept: its steps' times in its calibration run are the report's (another
-  // kept placement is profiled once installed, Session::Optimize).
-  if (kept == 0 && !calibrated.kept_profile.nodes.empty() &&
-      !report.TakeInRunProfile(std::move(calibrated.kept_profile))) {
-    report.in_run = {};
-  }
   COLLAGE_RETURN_IF_ERROR(ValidatePlacement(graph, result.placement, registry));
+  // The kept placement's steps in a run: from its calibration run where calibration ran it
+  // (the op-level plan, or a backend alone), else profiled now.
+  RunProfile kept_steps;
+  if (auto ran = calibrated.profiles.find(PlacementKey(result.placement)); ran != calibrated.profiles.end()) {
+    kept_steps = std::move(ran->second);
+  } else {
+    if (options.cancel.cancelled()) return Status(StatusCode::kCancelled, "interrupted");
+    bench.PrepareInputs();
+    COLLAGE_ASSIGN_OR_RETURN(PlanInRun profiled, bench.Profile(result.placement));
+    kept_steps = std::move(profiled.steps);
+  }
+  if (!TakeInRunProfile(std::move(kept_steps), report)) {
+    report.warnings.push_back(
+        "the report's groups are not the running placement's steps; no in-run time per group");
+  }
   return result;
 }
 

@@ -46,12 +46,17 @@ PlanBench::PlanBench(const Graph& graph, const BackendRegistry& registry, int th
   settings_.max_seconds = 0.5;
 }
 
-Status PlanBench::Prepare(const CandidateIndex& index) {
+void PlanBench::PrepareInputs() {
+  if (!inputs_.empty() || graph_.inputs().empty()) return;
   std::mt19937 rng(99);
   for (ValueId in : graph_.inputs()) {
     const TensorType& type = graph_.value(in).type;
     inputs_.push_back(RandomTensor(type.dtype, type.shape, rng));
   }
+}
+
+Status PlanBench::Prepare(const CandidateIndex& index) {
+  PrepareInputs();
   const Backend* native = registry_.Find(kNativeBackend);
   if (native == nullptr) return NotFound("the native backend is not registered");
   COLLAGE_ASSIGN_OR_RETURN(Placement reference,
@@ -81,11 +86,10 @@ Status PlanBench::Check(const Executable& exe) const {
 
 Fitness PlanBench::Measure(const Placement& placement) const {
   auto exe = Compile(placement);
-  if (!exe.ok()) return {false, 0, "does not compile: " + exe.status().message()};
-  if (Status checked = Check(**exe); !checked.ok()) return {false, 0, checked.message()};
+  if (!exe.ok()) return {Cost::Invalid(), "does not compile: " + exe.status().message()};
+  if (Status checked = Check(**exe); !checked.ok()) return {Cost::Invalid(), checked.message()};
   CostRecord timed = TimeRepeatedly([&] { return (*exe)->Run(inputs_).status(); }, settings_);
-  if (!timed.valid) return {false, 0, timed.reason};
-  return {true, timed.median_ms, ""};
+  return {timed.cost(), timed.reason};
 }
 
 StatusOr<double> PlanBench::RunOnce(const Executable& exe, RunProfile* profile) const {

@@ -30,6 +30,8 @@ class PlanBench {
   // Seeded inputs, and the outputs of the reference kernels (native alone, its groups from
   // `index`) on them.
   Status Prepare(const CandidateIndex& index);
+  // The seeded inputs only (once): enough for Profile, which checks no outputs.
+  void PrepareInputs();
 
   StatusOr<std::unique_ptr<Executable>> Compile(const Placement& placement) const;
   // Runs `exe` once and compares its outputs with the reference kernels' (1e-3, as

@@ -7,6 +7,7 @@
 
 #include "collage/sdk/errors.h"
 #include "cost/extra_time.h"
+#include "search/plan_bench.h"
 #include "search/placement_estimate.h"
 
 namespace collage {
@@ -201,12 +202,12 @@ StatusOr<CalibratedSearch> SearchCalibratedOpLevel(
   for (const SearchCandidate& c : candidates) alone_ms.push_back(c.cost_ms);
   PlansRun plans_run;
   RanPlans ran_plans;
-  std::map<std::vector<int>, RunProfile> profiles;  // each plan run, by its groups
   // Runs `plan` and re-prices what ran; false when calibration must stop (result.stopped says
   // why).
   auto run_plan = [&](const OpLevelResult& plan, const PlacementSource& origin) {
     plans_run.insert(plan.groups);
-    auto ran = profile(PlacementOf(plan, candidates));
+    const Placement placement = PlacementOf(plan, candidates);
+    auto ran = profile(placement);
     if (!ran.ok()) {
       result.stopped = "a plan failed to run: " + ran.status().message();
       return false;
@@ -219,7 +220,7 @@ StatusOr<CalibratedSearch> SearchCalibratedOpLevel(
                                          repriced, result.conversion_ms, &row.groups_repriced);
     result.rounds.push_back(row);
     ran_plans.emplace_back(plan, ran->wall_ms);
-    profiles[plan.groups] = ran->steps;
+    result.profiles[PlacementKey(placement)] = ran->steps;
     if (!mismatch.empty()) {
       result.stopped = mismatch;
       return false;
@@ -245,10 +246,7 @@ StatusOr<CalibratedSearch> SearchCalibratedOpLevel(
       break;
     }
   }
-  if (!ran_plans.empty()) {
-    KeepTheFastest(std::move(ran_plans), candidates, retime, result);
-    result.kept_profile = std::move(profiles[result.kept.groups]);
-  }
+  if (!ran_plans.empty()) KeepTheFastest(std::move(ran_plans), candidates, retime, result);
   // The report's search figures are the last search's, whichever plan is kept.
   result.kept.states = last_search.states;
   result.kept.states_cut = last_search.states_cut;

@@ -54,7 +54,9 @@ using ConversionTimes = std::map<std::tuple<ValueId, std::string, std::string>, 
 struct CalibratedSearch {
   OpLevelResult kept;         // the plan fastest in its runs; cost_ms is its estimate before it ran
   double kept_in_run_ms = 0;  // 0 when no round ran
-  RunProfile kept_profile;    // the kept plan's steps in its calibration run (empty: none ran)
+  // The steps of every plan run, by PlacementKey: the report's in-run times of whichever
+  // finalist is kept, when calibration ran it.
+  std::map<std::string, RunProfile> profiles;
   int plans_retimed = 0;      // plans timed again side by side to choose the kept one (0 or >= 2)
   std::vector<CalibrationReport> rounds;  // each plan run, in order (collage/optimize.h)
   ConversionTimes conversion_ms;  // every conversion timed in a run

@@ -49,18 +49,13 @@ StatusOr<RunProfile> ProfileCurrentPlacement(Session& session,
   return MeanProfile(profiles);
 }
 
-StatusOr<RunProfile> ProfileKeptPlacement(Session& session, OptimizeReport& report,
-                                          bool* times_set) {
+StatusOr<RunProfile> ProfileKeptPlacement(Session& session) {
   std::mt19937 rng(0);
   std::map<std::string, Tensor> inputs;
   for (const TensorInfo& info : session.inputs()) {
     inputs[info.name] = RandomTensor(info.dtype, info.shape, rng);
   }
-  COLLAGE_ASSIGN_OR_RETURN(RunProfile mean,
-                           ProfileCurrentPlacement(session, inputs, kProfiledRuns));
-  const bool set = report.TakeInRunProfile(mean);
-  if (times_set != nullptr) *times_set = set;
-  return mean;
+  return ProfileCurrentPlacement(session, inputs, kProfiledRuns);
 }
 
 }  // namespace collage

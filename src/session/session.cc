@@ -7,7 +7,6 @@
 #include <set>
 
 #include "collage/available_backends.h"
-#include "collage/in_run_profile.h"
 #include "collage/sdk/errors.h"
 #include "collage/sdk/graph.h"
 #include "collage/sdk/index_bounds.h"
@@ -365,17 +364,6 @@ Status Session::Optimize(const OptimizeOptions& options, OptimizeReport* report)
       plan.checked_error = result.report.accuracy.error;
     }
     COLLAGE_RETURN_IF_ERROR(impl_->Install(result.placement, std::move(plan), threads));
-    // The kept placement's steps in a run, for every reader of the report: from its
-    // calibration run where calibration ran it, else profiled now.
-    if (result.report.in_run.nodes.empty()) {
-      bool times_set = false;
-      COLLAGE_RETURN_IF_ERROR(ProfileKeptPlacement(*this, result.report, &times_set).status());
-      if (!times_set) {
-        result.report.warnings.push_back(
-            "the report's groups are not the running placement's steps; no in-run time per "
-            "group");
-      }
-    }
     impl_->warnings.insert(impl_->warnings.end(), result.report.warnings.begin(), result.report.warnings.end());
     if (report != nullptr) *report = std::move(result.report);
     return Status();

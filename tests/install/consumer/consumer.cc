@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
   collage::Status optimized = (*reference)->Optimize(optimize, &report);
   if (!optimized.ok()) return Fail("optimizing", optimized);
   // The kept placement's profile comes with the report; another one may be taken.
-  auto in_run = collage::ProfileKeptPlacement(**reference, report);
+  auto in_run = collage::ProfileKeptPlacement(**reference);
   if (!in_run.ok()) return Fail("profiling the kept placement", in_run.status());
   if (report.in_run.nodes.size() != in_run->nodes.size()) {
     std::fprintf(stderr, "consumer: the report's profile has %zu steps, a new one %zu\n",
