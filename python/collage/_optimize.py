@@ -5,8 +5,10 @@ import dataclasses
 import json
 import os
 import sys
+import threading
 
 from . import _collage
+from ._collage import CancellationToken
 from ._errors import InvalidArgumentError
 from ._progress import ProgressLine
 
@@ -17,6 +19,9 @@ class Finalist:
     "single-backend:<name>", measured side by side with the others."""
 
     name: str
+    kind: str  # "op-level", "two-level", "single-backend" or "whole-graph"
+    backend: str  # a single-backend or whole-graph finalist's backend ("" for the searches)
+    label: str  # as the reports say it: "op-level plan", "onednn alone"
     estimated_ms: float  # the op-level search's estimate of it (0: none)
     median_ms: float  # median over the decision's rounds
     ratio_to_kept: float  # median of (its time / the kept one's) per round: 1 for the kept one
@@ -131,9 +136,36 @@ def _shares(groups):
     return shares
 
 
+def _run_cancellably(call, token):
+    """call() on a thread of its own while this one waits, so that a KeyboardInterrupt here
+    (Ctrl-C: Python handles signals in the main thread only, and the library runs for minutes
+    without it) cancels `token` and is raised once call() has stopped, not left to fire after
+    it. Whatever call() returns or raises is this function's."""
+    outcome = {}
+
+    def run():
+        try:
+            outcome["value"] = call()
+        except BaseException as error:  # handed over to the waiting thread
+            outcome["error"] = error
+
+    worker = threading.Thread(target=run, name="collage.optimize", daemon=True)
+    worker.start()
+    try:
+        worker.join()
+    except KeyboardInterrupt:
+        token.cancel()
+        worker.join()
+        raise
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
 def optimize(path, search="op-level", budget=None, threads=0, save_plan=None, cost_db=None,
              backends=None, rounds=None, calibrate=None, shapes=None, strict_nan=False,
-             precision="fp32", tolerance=1e-2, progress=None, workers=None, ray_python=None):
+             precision="fp32", tolerance=1e-2, progress=None, workers=None, ray_python=None,
+             cancel=None):
     """Places the model's ops on the fastest backends by measurement and returns an
     OptimizeReport.
 
@@ -164,6 +196,11 @@ def optimize(path, search="op-level", budget=None, threads=0, save_plan=None, co
     progress   a progress display on stderr through every phase (measuring, calibrating,
                checking finalists, deciding): None (default) shows it when stderr is a
                terminal, True always, False never
+    cancel     a CancellationToken: its cancel(), from any thread, stops this optimize at the
+               next point where stopping loses nothing and it raises CancelledError; every
+               measurement made stays in the cost database, no plan is saved. Ctrl-C (a
+               KeyboardInterrupt in the calling thread) cancels it likewise and is raised
+               once the optimize has stopped.
     """
     if search not in ("op-level", "two-level"):
         raise InvalidArgumentError(f"search {search!r}: expected 'op-level' or 'two-level'")
@@ -180,9 +217,13 @@ def optimize(path, search="op-level", budget=None, threads=0, save_plan=None, co
     shapes = {name: [int(d) for d in dims] for name, dims in (shapes or {}).items()}
     if progress is None:
         progress = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
+    if cancel is None:
+        cancel = CancellationToken()
+    elif not isinstance(cancel, CancellationToken):
+        raise InvalidArgumentError(f"cancel {cancel!r}: expected a collage.CancellationToken")
     display = ProgressLine() if progress else None
     try:
-        summary = _collage.optimize(str(path), search, "" if budget is None else str(budget),
+        summary = _run_cancellably(lambda: _collage.optimize(str(path), search, "" if budget is None else str(budget),
                                     int(threads), "" if save_plan is None else str(save_plan),
                                     "" if cost_db is None else str(cost_db), list(backends or []),
                                     -1 if rounds is None else int(rounds),
@@ -190,7 +231,8 @@ def optimize(path, search="op-level", budget=None, threads=0, save_plan=None, co
                                     bool(strict_nan), precision, float(tolerance),
                                     "" if workers is None else str(workers),
                                     sys.executable if ray_python is None else str(ray_python),
-                                    os.environ.get("COLLAGE_MEASURE_WORKER", ""), display)
+                                    os.environ.get("COLLAGE_MEASURE_WORKER", ""), display,
+                                    cancel), cancel)
     finally:
         if display is not None:
             display.finish()

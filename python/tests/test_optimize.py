@@ -50,6 +50,16 @@ def test_the_finalists_hold_the_kept_one(optimized):
         assert finalist.skipped or finalist.median_ms > 0
 
 
+def test_each_finalist_says_its_kind_and_backend(optimized):
+    report, _ = optimized
+    by_kind = {}
+    for finalist in report.finalists:
+        by_kind.setdefault(finalist.kind, []).append(finalist)
+    assert [f.backend for f in by_kind["op-level"]] == [""]
+    assert "native" in [f.backend for f in by_kind["single-backend"]]
+    assert all(f.label for f in report.finalists)
+
+
 def test_the_saved_plan_runs_with_the_reference_outputs(optimized, tiny_model, tiny_input):
     report, folder = optimized
     planned = collage.InferenceSession(tiny_model.path, plan=folder / "tiny.plan", threads=1)

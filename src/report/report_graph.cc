@@ -14,38 +14,58 @@ constexpr size_t kLineChars = 34;
 // drawn as a cluster of its nodes: one box would hide the model's structure.
 constexpr size_t kMaxNodesInABox = 8;
 
-std::string OpsLine(const Graph& graph, const GroupReport& group) {
+// One group of the document, read once.
+struct GroupView {
+  std::string backend;
+  std::string rule;  // in its precision (RuleShown)
+  std::vector<int> nodes;
+  double estimated_ms = 0;
+  double in_run_ms = 0;
+  bool measured_alone = true;
+  std::string rivals;  // the tooltip's lines of its rivals
+
+  explicit GroupView(const ReportDocument& group)
+      : backend(group["backend"].get<std::string>()),
+        rule(RuleShown(group)),
+        nodes(group["node_ids"].get<std::vector<int>>()),
+        estimated_ms(group["estimated_ms"].get<double>()),
+        in_run_ms(group["in_run_ms"].get<double>()),
+        measured_alone(group["measured_alone"].get<bool>()) {
+    for (const ReportDocument& a : group["alternatives"]) {
+      rivals += fmt::format("\n  {} {}{}: {}", a["backend"].get<std::string>(), RuleShown(a),
+                            a["same_nodes"].get<bool>()
+                                ? ""
+                                : fmt::format(" ({} nodes)", a["nodes"].get<int>()),
+                            a["valid"].get<bool>()
+                                ? FormatDuration(a["estimated_ms"].get<double>())
+                                : "invalid: " + a["reason"].get<std::string>());
+    }
+    rivals = rivals.empty() ? "\nno rivals" : "\nrivals:" + rivals;
+  }
+};
+
+std::string OpsLine(const Graph& graph, const GroupView& group) {
   std::string ops;
   for (int n : group.nodes) ops += (ops.empty() ? "" : "+") + graph.node(n).op_type;
   if (group.nodes.size() > 1) ops = fmt::format("{} ops: {}", group.nodes.size(), ops);
   return Shorten(ops, kLineChars);
 }
 
-std::string CostLine(const GroupReport& group, bool profiled) {
-  std::string line = "est " + FormatDuration(group.cost_ms);
+std::string CostLine(const GroupView& group, bool profiled) {
+  std::string line = "est " + FormatDuration(group.estimated_ms);
   if (profiled) line += " · run " + FormatDuration(group.in_run_ms);
   return line;
 }
 
-std::string RivalsText(const GroupReport& group) {
-  std::string text;
-  for (const GroupAlternative& a : group.alternatives) {
-    text += fmt::format("\n  {} {}{}: {}", a.backend, RuleInPrecision(a.rule, a.precision),
-                        a.same_nodes ? "" : fmt::format(" ({} nodes)", a.num_nodes),
-                        a.valid ? FormatDuration(a.cost_ms) : "invalid: " + a.reason);
-  }
-  return text.empty() ? "\nno rivals" : "\nrivals:" + text;
-}
-
 class Builder {
  public:
-  Builder(const Graph& graph, const OptimizeReport& report, const RunProfile& in_run)
+  Builder(const Graph& graph, const ReportDocument& document)
       : graph_(graph),
-        report_(report),
-        in_run_(in_run),
-        profiled_(!in_run.nodes.empty()),
+        steps_(document["in_run_steps"]),
+        profiled_(!steps_.empty()),
         box_of_node_(static_cast<size_t>(graph.num_nodes()), -1) {
-    for (const NodeTiming& step : in_run.nodes) run_total_ms_ += step.milliseconds;
+    for (const ReportDocument& group : document["groups"]) groups_.emplace_back(group);
+    for (const ReportDocument& step : steps_) run_total_ms_ += step["ms"].get<double>();
   }
 
   ReportGraph Build() {
@@ -53,15 +73,14 @@ class Builder {
       if (graph_.value(v).is_constant()) continue;
       box_of_input_[v] = AddTerminal("input", v);
     }
-    for (size_t g = 0; g < report_.groups.size(); ++g) {
-      const GroupReport& group = report_.groups[g];
+    for (const GroupView& group : groups_) {
       if (group.nodes.empty()) continue;
       if (group.measured_alone && group.nodes.size() <= kMaxNodesInABox)
         AddGroup(group);
       else
         AddRegion(group);
     }
-    for (size_t g = 0; g < report_.groups.size(); ++g) AddEdgesInto(report_.groups[g]);
+    for (const GroupView& group : groups_) AddEdgesInto(group);
     for (ValueId v : graph_.outputs()) {
       const int from = BoxOfValue(v);
       const int to = AddTerminal("output", v);
@@ -88,32 +107,31 @@ class Builder {
     return AddBox(std::move(box));
   }
 
-  void AddGroup(const GroupReport& group) {
+  void AddGroup(const GroupView& group) {
     ReportBox box;
-    box.lines = {
-        Shorten(group.backend + " · " + RuleInPrecision(group.rule, group.precision), kLineChars),
-        OpsLine(graph_, group), CostLine(group, profiled_)};
+    box.lines = {Shorten(group.backend + " · " + group.rule, kLineChars), OpsLine(graph_, group),
+                 CostLine(group, profiled_)};
     box.fill = BackendColour(group.backend);
     std::string names;
     for (int n : group.nodes) names += (names.empty() ? "" : ", ") + graph_.node(n).name;
-    box.tooltip = fmt::format(
-        "{} {}: estimated {}{}\nnodes: {}{}", group.backend,
-        RuleInPrecision(group.rule, group.precision), FormatDuration(group.cost_ms),
-        profiled_ ? ", in run " + FormatDuration(group.in_run_ms) : "", names, RivalsText(group));
+    box.tooltip = fmt::format("{} {}: estimated {}{}\nnodes: {}{}", group.backend, group.rule,
+                              FormatDuration(group.estimated_ms),
+                              profiled_ ? ", in run " + FormatDuration(group.in_run_ms) : "",
+                              names, group.rivals);
     const int id = AddBox(std::move(box));
     for (int n : group.nodes) box_of_node_[static_cast<size_t>(n)] = id;
   }
 
   // A two-level region is measured only within whole plans: its share of the profiled run
   // says how much of the model it carries.
-  void AddRegion(const GroupReport& group) {
+  void AddRegion(const GroupView& group) {
     ReportCluster cluster;
     cluster.colour = BackendColour(group.backend);
     cluster.lines.push_back(
-        Shorten(fmt::format("region on {} ({}) · {} nodes", group.backend,
-                            RuleInPrecision(group.rule, group.precision), group.nodes.size()),
+        Shorten(fmt::format("region on {} ({}) · {} nodes", group.backend, group.rule,
+                            group.nodes.size()),
                 60));
-    std::string costs = group.measured_alone ? "est " + FormatDuration(group.cost_ms) : "";
+    std::string costs = group.measured_alone ? "est " + FormatDuration(group.estimated_ms) : "";
     if (profiled_ && run_total_ms_ > 0) {
       costs += fmt::format("{}run {} · {:.1f}% of the run", costs.empty() ? "" : " · ",
                            FormatDuration(group.in_run_ms), 100 * group.in_run_ms / run_total_ms_);
@@ -130,7 +148,7 @@ class Builder {
       box.lines = {node.op_type, Shorten(node.name, kLineChars)};
       box.fill = BackendColour(group.backend);
       box.tooltip = fmt::format("{} ({}) in the {} region {}", node.name, node.op_type,
-                                group.backend, RuleInPrecision(group.rule, group.precision));
+                                group.backend, group.rule);
       box.cluster = cluster_index;
       box_of_node_[static_cast<size_t>(n)] = AddBox(std::move(box));
     }
@@ -150,7 +168,7 @@ class Builder {
     return it->second;
   }
 
-  void AddEdgesInto(const GroupReport& group) {
+  void AddEdgesInto(const GroupView& group) {
     for (int n : group.nodes) {
       const int to = box_of_node_[static_cast<size_t>(n)];
       for (ValueId in : graph_.node(n).inputs) {
@@ -165,30 +183,33 @@ class Builder {
   // layout: it goes on the edge from the value's producer to that step's box.
   void AddConversions() {
     // Only a profile of this very placement: one step per group, in the groups' order.
-    size_t steps = 0;
-    for (const NodeTiming& step : in_run_.nodes) steps += IsConversion(step) ? 0 : 1;
-    if (steps != report_.groups.size()) return;
+    size_t group_steps = 0;
+    for (const ReportDocument& step : steps_) group_steps += IsConversion(step) ? 0 : 1;
+    if (group_steps != groups_.size()) return;
     size_t groups_seen = 0;
-    for (size_t s = 0; s < in_run_.nodes.size(); ++s) {
-      const NodeTiming& step = in_run_.nodes[s];
+    for (const ReportDocument& step : steps_) {
       if (!IsConversion(step)) {
         ++groups_seen;
         continue;
       }
-      if (groups_seen >= report_.groups.size()) continue;
-      const std::optional<ValueId> value = graph_.FindValue(step.node_name);
+      if (groups_seen >= groups_.size()) continue;
+      const std::optional<ValueId> value = graph_.FindValue(step["node_name"].get<std::string>());
       if (!value) continue;
       const int from = BoxOfValue(*value);
-      const int to = ReaderIn(report_.groups[groups_seen], *value);
+      const int to = ReaderIn(groups_[groups_seen], *value);
       if (from < 0 || to < 0) continue;
       std::string& label = out_.edges[static_cast<size_t>(EdgeBetween(from, to))].conversion;
-      label += fmt::format("{}{}→{} {}", label.empty() ? "" : "\n", step.from_layout,
-                           step.to_layout, FormatDuration(step.milliseconds));
+      label += fmt::format("{}{}→{} {}", label.empty() ? "" : "\n",
+                           step["from_layout"].get<std::string>(),
+                           step["to_layout"].get<std::string>(),
+                           FormatDuration(step["ms"].get<double>()));
     }
   }
 
   // The box of the first node of `group` that reads `value`; -1 when none does.
-  int ReaderIn(const GroupReport& group, ValueId value) const {
+  static bool IsConversion(const ReportDocument& step) { return step["kind"] == "conversion"; }
+
+  int ReaderIn(const GroupView& group, ValueId value) const {
     for (int n : group.nodes) {
       for (ValueId in : graph_.node(n).inputs) {
         if (in == value) return box_of_node_[static_cast<size_t>(n)];
@@ -198,8 +219,8 @@ class Builder {
   }
 
   const Graph& graph_;
-  const OptimizeReport& report_;
-  const RunProfile& in_run_;
+  const ReportDocument& steps_;
+  std::vector<GroupView> groups_;
   const bool profiled_;
   double run_total_ms_ = 0;
   std::vector<int> box_of_node_;
@@ -210,9 +231,13 @@ class Builder {
 
 }  // namespace
 
+ReportGraph BuildReportGraph(const Graph& graph, const ReportDocument& document) {
+  return Builder(graph, document).Build();
+}
+
 ReportGraph BuildReportGraph(const Graph& graph, const OptimizeReport& report,
                              const RunProfile& in_run) {
-  return Builder(graph, report, in_run).Build();
+  return BuildReportGraph(graph, OptimizeReportDocument(graph, report, in_run, {}));
 }
 
 }  // namespace collage

@@ -11,6 +11,7 @@
 #include "collage/optimize.h"
 #include "collage/session.h"
 #include "collage/sdk/graph.h"
+#include "report/report_document.h"
 
 namespace collage {
 
@@ -40,8 +41,11 @@ struct ReportGraph {
   std::vector<ReportCluster> clusters;
 };
 
-// `in_run`: the profiled run of the kept placement (its conversions go on the edges, a
-// region's share of it on the region; empty: not profiled).
+// From the report's document (report/report_document.h) of an optimize of `graph`: its groups,
+// and its profiled run of the kept placement (the conversions go on the edges, a region's
+// share of it on the region; no steps: not profiled).
+ReportGraph BuildReportGraph(const Graph& graph, const ReportDocument& document);
+// The same from the report itself and `in_run`.
 ReportGraph BuildReportGraph(const Graph& graph, const OptimizeReport& report,
                              const RunProfile& in_run);
 

@@ -168,6 +168,47 @@ TEST_F(CliOptimizeTest, TheJsonSummaryHasTheEstimateTheRunAndEveryGroup) {
   for (const auto& g : j["groups"]) EXPECT_GT(g["in_run_ms"].get<double>(), 0.0);
 }
 
+// The JSON holds what the HTML page shows: each finalist's kind and backend as fields (no
+// reader takes them out of its name), each group's nodes and rivals, every step of the run.
+TEST_F(CliOptimizeTest, TheJsonHoldsWhatTheReportPageShows) {
+  const fs::path summary = dir_ / "summary.json";
+  const fs::path report = dir_ / "report.html";
+  CommandResult r = Optimize("--json " + summary.string() + " --report " + report.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(ReadAll(summary), nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << ReadAll(summary);
+  const std::string html = ReadAll(report);
+  for (const auto& f : j["finalists"]) {
+    const std::string kind = f["kind"].get<std::string>();
+    EXPECT_TRUE(kind == "op-level" || kind == "two-level" || kind == "single-backend" ||
+                kind == "whole-graph")
+        << kind;
+    EXPECT_EQ(f["backend"].get<std::string>().empty(), kind == "op-level" || kind == "two-level");
+    EXPECT_NE(html.find("<td>" + f["label"].get<std::string>() + "</td>"), std::string::npos)
+        << f["label"];
+  }
+  size_t group_steps = 0;
+  size_t conversions = 0;
+  for (const auto& step : j["in_run_steps"]) {
+    const bool conversion = step["kind"] == "conversion";
+    conversions += conversion ? 1 : 0;
+    group_steps += conversion ? 0 : 1;
+    if (!conversion) EXPECT_LT(step["group"].get<size_t>(), j["groups"].size());
+  }
+  EXPECT_EQ(group_steps, j["groups"].size());
+  EXPECT_NE(html.find(std::to_string(conversions) + " conversions"), std::string::npos);
+  for (const auto& g : j["groups"]) {
+    EXPECT_EQ(g["node_ids"].size(), g["nodes"].get<size_t>());
+    EXPECT_EQ(g["op_types"].size(), g["nodes"].get<size_t>());
+    ASSERT_TRUE(g["alternatives"].is_array());
+    for (const auto& a : g["alternatives"]) {
+      EXPECT_NE(html.find(a["backend"].get<std::string>() + " " + a["rule"].get<std::string>()),
+                std::string::npos)
+          << a;
+    }
+  }
+}
+
 TEST_F(CliOptimizeTest, BenchProfileSetsEveryGroupBesideThePlansEstimate) {
   ASSERT_EQ(Optimize("--no-compare").exit_code, 0);
   const std::string model = (dir_ / "tiny.onnx").string();

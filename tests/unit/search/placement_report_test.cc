@@ -75,6 +75,31 @@ TEST(PlacementReportTest, TheKeptFinalistIsMarkedWithItsSpeedAgainstTheOthers) {
   }
 }
 
+// The page is drawn from the report's document alone: what the document says, the page says,
+// and everything the page shows of a finalist or a group is a field of the JSON.
+TEST(PlacementReportTest, ThePageIsDrawnFromTheReportsDocument) {
+  ReportFixture f = MakeReportFixture(1, /*region=*/false);
+  AddDecision(f.report);
+  f.report.groups[0].alternatives.push_back(
+      {"xnnpack", "conv_rival", Precision::kFloat32, 1, true, true, 0.25, ""});
+  ReportDocument document = OptimizeReportDocument(f.graph, f.report, f.in_run, {});
+  const ReportDocument& onednn = document["finalists"][1];
+  EXPECT_EQ(onednn["kind"], "single-backend");
+  EXPECT_EQ(onednn["backend"], "onednn");
+  EXPECT_EQ(onednn["label"], "onednn alone");
+  EXPECT_EQ(document["finalists"][0]["backend"], "");
+  EXPECT_EQ(document["groups"][0]["alternatives"][0]["rule"], "conv_rival");
+  EXPECT_EQ(document["groups"][0]["node_ids"], ReportDocument::array({0}));
+  EXPECT_EQ(document["in_run_steps"].size(), f.in_run.nodes.size());
+  EXPECT_TRUE(document["measurements"]["search_exact"].get<bool>());
+
+  document["finalists"][1]["label"] = "a label only the document has";
+  document["groups"][0]["alternatives"][0]["rule"] = "a rival only the document has";
+  const std::string html = PlacementReportHtml(f.graph, document, BuiltIn());
+  ExpectContains(html, "<tr><td>a label only the document has</td>");
+  ExpectContains(html, "xnnpack a rival only the document has: 250 µs");
+}
+
 TEST(PlacementReportTest, ThePageIsTitledWithTheModelsFileElseTheGraphsName) {
   ReportFixture f = MakeReportFixture(1, /*region=*/false);
   std::string html =
