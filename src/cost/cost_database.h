@@ -28,6 +28,7 @@
 #include "collage/cost_store.h"
 #include "collage/sdk/layout.h"
 #include "collage/status.h"
+#include "cost/cost.h"
 
 namespace collage {
 
@@ -58,6 +59,9 @@ struct CostRecord {
   // process's kill), so that it is measured once more before it is condemned.
   double timed_out_after_s = 0;
   bool killed_from_outside = false;
+
+  // The median as a Cost: invalid for an invalid record.
+  Cost cost() const { return valid ? Cost::Milliseconds(median_ms) : Cost::Invalid(); }
 };
 
 // What the database says of a key.

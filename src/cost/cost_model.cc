@@ -322,7 +322,7 @@ Status MeasuredCostModel::PriceConversions(const std::vector<SearchCandidate>& c
     COLLAGE_ASSIGN_OR_RETURN(CostRecord record, Resolve(key, [&] {
       return measurer_.Conversion(conversion.type, conversion.from, conversion.to, threads_, settings_);
     }));
-    conversion_ms_[text] = record.valid ? record.median_ms : std::numeric_limits<double>::infinity();
+    conversion_cost_[text] = record.cost();
     Report("conversions", ++done, total);
   }
   return Status();
@@ -331,8 +331,12 @@ Status MeasuredCostModel::PriceConversions(const std::vector<SearchCandidate>& c
 double MeasuredCostModel::Transition(ValueId value, const Layout& from, const Layout& to) const {
   const TensorType& type = graph_.value(value).type;
   if (from == to || from.SameBytesAs(to, type)) return 0;
-  auto it = conversion_ms_.find({type.ToString(), LayoutToText(from), LayoutToText(to)});
-  return it == conversion_ms_.end() ? std::numeric_limits<double>::infinity() : it->second;
+  // The search adds doubles: a conversion that cannot be built (or was not priced) is one no
+  // placement can afford.
+  auto it = conversion_cost_.find({type.ToString(), LayoutToText(from), LayoutToText(to)});
+  return it != conversion_cost_.end() && it->second.is_value()
+             ? it->second.ms()
+             : std::numeric_limits<double>::infinity();
 }
 
 Status MeasuredCostModel::PriceLibrarySwitches(const std::vector<SearchCandidate>& candidates) {

@@ -59,7 +59,7 @@ class MeasuredCostModel {
   int steps_priced() const { return static_cast<int>(step_ms_.size()); }
 
   int distinct_candidates() const { return distinct_candidates_; }
-  int conversions() const { return static_cast<int>(conversion_ms_.size()); }
+  int conversions() const { return static_cast<int>(conversion_cost_.size()); }
   int library_switches() const { return static_cast<int>(switch_ms_.size()); }
   int measured() const { return measured_; }
   int cache_hits() const { return cache_hits_; }
@@ -108,8 +108,8 @@ class MeasuredCostModel {
   int invalid_ = 0;
   std::map<std::pair<std::string, std::string>, double> switch_ms_;  // (from, to) backends → ms
   std::map<std::string, double> step_ms_;  // backend → extra time per step in a run
-  // (type, from, to) → ms
-  std::map<std::tuple<std::string, std::string, std::string>, double> conversion_ms_;
+  // (type, from layout, to layout) → what converting costs
+  std::map<std::tuple<std::string, std::string, std::string>, Cost> conversion_cost_;
 };
 
 }  // namespace collage

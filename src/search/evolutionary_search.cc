@@ -67,10 +67,10 @@ class Evolution {
     }
     Fitness f = fitness_(genome);
     ++result_.evaluations;
-    if (!f.valid) {
+    if (!f.cost.is_value()) {
       ++result_.invalid;
       if (result_.invalid_reasons.size() < kReasonsKept) result_.invalid_reasons.push_back(f.reason);
-    } else if (!result_.best_fitness.valid || f.ms < result_.best_fitness.ms) {
+    } else if (f.cost < result_.best_fitness.cost) {
       result_.best = genome;
       result_.best_fitness = f;
     }
@@ -78,10 +78,7 @@ class Evolution {
   }
 
   bool Better(const Genome& a, const Genome& b) {
-    const Fitness& fa = Score(a, false);
-    const Fitness& fb = Score(b, false);
-    if (fa.valid != fb.valid) return fa.valid;
-    return fa.valid && fa.ms < fb.ms;
+    return Score(a, false).cost < Score(b, false).cost;
   }
 
   Genome Random() {
@@ -126,7 +123,7 @@ class Evolution {
 
   void Report(int generation) {
     if (!on_progress_) return;
-    on_progress_({generation, result_.best_fitness.valid ? result_.best_fitness.ms : 0.0, result_.evaluations,
+    on_progress_({generation, result_.best_fitness.cost.ms(), result_.evaluations,
                   result_.cache_hits, Elapsed()});
   }
 

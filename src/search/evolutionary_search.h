@@ -17,14 +17,14 @@
 #include <vector>
 
 #include "collage/optimize.h"
+#include "cost/cost.h"
 
 namespace collage {
 
 using Genome = std::vector<int>;
 
 struct Fitness {
-  bool valid = false;
-  double ms = 0;       // lower is better
+  Cost cost;           // lower is better; invalid: the placement cannot run
   std::string reason;  // why invalid
 };
 

@@ -159,7 +159,7 @@ StatusOr<TwoLevelResult> SearchTwoLevel(const Graph& graph, const PlanBench& ben
     return Status(StatusCode::kCancelled,
                   "interrupted during the graph-level search; every measurement made so far is kept");
   }
-  if (!evolved.best_fitness.valid)
+  if (!evolved.best_fitness.cost.is_value())
     return Internal("the graph-level search found no valid placement");
 
   result.best = decoder.Decode(evolved.best);

@@ -20,7 +20,7 @@ Fitness NonAdditive(const Genome& g) {
   double ms = 0;
   for (int gene : g) ms += gene == 1 ? 1.5 : 1.0;
   if (g[0] == 1 && g[1] == 1) ms -= 2.0;
-  return {true, ms, ""};
+  return {Cost::Milliseconds(ms), ""};
 }
 
 const double kOptimum = kGroups + 1.0 - 2.0;
@@ -52,7 +52,7 @@ TEST(EvolutionarySearchTest, FindsTheOptimumThatAdditiveCostsMiss) {
   Genome op_level_genome;
   for (int c : additive->groups) op_level_genome.push_back(candidates[static_cast<size_t>(c)].backend == "graph");
   EXPECT_EQ(op_level_genome, Genome(kGroups, 0));
-  EXPECT_GT(NonAdditive(op_level_genome).ms, kOptimum);
+  EXPECT_GT(NonAdditive(op_level_genome).cost.ms(), kOptimum);
 
   Genome optimum(kGroups, 0);
   optimum[0] = optimum[1] = 1;
@@ -67,8 +67,8 @@ TEST(EvolutionarySearchTest, FindsTheOptimumThatAdditiveCostsMiss) {
                                       ++progress_calls;
                                       EXPECT_GE(p.evaluations, 1);
                                     });
-    ASSERT_TRUE(result.best_fitness.valid);
-    EXPECT_DOUBLE_EQ(result.best_fitness.ms, kOptimum) << "seed " << seed;
+    ASSERT_TRUE(result.best_fitness.cost.is_value());
+    EXPECT_DOUBLE_EQ(result.best_fitness.cost.ms(), kOptimum) << "seed " << seed;
     EXPECT_EQ(result.best, optimum) << "seed " << seed;
     EXPECT_EQ(result.generations, 100);
     EXPECT_EQ(progress_calls, 101);
@@ -89,7 +89,7 @@ TEST(EvolutionarySearchTest, TheSameSeedGivesTheSameResult) {
   EXPECT_EQ(calls_a, a.evaluations);
   options.seed = 4;
   EvolutionResult c = Evolve(Binary(), Seeds(), NonAdditive, options);
-  EXPECT_TRUE(c.best_fitness.valid);
+  EXPECT_TRUE(c.best_fitness.cost.is_value());
 }
 
 TEST(EvolutionarySearchTest, InvalidGenomesNeverWinAndTheirReasonsAreKept) {
@@ -97,13 +97,13 @@ TEST(EvolutionarySearchTest, InvalidGenomesNeverWinAndTheirReasonsAreKept) {
   auto fitness = [](const Genome& g) -> Fitness {
     int ones = 0;
     for (int gene : g) ones += gene;
-    if (ones > kGroups / 2) return {false, 0.0, "region does not compile"};
-    return {true, 100.0 - ones, ""};
+    if (ones > kGroups / 2) return {Cost::Invalid(), "region does not compile"};
+    return {Cost::Milliseconds(100.0 - ones), ""};
   };
   EvolutionOptions options;
   options.generations = 40;
   EvolutionResult result = Evolve(Binary(), Seeds(), fitness, options);
-  ASSERT_TRUE(result.best_fitness.valid);
+  ASSERT_TRUE(result.best_fitness.cost.is_value());
   int ones = 0;
   for (int gene : result.best) ones += gene;
   EXPECT_LE(ones, kGroups / 2);
@@ -121,7 +121,7 @@ TEST(EvolutionarySearchTest, StopsAtTheTimeBudget) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(seconds, 5.0);
   EXPECT_LT(result.generations, 1000000);
-  EXPECT_TRUE(result.best_fitness.valid);
+  EXPECT_TRUE(result.best_fitness.cost.is_value());
 }
 
 }  // namespace

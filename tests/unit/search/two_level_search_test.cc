@@ -69,7 +69,7 @@ TEST(TwoLevelSearchTest, TheSameSeedAndCostsGiveTheSamePlan) {
     for (const PlacedGroup& g : decoder.Decode(genome).groups) {
       ms += g.backend == "xnnpack_graph" ? 0.5 + 0.1 * g.nodes.size() * g.nodes.size() : 1.0;
     }
-    return {true, ms, ""};
+    return {Cost::Milliseconds(ms), ""};
   };
   EvolutionOptions options;
   options.generations = 20;
@@ -78,7 +78,7 @@ TEST(TwoLevelSearchTest, TheSameSeedAndCostsGiveTheSamePlan) {
                                      decoder.EverythingOn(0)};
   EvolutionResult a = Evolve(decoder.gene_values(), seeds, synthetic, options);
   EvolutionResult b = Evolve(decoder.gene_values(), seeds, synthetic, options);
-  ASSERT_TRUE(a.best_fitness.valid && b.best_fitness.valid);
+  ASSERT_TRUE(a.best_fitness.cost.is_value() && b.best_fitness.cost.is_value());
   Placement pa = decoder.Decode(a.best), pb = decoder.Decode(b.best);
   ASSERT_EQ(pa.groups.size(), pb.groups.size());
   for (size_t g = 0; g < pa.groups.size(); ++g) {
@@ -86,7 +86,7 @@ TEST(TwoLevelSearchTest, TheSameSeedAndCostsGiveTheSamePlan) {
     EXPECT_EQ(pa.groups[g].rule, pb.groups[g].rule);
     EXPECT_EQ(pa.groups[g].nodes, pb.groups[g].nodes);
   }
-  EXPECT_LT(a.best_fitness.ms, synthetic(seeds[0]).ms);
+  EXPECT_LT(a.best_fitness.cost.ms(), synthetic(seeds[0]).cost.ms());
 }
 
 TEST(TwoLevelSearchTest, IsNeverSlowerThanTheOpLevelPlacementItMeasuresBeside) {
