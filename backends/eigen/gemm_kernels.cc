@@ -4,10 +4,10 @@
 
 #include <algorithm>
 
-#include "collage/sdk/find_node.h"
-#include "collage/sdk/gemm_params.h"
-#include "collage/sdk/matmul_plan.h"
-#include "collage/sdk/operand.h"
+#include "backend/find_node.h"
+#include "backend/gemm_params.h"
+#include "backend/matmul_plan.h"
+#include "backend/operand.h"
 #include "collage/sdk/errors.h"
 
 namespace collage::eigen {

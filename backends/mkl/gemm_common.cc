@@ -4,8 +4,8 @@
 #include <cstring>
 
 #include "collage/sdk/errors.h"
-#include "collage/sdk/find_node.h"
-#include "collage/sdk/operand.h"
+#include "backend/find_node.h"
+#include "backend/operand.h"
 #include "packed_matrix.h"
 
 namespace collage::mkl {

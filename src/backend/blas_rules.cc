@@ -1,6 +1,6 @@
-#include "collage/sdk/blas_rules.h"
+#include "backend/blas_rules.h"
 
-#include "collage/sdk/float32_rule_checks.h"
+#include "backend/float32_rule_checks.h"
 
 namespace collage {
 namespace {

@@ -1,4 +1,4 @@
-#include "collage/sdk/find_node.h"
+#include "backend/find_node.h"
 
 namespace collage {
 

@@ -1,4 +1,4 @@
-#include "collage/sdk/float32_rule_checks.h"
+#include "backend/float32_rule_checks.h"
 
 #include <algorithm>
 

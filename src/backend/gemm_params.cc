@@ -1,6 +1,6 @@
-#include "collage/sdk/gemm_params.h"
+#include "backend/gemm_params.h"
 
-#include "collage/sdk/find_node.h"
+#include "backend/find_node.h"
 #include "collage/sdk/errors.h"
 
 namespace collage {

@@ -1,4 +1,4 @@
-#include "collage/sdk/im2col.h"
+#include "backend/im2col.h"
 
 #include <omp.h>
 

@@ -1,9 +1,9 @@
-#include "collage/sdk/im2col_conv_group.h"
+#include "backend/im2col_conv_group.h"
 
 #include <climits>
 
-#include "collage/sdk/find_node.h"
-#include "collage/sdk/operand.h"
+#include "backend/find_node.h"
+#include "backend/operand.h"
 #include "collage/sdk/errors.h"
 
 namespace collage {

@@ -1,4 +1,4 @@
-#include "collage/sdk/matmul_plan.h"
+#include "backend/matmul_plan.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "collage/sdk/operand.h"
+#include "backend/operand.h"
 
 #include "collage/sdk/errors.h"
 

@@ -1,8 +1,8 @@
-#include "collage/sdk/quantized_conv.h"
+#include "backend/quantized_conv.h"
 
 #include <cmath>
 
-#include "collage/sdk/quantized_params.h"
+#include "backend/quantized_params.h"
 
 namespace collage {
 namespace {

@@ -1,4 +1,4 @@
-#include "collage/sdk/quantized_params.h"
+#include "backend/quantized_params.h"
 
 #include <algorithm>
 #include <cmath>

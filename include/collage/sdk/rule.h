@@ -58,8 +58,8 @@ class Rule {
   // The function that compiles this rule's groups (required: registration refuses a rule
   // without one).
   Rule& Compiles(RuleCompiler compiler);
-  // For a compile function that needs no match: it finds its nodes in the request (by op
-  // type, collage/sdk/find_node.h), the group holding one node of each.
+  // For a compile function that needs no match: it finds its nodes in the request by op
+  // type, the group holding one node of each.
   template <typename Compile>
   requires std::is_invocable_v<const Compile&, const CompileRequest&> Rule& Compiles(
       Compile compile) {

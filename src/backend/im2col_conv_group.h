@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "collage/sdk/im2col.h"
+#include "backend/im2col.h"
 #include "collage/sdk/backend.h"
 
 namespace collage {
