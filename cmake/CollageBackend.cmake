@@ -64,9 +64,9 @@ COLLAGE_PLUGIN(collage::${ARG_REGISTER})
 ")
   file(COPY_FILE ${entry}.tmp ${entry} ONLY_IF_DIFFERENT)
   add_library(${target} MODULE ${ARG_SOURCES} ${entry})
-  # Built in the tree, it may use the helpers the built-in backends share (src/backend: the
-  # BLAS rule table, im2col, the quantizer's readers), which libcollage.so exports; a plug-in
-  # built out of the tree has the installed SDK alone.
+  # Built in the tree, it may use the helpers the built-in backends share (src/backend/shared:
+  # the BLAS rule table, im2col, the quantizer's readers), which libcollage.so exports; a
+  # plug-in built out of the tree has the installed SDK alone.
   target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(${target} PRIVATE collage_sdk collage_shared OpenMP::OpenMP_CXX
                         ${ARG_LIBRARIES})

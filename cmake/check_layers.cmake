@@ -5,8 +5,10 @@
 # "collage/x.h", the layer listing include/collage/x.h); an include without a folder is the
 # file's own folder's. What no layer claims (tests, tools, generated files) is not checked.
 # Backends, in addition, see collage only through its SDK: under backends/<name>/ an include
-# with a folder must be "collage/..." (the SDK and the public headers) -- except the native
-# backend, which is collage's own reference kernels (src/ops) run as a backend.
+# with a folder must be "collage/..." (the SDK and the public headers) or "backend/shared/..."
+# (the helpers the built-in backends share, which are not installed: a plug-in built out of
+# the tree has the SDK alone) -- except the native backend, which is collage's own reference
+# kernels (src/ops) run as a backend.
 # The application API and its one client here are held to what is installed:
 # - the command line (tools/collage) includes only the application API ("collage/...", not
 #   "collage/sdk/...") and its own files (an include without a folder);
@@ -96,7 +98,8 @@ foreach(name IN LISTS layers)
         string(APPEND violations
                "  ${relative} (layer ${name}) includes \"${path}\" (layer ${target})\n")
       elseif(relative MATCHES "^backends/" AND NOT relative MATCHES "^backends/native/"
-             AND path MATCHES "/" AND NOT path MATCHES "^collage/")
+             AND path MATCHES "/" AND NOT path MATCHES "^collage/"
+             AND NOT path MATCHES "^backend/shared/")
         string(APPEND violations
                "  ${relative} (a backend) includes \"${path}\", which is not in collage's SDK "
                "(include/collage/sdk)\n")
@@ -139,6 +142,7 @@ endforeach()
 if(violations)
   message(FATAL_ERROR
           "collage's layers: a layer may include only its own headers and those of the layers "
-          "below it, backends only the SDK, and the application API and the command line only "
+          "below it, backends only the SDK (and backend/shared/), and the application API and the "
+          "command line only "
           "the application API (cmake/CollageLayers.cmake). Includes that break this:\n${violations}")
 endif()

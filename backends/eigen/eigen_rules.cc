@@ -1,6 +1,6 @@
 #include "eigen_rules.h"
 
-#include "backend/blas_rules.h"
+#include "backend/shared/blas_rules.h"
 #include "elementwise_chain.h"
 #include "elementwise_ops.h"
 #include "gemm_kernels.h"

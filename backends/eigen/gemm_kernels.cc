@@ -4,10 +4,10 @@
 
 #include <algorithm>
 
-#include "backend/find_node.h"
-#include "backend/gemm_params.h"
-#include "backend/matmul_plan.h"
-#include "backend/operand.h"
+#include "backend/shared/find_node.h"
+#include "backend/shared/gemm_params.h"
+#include "backend/shared/matmul_plan.h"
+#include "backend/shared/operand.h"
 #include "collage/sdk/errors.h"
 
 namespace collage::eigen {

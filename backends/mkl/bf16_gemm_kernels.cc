@@ -6,9 +6,9 @@
 
 #include "bfloat16_values.h"
 #include "collage/sdk/errors.h"
-#include "backend/find_node.h"
-#include "backend/gemm_params.h"
-#include "backend/operand.h"
+#include "backend/shared/find_node.h"
+#include "backend/shared/gemm_params.h"
+#include "backend/shared/operand.h"
 #include "gemm_common.h"
 #include "mkl_threads.h"
 #include "packed_matrix.h"

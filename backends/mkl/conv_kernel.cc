@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "backend/im2col_conv_group.h"
+#include "backend/shared/im2col_conv_group.h"
 #include "mkl_threads.h"
 #include "packed_matrix.h"
 #include "collage/sdk/errors.h"

@@ -1,5 +1,5 @@
 // 2-D Conv (groups, strides, dilations, explicit or automatic pads, optional bias) as im2col
-// (src/backend/im2col.h) + cblas_sgemm_compute per image and group on the group's weights,
+// (src/backend/shared/im2col.h) + cblas_sgemm_compute per image and group on the group's weights,
 // packed once at compile time, with an optional Relu in the epilogue.
 #pragma once
 

@@ -4,8 +4,8 @@
 #include <cstring>
 
 #include "collage/sdk/errors.h"
-#include "backend/find_node.h"
-#include "backend/operand.h"
+#include "backend/shared/find_node.h"
+#include "backend/shared/operand.h"
 #include "packed_matrix.h"
 
 namespace collage::mkl {

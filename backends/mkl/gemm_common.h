@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "collage/sdk/backend.h"
-#include "backend/gemm_params.h"
-#include "backend/matmul_plan.h"
+#include "backend/shared/gemm_params.h"
+#include "backend/shared/matmul_plan.h"
 #include "collage/sdk/op_params.h"
 
 namespace collage::mkl {

@@ -7,8 +7,8 @@
 
 #include "gemm_common.h"
 #include "mkl_functions.h"
-#include "backend/gemm_params.h"
-#include "backend/operand.h"
+#include "backend/shared/gemm_params.h"
+#include "backend/shared/operand.h"
 #include "mkl_threads.h"
 #include "packed_matrix.h"
 #include "collage/sdk/errors.h"

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "collage/sdk/errors.h"
-#include "backend/find_node.h"
-#include "backend/matmul_plan.h"
-#include "backend/quantized_params.h"
+#include "backend/shared/find_node.h"
+#include "backend/shared/matmul_plan.h"
+#include "backend/shared/quantized_params.h"
 #include "mkl_threads.h"
 #include "packed_matrix.h"
 

@@ -1,6 +1,6 @@
 // Quantized convolutions on oneDNN's integer kernels (VNNI and AMX where the CPU has them,
 // AVX2/AVX-512 multiply-adds elsewhere), for both forms ONNX Runtime's quantizer writes
-// (backend/quantized_conv.h): "qlinear_conv" (a QLinearConv), "qdq_conv" and
+// (backend/shared/quantized_conv.h): "qlinear_conv" (a QLinearConv), "qdq_conv" and
 // "qdq_conv_relu" (QdqConvPattern). Each runs as one int8 convolution in channels-last layout
 // (what oneDNN's integer convolutions read and write), the input's zero point removed and the
 // output's added by oneDNN; activations uint8 or int8 — on a CPU without VNNI, uint8 with
@@ -8,8 +8,8 @@
 #include <optional>
 
 #include "collage/sdk/op_params.h"
-#include "backend/quantized_conv.h"
-#include "backend/quantized_params.h"
+#include "backend/shared/quantized_conv.h"
+#include "backend/shared/quantized_params.h"
 #include "onednn_layout.h"
 #include "onednn_quantized.h"
 

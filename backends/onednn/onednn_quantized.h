@@ -1,12 +1,12 @@
 // What the oneDNN backend's integer kernels (onednn_int8_conv.cc, onednn_int8_matmul.cc)
-// share beyond the SDK's readers of quantization parameters (backend/quantized_params.h):
+// share beyond the SDK's readers of quantization parameters (backend/shared/quantized_params.h):
 // whether oneDNN computes a product exactly on this CPU, and the zero points oneDNN takes at
 // run time.
 #pragma once
 
 #include <optional>
 
-#include "backend/quantized_params.h"
+#include "backend/shared/quantized_params.h"
 #include "onednn_epilogue.h"
 #include "onednn_rules.h"
 

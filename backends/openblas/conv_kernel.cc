@@ -4,7 +4,7 @@
 #include <omp.h>
 
 
-#include "backend/im2col_conv_group.h"
+#include "backend/shared/im2col_conv_group.h"
 #include "blas_threads.h"
 #include "collage/sdk/errors.h"
 

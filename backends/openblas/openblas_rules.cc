@@ -1,6 +1,6 @@
 #include "openblas_rules.h"
 
-#include "backend/blas_rules.h"
+#include "backend/shared/blas_rules.h"
 #include "conv_kernel.h"
 #include "gemm_kernels.h"
 

@@ -1,5 +1,5 @@
 // Quantized convolutions on XNNPACK's integer operators, for the forms ONNX Runtime's
-// quantizer writes (backend/quantized_conv.h): "qdq_conv", "qdq_conv_relu" and
+// quantizer writes (backend/shared/quantized_conv.h): "qdq_conv", "qdq_conv_relu" and
 // "qlinear_conv", 2-D, channels-last in and out like the float convolutions.
 //  - int8 activations: xnn_create_convolution2d_nhwc_qc8, the weights' scales per output
 //    channel (a per-tensor scale repeated), what quantize_static's QDQ format writes;
@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "collage/sdk/errors.h"
-#include "backend/quantized_conv.h"
-#include "backend/quantized_params.h"
+#include "backend/shared/quantized_conv.h"
+#include "backend/shared/quantized_params.h"
 #include "xnnpack_kernels.h"
 #include "xnnpack_rules.h"
 

@@ -1,4 +1,4 @@
-#include "backend/find_node.h"
+#include "backend/shared/find_node.h"
 
 namespace collage {
 

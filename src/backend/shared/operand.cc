@@ -1,4 +1,4 @@
-#include "backend/operand.h"
+#include "backend/shared/operand.h"
 
 #include "collage/sdk/errors.h"
 

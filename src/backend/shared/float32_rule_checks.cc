@@ -1,4 +1,4 @@
-#include "backend/float32_rule_checks.h"
+#include "backend/shared/float32_rule_checks.h"
 
 #include <algorithm>
 

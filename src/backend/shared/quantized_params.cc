@@ -1,4 +1,4 @@
-#include "backend/quantized_params.h"
+#include "backend/shared/quantized_params.h"
 
 #include <algorithm>
 #include <cmath>

@@ -33,7 +33,7 @@ void AddBlasProductRules(RuleSet& rules, const BlasProductCompilers& compilers);
 
 // Adds "conv" and "conv_relu": a 2-D float32 Conv (X [N, C, H, W], constant W [M, C/group, KH,
 // KW] and bias) alone, and with the Relu after it, as one GEMM over im2col columns
-// (backend/im2col.h).
+// (backend/shared/im2col.h).
 void AddIm2colConvRules(RuleSet& rules, const RuleCompiler& conv);
 
 }  // namespace collage

@@ -1,4 +1,4 @@
-#include "backend/im2col.h"
+#include "backend/shared/im2col.h"
 
 #include <omp.h>
 

@@ -1,9 +1,9 @@
-#include "backend/im2col_conv_group.h"
+#include "backend/shared/im2col_conv_group.h"
 
 #include <climits>
 
-#include "backend/find_node.h"
-#include "backend/operand.h"
+#include "backend/shared/find_node.h"
+#include "backend/shared/operand.h"
 #include "collage/sdk/errors.h"
 
 namespace collage {

@@ -1,6 +1,6 @@
-#include "backend/blas_rules.h"
+#include "backend/shared/blas_rules.h"
 
-#include "backend/float32_rule_checks.h"
+#include "backend/shared/float32_rule_checks.h"
 
 namespace collage {
 namespace {

@@ -1,6 +1,6 @@
-#include "backend/gemm_params.h"
+#include "backend/shared/gemm_params.h"
 
-#include "backend/find_node.h"
+#include "backend/shared/find_node.h"
 #include "collage/sdk/errors.h"
 
 namespace collage {

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "collage/sdk/op_params.h"
-#include "backend/operand.h"
+#include "backend/shared/operand.h"
 #include "collage/status.h"
 #include "collage/sdk/graph.h"
 

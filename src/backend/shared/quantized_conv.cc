@@ -1,8 +1,8 @@
-#include "backend/quantized_conv.h"
+#include "backend/shared/quantized_conv.h"
 
 #include <cmath>
 
-#include "backend/quantized_params.h"
+#include "backend/shared/quantized_params.h"
 
 namespace collage {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "backend/im2col.h"
+#include "backend/shared/im2col.h"
 #include "collage/sdk/backend.h"
 
 namespace collage {

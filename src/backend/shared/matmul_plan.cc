@@ -1,4 +1,4 @@
-#include "backend/matmul_plan.h"
+#include "backend/shared/matmul_plan.h"
 
 #include <algorithm>
 
