@@ -193,7 +193,9 @@ TEST_F(CliOptimizeTest, TheJsonHoldsWhatTheReportPageShows) {
     const bool conversion = step["kind"] == "conversion";
     conversions += conversion ? 1 : 0;
     group_steps += conversion ? 0 : 1;
-    if (!conversion) EXPECT_LT(step["group"].get<size_t>(), j["groups"].size());
+    if (!conversion) {
+      EXPECT_LT(step["group"].get<size_t>(), j["groups"].size());
+    }
   }
   EXPECT_EQ(group_steps, j["groups"].size());
   EXPECT_NE(html.find(std::to_string(conversions) + " conversions"), std::string::npos);
