@@ -136,6 +136,9 @@ def _shares(groups):
     return shares
 
 
+_SIGNAL_POLL_SECONDS = 0.05
+
+
 def _run_cancellably(call, token):
     """call() on a thread of its own while this one waits, so that a KeyboardInterrupt here
     (Ctrl-C: Python handles signals in the main thread only, and the library runs for minutes
@@ -152,7 +155,10 @@ def _run_cancellably(call, token):
     worker = threading.Thread(target=run, name="collage.optimize", daemon=True)
     worker.start()
     try:
-        worker.join()
+        # In short waits: the kernel may deliver SIGINT to any thread of the process (one of
+        # the library's), and then only a wait that ends lets this thread see it at once.
+        while worker.is_alive():
+            worker.join(_SIGNAL_POLL_SECONDS)
     except KeyboardInterrupt:
         token.cancel()
         worker.join()
