@@ -1,7 +1,6 @@
 #include "gemm_kernels.h"
 
 #include <Eigen/Core>
-
 #include <algorithm>
 
 #include "backend/shared/find_node.h"

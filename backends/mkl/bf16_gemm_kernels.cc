@@ -4,11 +4,11 @@
 
 #include <vector>
 
-#include "bfloat16_values.h"
-#include "collage/sdk/errors.h"
 #include "backend/shared/find_node.h"
 #include "backend/shared/gemm_params.h"
 #include "backend/shared/operand.h"
+#include "bfloat16_values.h"
+#include "collage/sdk/errors.h"
 #include "gemm_common.h"
 #include "mkl_threads.h"
 #include "packed_matrix.h"

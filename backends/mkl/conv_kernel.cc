@@ -5,9 +5,9 @@
 #include <algorithm>
 
 #include "backend/shared/im2col_conv_group.h"
+#include "collage/sdk/errors.h"
 #include "mkl_threads.h"
 #include "packed_matrix.h"
-#include "collage/sdk/errors.h"
 
 namespace collage::mkl {
 namespace {

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "collage/sdk/errors.h"
 #include "backend/shared/find_node.h"
 #include "backend/shared/operand.h"
+#include "collage/sdk/errors.h"
 #include "packed_matrix.h"
 
 namespace collage::mkl {

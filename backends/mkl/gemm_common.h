@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "collage/sdk/backend.h"
 #include "backend/shared/gemm_params.h"
 #include "backend/shared/matmul_plan.h"
+#include "collage/sdk/backend.h"
 #include "collage/sdk/op_params.h"
 
 namespace collage::mkl {

@@ -5,13 +5,13 @@
 #include <map>
 #include <optional>
 
-#include "gemm_common.h"
-#include "mkl_functions.h"
 #include "backend/shared/gemm_params.h"
 #include "backend/shared/operand.h"
+#include "collage/sdk/errors.h"
+#include "gemm_common.h"
+#include "mkl_functions.h"
 #include "mkl_threads.h"
 #include "packed_matrix.h"
-#include "collage/sdk/errors.h"
 
 namespace collage::mkl {
 namespace {

@@ -7,10 +7,10 @@
 #include <limits>
 #include <vector>
 
-#include "collage/sdk/errors.h"
 #include "backend/shared/find_node.h"
 #include "backend/shared/matmul_plan.h"
 #include "backend/shared/quantized_params.h"
+#include "collage/sdk/errors.h"
 #include "mkl_threads.h"
 #include "packed_matrix.h"
 

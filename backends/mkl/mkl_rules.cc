@@ -1,8 +1,8 @@
 #include "mkl_rules.h"
 
+#include "backend/shared/blas_rules.h"
 #include "bf16_gemm_kernels.h"
 #include "bfloat16_values.h"
-#include "backend/shared/blas_rules.h"
 #include "conv_kernel.h"
 #include "conv_transpose_kernel.h"
 #include "gemm_kernels.h"

@@ -7,9 +7,9 @@
 // 7-bit weights only (IntegerProductExact).
 #include <optional>
 
-#include "collage/sdk/op_params.h"
 #include "backend/shared/quantized_conv.h"
 #include "backend/shared/quantized_params.h"
+#include "collage/sdk/op_params.h"
 #include "onednn_layout.h"
 #include "onednn_quantized.h"
 

@@ -3,7 +3,6 @@
 #include <cblas.h>
 #include <omp.h>
 
-
 #include "backend/shared/im2col_conv_group.h"
 #include "blas_threads.h"
 #include "collage/sdk/errors.h"

@@ -18,9 +18,9 @@
 #include <utility>
 #include <vector>
 
-#include "collage/sdk/errors.h"
 #include "backend/shared/quantized_conv.h"
 #include "backend/shared/quantized_params.h"
+#include "collage/sdk/errors.h"
 #include "xnnpack_kernels.h"
 #include "xnnpack_rules.h"
 

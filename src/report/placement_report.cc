@@ -113,7 +113,8 @@ std::string FinalistsHtml(const ReportDocument& document) {
     html += fmt::format("; {:.2f}x faster than the best single backend ({})",
                         RatioToKept(*best_single), Escape(Text(*best_single, "label")));
   }
-  if (slowest != nullptr && slowest != kept && slowest != best_single && RatioToKept(*slowest) > 0) {
+  if (slowest != nullptr && slowest != kept && slowest != best_single &&
+      RatioToKept(*slowest) > 0) {
     html += fmt::format(", {:.2f}x faster than the slowest ({})", RatioToKept(*slowest),
                         Escape(Text(*slowest, "label")));
   }
@@ -132,18 +133,16 @@ std::string FinalistsHtml(const ReportDocument& document) {
       "the rounds of its time over the kept one's in the same round.</p>\n"
       "<table><tr><th>finalist</th><th>estimated</th><th>median</th><th>time / kept</th>"
       "<th>speed-up over the slowest</th><th>rounds won</th><th></th></tr>\n",
-      finalists.size(), document["decision_rounds"].get<int>(),
-      100 * Ms(document, "round_spread"));
+      finalists.size(), document["decision_rounds"].get<int>(), 100 * Ms(document, "round_spread"));
   for (const ReportDocument& f : finalists) {
     if (!Ran(f)) {
       html += fmt::format("<tr><td>{}</td><td colspan=\"6\">skipped: {}</td></tr>\n",
                           Escape(Text(f, "label")), Escape(Text(f, "skipped")));
       continue;
     }
-    const std::string speedup =
-        slowest != nullptr && RatioToKept(f) > 0
-            ? fmt::format("{:.2f}x", RatioToKept(*slowest) / RatioToKept(f))
-            : "-";
+    const std::string speedup = slowest != nullptr && RatioToKept(f) > 0
+                                    ? fmt::format("{:.2f}x", RatioToKept(*slowest) / RatioToKept(f))
+                                    : "-";
     const bool is_kept = f["kept"].get<bool>();
     const double estimated = Ms(f, "estimated_ms");
     html += fmt::format(
@@ -337,10 +336,10 @@ std::string PlacementReportHtml(const Graph& graph, const ReportDocument& docume
       "{6} "
       "measured now, {7} from the cost database, {8} invalid; {9} search, estimate {10}{11}.</p>\n",
       Escape(title), kStyle, document["graph_nodes"].get<int>(), groups,
-      measurements["candidates_offered"].get<int>(),
-      measurements["candidates_distinct"].get<int>(), measurements["measured"].get<int>(),
-      measurements["cache_hits"].get<int>(), measurements["invalid"].get<int>(),
-      Text(document, "search"), FormatDuration(Ms(document, "estimated_ms")),
+      measurements["candidates_offered"].get<int>(), measurements["candidates_distinct"].get<int>(),
+      measurements["measured"].get<int>(), measurements["cache_hits"].get<int>(),
+      measurements["invalid"].get<int>(), Text(document, "search"),
+      FormatDuration(Ms(document, "estimated_ms")),
       measurements["search_exact"].get<bool>() ? " (exact)" : " (beam-bounded)",
       groups == 1 ? "" : "s");
   if (!options.measured_on.empty()) {

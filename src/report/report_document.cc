@@ -124,11 +124,10 @@ ReportDocument OptimizeReportDocument(const Graph& graph, const OptimizeReport& 
   // The cost model's error on one placement (collage/report.h); null when none was measured.
   const EstimateAgainstRun check = CompareEstimateWithRun(report);
   j["estimate_against_run"] =
-      check.finalist == nullptr
-          ? json(nullptr)
-          : json({{"finalist", PlacementSourceLabel(check.finalist->source)},
-                  {"estimated_ms", check.estimated_ms},
-                  {"measured_ms", check.measured_ms}});
+      check.finalist == nullptr ? json(nullptr)
+                                : json({{"finalist", PlacementSourceLabel(check.finalist->source)},
+                                        {"estimated_ms", check.estimated_ms},
+                                        {"measured_ms", check.measured_ms}});
   j["calibration"] = json::array();
   for (const CalibrationReport& c : report.calibration) {
     j["calibration"].push_back({{"estimated_ms", c.estimated_ms},

@@ -18,10 +18,10 @@ using ReportDocument = nlohmann::ordered_json;
 
 // What a document says besides the report: the session's side of the optimize.
 struct ReportDocumentContext {
-  std::string model;       // the model's path, as the caller named it
-  std::string plan_path;   // where the plan was saved; empty: not saved (null)
-  int threads = 0;         // the session's thread count
-  std::string placement;   // the session's placement described (Session::DescribePlacement)
+  std::string model;      // the model's path, as the caller named it
+  std::string plan_path;  // where the plan was saved; empty: not saved (null)
+  int threads = 0;        // the session's thread count
+  std::string placement;  // the session's placement described (Session::DescribePlacement)
   std::vector<std::string> warnings;  // the optimize's and the session's, each once
 };
 

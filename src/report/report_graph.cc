@@ -32,13 +32,11 @@ struct GroupView {
         in_run_ms(group["in_run_ms"].get<double>()),
         measured_alone(group["measured_alone"].get<bool>()) {
     for (const ReportDocument& a : group["alternatives"]) {
-      rivals += fmt::format("\n  {} {}{}: {}", a["backend"].get<std::string>(), RuleShown(a),
-                            a["same_nodes"].get<bool>()
-                                ? ""
-                                : fmt::format(" ({} nodes)", a["nodes"].get<int>()),
-                            a["valid"].get<bool>()
-                                ? FormatDuration(a["estimated_ms"].get<double>())
-                                : "invalid: " + a["reason"].get<std::string>());
+      rivals += fmt::format(
+          "\n  {} {}{}: {}", a["backend"].get<std::string>(), RuleShown(a),
+          a["same_nodes"].get<bool>() ? "" : fmt::format(" ({} nodes)", a["nodes"].get<int>()),
+          a["valid"].get<bool>() ? FormatDuration(a["estimated_ms"].get<double>())
+                                 : "invalid: " + a["reason"].get<std::string>());
     }
     rivals = rivals.empty() ? "\nno rivals" : "\nrivals:" + rivals;
   }
@@ -116,8 +114,8 @@ class Builder {
     for (int n : group.nodes) names += (names.empty() ? "" : ", ") + graph_.node(n).name;
     box.tooltip = fmt::format("{} {}: estimated {}{}\nnodes: {}{}", group.backend, group.rule,
                               FormatDuration(group.estimated_ms),
-                              profiled_ ? ", in run " + FormatDuration(group.in_run_ms) : "",
-                              names, group.rivals);
+                              profiled_ ? ", in run " + FormatDuration(group.in_run_ms) : "", names,
+                              group.rivals);
     const int id = AddBox(std::move(box));
     for (int n : group.nodes) box_of_node_[static_cast<size_t>(n)] = id;
   }
@@ -127,10 +125,9 @@ class Builder {
   void AddRegion(const GroupView& group) {
     ReportCluster cluster;
     cluster.colour = BackendColour(group.backend);
-    cluster.lines.push_back(
-        Shorten(fmt::format("region on {} ({}) · {} nodes", group.backend, group.rule,
-                            group.nodes.size()),
-                60));
+    cluster.lines.push_back(Shorten(
+        fmt::format("region on {} ({}) · {} nodes", group.backend, group.rule, group.nodes.size()),
+        60));
     std::string costs = group.measured_alone ? "est " + FormatDuration(group.estimated_ms) : "";
     if (profiled_ && run_total_ms_ > 0) {
       costs += fmt::format("{}run {} · {:.1f}% of the run", costs.empty() ? "" : " · ",
@@ -199,10 +196,9 @@ class Builder {
       const int to = ReaderIn(groups_[groups_seen], *value);
       if (from < 0 || to < 0) continue;
       std::string& label = out_.edges[static_cast<size_t>(EdgeBetween(from, to))].conversion;
-      label += fmt::format("{}{}→{} {}", label.empty() ? "" : "\n",
-                           step["from_layout"].get<std::string>(),
-                           step["to_layout"].get<std::string>(),
-                           FormatDuration(step["ms"].get<double>()));
+      label += fmt::format(
+          "{}{}→{} {}", label.empty() ? "" : "\n", step["from_layout"].get<std::string>(),
+          step["to_layout"].get<std::string>(), FormatDuration(step["ms"].get<double>()));
     }
   }
 

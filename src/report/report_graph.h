@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "collage/optimize.h"
-#include "collage/session.h"
 #include "collage/sdk/graph.h"
+#include "collage/session.h"
 #include "report/report_document.h"
 
 namespace collage {

@@ -449,7 +449,8 @@ StatusOr<OptimizeResult> SearchPlacement(const Graph& graph, BackendRegistry& re
   // The kept placement's steps in a run: from its calibration run where calibration ran it
   // (the op-level plan, or a backend alone), else profiled now.
   RunProfile kept_steps;
-  if (auto ran = calibrated.profiles.find(PlacementKey(result.placement)); ran != calibrated.profiles.end()) {
+  if (auto ran = calibrated.profiles.find(PlacementKey(result.placement));
+      ran != calibrated.profiles.end()) {
     kept_steps = std::move(ran->second);
   } else {
     if (options.cancel.cancelled()) return Status(StatusCode::kCancelled, "interrupted");

@@ -7,8 +7,8 @@
 
 #include "collage/sdk/errors.h"
 #include "cost/extra_time.h"
-#include "search/plan_bench.h"
 #include "search/placement_estimate.h"
+#include "search/plan_bench.h"
 
 namespace collage {
 namespace {

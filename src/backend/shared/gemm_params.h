@@ -5,10 +5,10 @@
 
 #include <cstdint>
 
-#include "collage/sdk/op_params.h"
 #include "backend/shared/operand.h"
-#include "collage/status.h"
 #include "collage/sdk/graph.h"
+#include "collage/sdk/op_params.h"
+#include "collage/status.h"
 
 namespace collage {
 

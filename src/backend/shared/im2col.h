@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <span>
 
-#include "collage/status.h"
 #include "collage/sdk/graph.h"
+#include "collage/status.h"
 
 namespace collage {
 

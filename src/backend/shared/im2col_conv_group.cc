@@ -19,7 +19,8 @@ StatusOr<Im2colConvGroup> ReadIm2colConvGroup(const CompileRequest& request) {
   COLLAGE_ASSIGN_OR_RETURN(group.geometry, ReadConv2dGeometry(*conv, x, w));
   const Conv2dGeometry& g = group.geometry;
   if (g.group_out() > INT_MAX || g.out_pixels() > INT_MAX || g.patch() > INT_MAX) {
-    return Unsupported("Conv X {} W {} exceeds BLAS's int dims", ShapeToString(x), ShapeToString(w));
+    return Unsupported("Conv X {} W {} exceeds BLAS's int dims", ShapeToString(x),
+                       ShapeToString(w));
   }
   if (request.inputs.size() != 1 || request.inputs[0] != conv->inputs[0]) {
     return InvalidArgument("a Conv group reads exactly one non-constant value, X");

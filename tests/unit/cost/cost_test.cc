@@ -14,8 +14,8 @@ namespace {
 TEST(CostTest, OnlyAFiniteTimeAtOrAboveZeroIsATime) {
   EXPECT_TRUE(Cost::Milliseconds(0).is_value());
   EXPECT_DOUBLE_EQ(Cost::Milliseconds(1.5).ms(), 1.5);
-  for (double bad : {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN(),
-                     -1.0}) {
+  for (double bad :
+       {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN(), -1.0}) {
     EXPECT_TRUE(Cost::Milliseconds(bad).is_invalid()) << bad;
     EXPECT_EQ(Cost::Milliseconds(bad).ms(), 0.0) << bad;
   }
