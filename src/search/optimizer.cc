@@ -253,7 +253,10 @@ StatusOr<OptimizeResult> OptimizePlacement(const Graph& graph, BackendRegistry& 
   if (options.precision == PrecisionChoice::kFloat32) {
     return SearchPlacement(graph, registry, threads, options, index, PrecisionScope{});
   }
-  return OptimizeWithinTolerance(graph, registry, threads, options, index);
+  COLLAGE_ASSIGN_OR_RETURN(ResultWithinTolerance checked,
+                           OptimizeWithinTolerance(graph, registry, threads, options, index));
+  checked.kept.report.accuracy = std::move(checked.accuracy);
+  return std::move(checked.kept);
 }
 
 StatusOr<OptimizeResult> SearchPlacement(const Graph& graph, BackendRegistry& registry, int threads,

@@ -66,7 +66,7 @@ std::vector<Precision> PrecisionsFor(PrecisionChoice choice) {
   return {Precision::kFloat32, Precision::kBfloat16};
 }
 
-StatusOr<OptimizeResult> OptimizeWithinTolerance(const Graph& graph, BackendRegistry& registry,
+StatusOr<ResultWithinTolerance> OptimizeWithinTolerance(const Graph& graph, BackendRegistry& registry,
                                                  int threads, const OptimizeOptions& options,
                                                  const CandidateIndex& index) {
   if (!(options.tolerance > 0) || !std::isfinite(options.tolerance)) {
@@ -104,14 +104,12 @@ StatusOr<OptimizeResult> OptimizeWithinTolerance(const Graph& graph, BackendRegi
       COLLAGE_RETURN_IF_ERROR(error.status());
       accuracy.error = *error;
       accuracy.all_float32_because = AllFloat32Reason(offered, !accuracy.reverted.empty());
-      result.report.accuracy = accuracy;
-      return result;
+      return ResultWithinTolerance{std::move(result), std::move(accuracy)};
     }
     if (error.ok() && *error <= options.tolerance) {
       accuracy.error = *error;
       accuracy.reduced_groups = static_cast<int>(reduced.size());
-      result.report.accuracy = accuracy;
-      return result;
+      return ResultWithinTolerance{std::move(result), std::move(accuracy)};
     }
     if (search + 1 >= kMaxSearches) {
       // The last search: float32 everywhere.

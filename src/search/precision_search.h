@@ -12,8 +12,15 @@ namespace collage {
 // The precisions the searches may offer for `choice`, float32 first.
 std::vector<Precision> PrecisionsFor(PrecisionChoice choice);
 
+// The kept search's result and the accuracy check that kept it (the report's accuracy, which
+// OptimizePlacement sets: the report has one writer).
+struct ResultWithinTolerance {
+  OptimizeResult kept;
+  OptimizeReport::AccuracyCheck accuracy;
+};
+
 // `index`: the offers in every precision of PrecisionsFor(options.precision).
-StatusOr<OptimizeResult> OptimizeWithinTolerance(const Graph& graph, BackendRegistry& registry,
+StatusOr<ResultWithinTolerance> OptimizeWithinTolerance(const Graph& graph, BackendRegistry& registry,
                                                  int threads, const OptimizeOptions& options,
                                                  const CandidateIndex& index);
 
