@@ -66,9 +66,10 @@ std::vector<Precision> PrecisionsFor(PrecisionChoice choice) {
   return {Precision::kFloat32, Precision::kBfloat16};
 }
 
-StatusOr<ResultWithinTolerance> OptimizeWithinTolerance(const Graph& graph, BackendRegistry& registry,
-                                                 int threads, const OptimizeOptions& options,
-                                                 const CandidateIndex& index) {
+StatusOr<ResultWithinTolerance> OptimizeWithinTolerance(const Graph& graph,
+                                                        BackendRegistry& registry, int threads,
+                                                        const OptimizeOptions& options,
+                                                        const CandidateIndex& index) {
   if (!(options.tolerance > 0) || !std::isfinite(options.tolerance)) {
     return InvalidArgument("the tolerance must be a number above 0 (it is {})", options.tolerance);
   }

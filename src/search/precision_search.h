@@ -20,8 +20,9 @@ struct ResultWithinTolerance {
 };
 
 // `index`: the offers in every precision of PrecisionsFor(options.precision).
-StatusOr<ResultWithinTolerance> OptimizeWithinTolerance(const Graph& graph, BackendRegistry& registry,
-                                                 int threads, const OptimizeOptions& options,
-                                                 const CandidateIndex& index);
+StatusOr<ResultWithinTolerance> OptimizeWithinTolerance(const Graph& graph,
+                                                        BackendRegistry& registry, int threads,
+                                                        const OptimizeOptions& options,
+                                                        const CandidateIndex& index);
 
 }  // namespace collage
