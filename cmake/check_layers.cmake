@@ -143,6 +143,6 @@ if(violations)
   message(FATAL_ERROR
           "collage's layers: a layer may include only its own headers and those of the layers "
           "below it, backends only the SDK (and backend/shared/), and the application API and the "
-          "command line only "
-          "the application API (cmake/CollageLayers.cmake). Includes that break this:\n${violations}")
+          "command line only the application API (cmake/CollageLayers.cmake). Includes that "
+          "break this:\n${violations}")
 endif()

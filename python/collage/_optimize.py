@@ -229,16 +229,15 @@ def optimize(path, search="op-level", budget=None, threads=0, save_plan=None, co
         raise InvalidArgumentError(f"cancel {cancel!r}: expected a collage.CancellationToken")
     display = ProgressLine() if progress else None
     try:
-        summary = _run_cancellably(lambda: _collage.optimize(str(path), search, "" if budget is None else str(budget),
-                                    int(threads), "" if save_plan is None else str(save_plan),
-                                    "" if cost_db is None else str(cost_db), list(backends or []),
-                                    -1 if rounds is None else int(rounds),
-                                    -1 if calibrate is None else int(calibrate), shapes,
-                                    bool(strict_nan), precision, float(tolerance),
-                                    "" if workers is None else str(workers),
-                                    sys.executable if ray_python is None else str(ray_python),
-                                    os.environ.get("COLLAGE_MEASURE_WORKER", ""), display,
-                                    cancel), cancel)
+        arguments = (str(path), search, "" if budget is None else str(budget), int(threads),
+                     "" if save_plan is None else str(save_plan),
+                     "" if cost_db is None else str(cost_db), list(backends or []),
+                     -1 if rounds is None else int(rounds),
+                     -1 if calibrate is None else int(calibrate), shapes, bool(strict_nan),
+                     precision, float(tolerance), "" if workers is None else str(workers),
+                     sys.executable if ray_python is None else str(ray_python),
+                     os.environ.get("COLLAGE_MEASURE_WORKER", ""), display, cancel)
+        summary = _run_cancellably(lambda: _collage.optimize(*arguments), cancel)
     finally:
         if display is not None:
             display.finish()

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cmath>
-#include <compare>
 
 namespace collage {
 
@@ -22,7 +21,6 @@ class Cost {
     return std::isfinite(ms) && ms >= 0 ? Cost(State::kValue, ms) : Invalid();
   }
 
-  State state() const { return state_; }
   bool is_value() const { return state_ == State::kValue; }
   bool is_invalid() const { return state_ == State::kInvalid; }
   bool is_unknown() const { return state_ == State::kUnknown; }

@@ -32,7 +32,7 @@ ReportDocument OptimizeReportDocument(const Graph& graph, const OptimizeReport& 
                                       const ReportDocumentContext& context);
 
 // A group's (or a rival's) rule as the page and the tables show it: "conv" in float32,
-// "conv bf16" in a reduced precision.
+// "conv bf16" in a reduced precision (RuleInPrecision's spelling, from the document's fields).
 std::string RuleShown(const ReportDocument& group);
 
 }  // namespace collage
