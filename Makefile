@@ -62,10 +62,10 @@ build: deps
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 # One clang build with AddressSanitizer + UndefinedBehaviorSanitizer serves four checks:
-# the unit tests, the ONNX node conformance cases (about 40 s) and the differential harness
-# of the backends run once more under the sanitizers (any report fails), and the libFuzzer
-# targets (the model loader, plans, .npy and
-# .pb tensors, the cost database) run for a short while each (any crash fails).
+# the unit tests (in one shard per core: the binary runs its tests one after another), the ONNX
+# node conformance cases (about 40 s) and the differential harness of the backends run once
+# more under the sanitizers (any report fails), and the libFuzzer targets (the model loader,
+# plans, .npy and .pb tensors, the cost database) run for a short while each (any crash fails).
 # clang links LLVM's libomp, while Debian's OpenBLAS OpenMP build is linked to libgomp, and
 # OpenBLAS's threaded GEMM waits for its sibling threads by spinning: with both runtimes in
 # one process it hung for good (on a 2-vCPU AVX2 EPYC, whatever OMP_NUM_THREADS said). The
@@ -85,7 +85,8 @@ sanitize: test-deps
 	  -DCOLLAGE_SANITIZE=ON -DCOLLAGE_FUZZ=ON -DCOLLAGE_SKIP_BACKENDS=openblas >/dev/null
 	cmake --build $(ASAN_DIR) -j $(JOBS) --target collage_unit_tests collage collage_fuzzers \
 	  collage_backend_ops collage_conformance
-	$(SANITIZER_ENV) ./$(ASAN_DIR)/tests/collage_unit_tests --gtest_brief=1 --gtest_filter=-$(ASAN_SKIP)
+	$(SANITIZER_ENV) ./scripts/run_test_shards.sh $(JOBS) $(ASAN_DIR)/unit_tests \
+	  ./$(ASAN_DIR)/tests/collage_unit_tests --gtest_brief=1 --gtest_filter=-$(ASAN_SKIP)
 	./scripts/gen_conformance_cases.sh $(ASAN_DIR)/conformance_cases/onnx
 	$(SANITIZER_ENV) ./$(ASAN_DIR)/tests/collage_conformance $(ASAN_DIR)/conformance_cases/onnx/node \
 	  $(NODE_CASES_WITH_BAD_DATA) > $(ASAN_DIR)/conformance.log || { tail -40 $(ASAN_DIR)/conformance.log; exit 1; }
