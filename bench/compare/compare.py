@@ -2,19 +2,24 @@
 """collage against other runtimes on the zoo's workloads, measured side by side.
 
 For each workload (exported from the zoo to ONNX, or `torch:NAME`, one of the models PyTorch
-exports for the tests) and each thread count: collage optimizes
-it (op-level, then two-level on the same cost database) and saves both plans; every
-contender runs once on the same seeded inputs and its outputs are checked against collage's
-own reference run (`collage run --check`, which compares with collage's reference kernels);
-then all contenders that passed are timed in interleaved rounds — collage's two plans,
-collage on each backend alone, ONNX Runtime, OpenVINO, TVM and PyTorch, each with the same
-thread count. A contender's figure is the median of its per-round medians. Writes
+exports for the tests) and each thread count: collage optimizes it three ways on one cost
+database and saves each plan — `collage optimize` as a user runs it (the op-level search,
+calibrated, then the end-to-end decision: the headline), the op-level search's own plan
+(`--no-compare`) and the two-level search (unless --no-two-level). Every contender runs once
+on the same seeded inputs and its outputs are checked against collage's own reference run
+(collage's reference kernels); then all contenders that passed are timed in interleaved
+rounds — collage's plans, collage on each backend alone, ONNX Runtime, OpenVINO, TVM and
+PyTorch, each with the same thread count. The first round is a warm-up and does not count;
+in every round each contender gets a warm-up run before its timed ones (collage's are fresh
+processes; the others' workers just ran someone else). A contender's figure is the median of
+its per-round medians; the headline ratio is the median over rounds of the faster other
+runtime's time in that round over collage's, printed with its range. Writes
 RESULTS/compare.json, RESULTS/compare.md and RESULTS/compare.png.
 
     compare.py [--build build] [--models resnet50,torch:lstm,...|torch] [--threads 1,2]
                [--rounds 3] [--two-level-budget 30] [--results bench/results]
                [--name compare] [--peers onnxruntime,...] [--exclude-backends openvino,...]
-               [--no-singles]
+               [--no-singles] [--no-two-level]
 
 `--exclude-backends` leaves backends out of collage's searches and of its single-backend
 contenders: `--exclude-backends onnxruntime,openvino` measures what collage's own library
@@ -48,6 +53,8 @@ SLOW_RUN_SECONDS = 5.0  # a contender this slow (and 10x the fastest) is timed o
 PEER_SETUP_TIMEOUT = 900
 SETTLE_SECONDS = 0.3  # idle pause before each contender's round (see measure)
 DECISION_ROUNDS = 5  # least interleaved rounds of the two-level optimize's end-to-end decision
+# collage's plans, by contender label: how each is optimized (see optimize).
+OPTIMIZES = {"collage": "default", "collage op-level": "op-level", "collage two-level": "two-level"}
 
 
 def log(*args):
@@ -201,56 +208,67 @@ class PeerContender:
                 self.process.kill()
 
 
-def optimize(collage, workload, threads, db, folder, budget, backends):
-    """Saves the op-level and the two-level plan; returns their paths and the search notes."""
+def optimize(collage, workload, threads, db, folder, budget, backends, two_level):
+    """Saves collage's plans (OPTIMIZES, two-level only when asked); returns their paths by
+    contender label and the searches' notes by search ("default", "op-level", "two-level")."""
     notes = {}
     plans = {}
-    for search in ["op-level", "two-level"]:
+    for label, search in OPTIMIZES.items():
+        if search == "two-level" and not two_level:
+            continue
         plan = os.path.join(folder, f"{workload.stem}.{threads}.{search}.plan.json")
         cmd = [collage, "optimize", workload.path, *workload.shape_args, "--threads", str(threads),
-               "--cost-db", db, "--search", search, "--save-plan", plan, "--backends", ",".join(backends)]
+               "--cost-db", db, "--save-plan", plan, "--backends", ",".join(backends)]
         if search == "two-level":
             # What a user of `optimize --search two-level` gets: the search, then the end-to-end
             # decision between its best, the op-level plan and every backend alone.
-            cmd += ["--budget", f"{budget}s", "--rounds", str(DECISION_ROUNDS)]
-        else:
+            cmd += ["--search", "two-level", "--budget", f"{budget}s", "--rounds", str(DECISION_ROUNDS)]
+        elif search == "op-level":
             cmd += ["--no-compare"]  # the op-level search's own plan
+        # else "default": `collage optimize` as it comes (the op-level search, then the decision)
         start = time.monotonic()
         out = run(cmd)
         notes[search] = {"seconds": round(time.monotonic() - start, 1),
                          "placement": next((line.split(" ", 1)[1] for line in out.splitlines()
                                             if line.startswith("placement (")), "")}
-        plans[search] = plan
+        plans[label] = plan
     return plans, notes
 
 
 def measure(contenders, rounds):
-    """Interleaved rounds over the contenders; returns label -> median of round medians (ms)."""
-    per_round = {c.label: [] for c in contenders}
+    """A warm-up round, then `rounds` interleaved rounds over the contenders; returns label ->
+    median of its round medians (ms), the rounds' figures and the warm-up's."""
+    warmup_ms = {}
     iterations = {}
-    for c in contenders:  # the first round: 2 runs each, which set how many fill a round
+    for c in contenders:  # the warm-up round: 2 runs each, which set how many fill a round
         time.sleep(SETTLE_SECONDS)
-        per_round[c.label].append(c.time(2, warmup=1))
-        iterations[c.label] = max(1, min(20, int(ROUND_SECONDS / max(per_round[c.label][0], 1e-3) * 1e3)))
-    fastest = min(v[0] for v in per_round.values())
-    # TVM's untuned schedules can take a minute per run of a large model: its first round is
-    # its figure (it is not close to the others), and the rounds go on without it.
-    slow = {label for label, v in per_round.items() if v[0] > 1e3 * SLOW_RUN_SECONDS and v[0] > 10 * fastest}
+        warmup_ms[c.label] = c.time(2, warmup=1)
+        iterations[c.label] = max(1, min(20, int(ROUND_SECONDS / max(warmup_ms[c.label], 1e-3) * 1e3)))
+    fastest = min(warmup_ms.values())
+    # TVM's untuned schedules can take a minute per run of a large model: its warm-up is its
+    # figure (it is not close to the others), and the rounds go on without it.
+    slow = {label for label, ms in warmup_ms.items() if ms > 1e3 * SLOW_RUN_SECONDS and ms > 10 * fastest}
     rounded = [c for c in contenders if c.label not in slow]
-    log("    round 1/{}: ".format(rounds) + ", ".join(f"{label} {v[0]:.2f}" for label, v in per_round.items()))
-    for r in range(1, rounds):
+    per_round = {c.label: [] for c in rounded}
+    log("    warm-up: " + ", ".join(f"{label} {ms:.2f}" for label, ms in warmup_ms.items()))
+    for r in range(1, rounds + 1):
         # A new order every round, so that no contender always follows the same one, and a
         # pause before each: a runtime's workers may go on spinning for a while after its
         # last run (ONNX Runtime's do by default), taking the cores from whoever runs next.
+        # One warm-up run each, every round: collage's `bench` is a fresh process (load,
+        # compile), and the others' workers meet caches that someone else's run refilled.
         order = list(rounded)
         random.Random(r).shuffle(order)
         for c in order:
             time.sleep(SETTLE_SECONDS)
-            per_round[c.label].append(c.time(iterations[c.label], warmup=0))
-        log(f"    round {r + 1}/{rounds}: " +
+            per_round[c.label].append(c.time(iterations[c.label], warmup=1))
+        log(f"    round {r}/{rounds}: " +
             ", ".join(f"{c.label} {per_round[c.label][-1]:.2f}" for c in rounded))
-    return {label: {"ms": statistics.median(v), "rounds_ms": v, "timed_once": label in slow}
-            for label, v in per_round.items()}
+    timings = {label: {"ms": statistics.median(v), "rounds_ms": v, "warmup_ms": warmup_ms[label],
+                       "timed_once": False} for label, v in per_round.items()}
+    timings.update({label: {"ms": warmup_ms[label], "rounds_ms": [], "warmup_ms": warmup_ms[label],
+                            "timed_once": True} for label in slow})
+    return timings
 
 
 def registered_backends(collage):
@@ -272,12 +290,12 @@ def compare_workload(args, collage, name, folder, db):
     result = {}
     backends = [b for b in registered_backends(collage) if b not in args.exclude_backends]
     for threads in args.threads:
-        plans, notes = optimize(collage, workload, threads, db, folder, args.two_level_budget, backends)
-        log(f"  {threads} thread(s): op-level {notes['op-level']['seconds']} s, "
-            f"two-level {notes['two-level']['seconds']} s")
+        plans, notes = optimize(collage, workload, threads, db, folder, args.two_level_budget, backends,
+                                not args.no_two_level)
+        log(f"  {threads} thread(s): " + ", ".join(f"{search} {note['seconds']} s" for search, note in notes.items()))
         entries = {}
-        contenders = [CollageContender("collage two-level", collage, workload, threads, ["--plan", plans["two-level"]]),
-                      CollageContender("collage op-level", collage, workload, threads, ["--plan", plans["op-level"]])]
+        contenders = [CollageContender(label, collage, workload, threads, ["--plan", plan])
+                      for label, plan in plans.items()]
         if not args.no_singles:
             contenders += [CollageContender(f"collage {b}", collage, workload, threads, ["--backend", b])
                            for b in backends]
@@ -341,7 +359,7 @@ def main():
                         help="zoo workloads and torch:NAME models, comma-separated; `torch` for all of "
                              "PyTorch's (" + ",".join(TORCH) + ")")
     parser.add_argument("--threads", default="1,2")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3, help="timed rounds, after one warm-up round")
     parser.add_argument("--two-level-budget", type=float, default=30)
     parser.add_argument("--peers", default=",".join(PEERS))
     parser.add_argument("--python", default=sys.executable, help="the Python with the other runtimes")
@@ -354,8 +372,10 @@ def main():
                         help="backends collage may not use (searches and single-backend contenders)")
     parser.add_argument("--name", default="compare", help="result files: RESULTS/NAME.json, .md, .png")
     parser.add_argument("--no-singles", action="store_true",
-                        help="time collage's plans only, not collage on each backend alone (the two-level "
-                             "optimize's end-to-end decision still compares them)")
+                        help="time collage's plans only, not collage on each backend alone (the end-to-end "
+                             "decision of `collage optimize` still compares them)")
+    parser.add_argument("--no-two-level", action="store_true",
+                        help="skip the two-level search's plan (its optimize takes --two-level-budget and more)")
     parser.add_argument("--update", action="store_true",
                         help="keep RESULTS/compare.json's other workloads; measure and replace only --models")
     args = parser.parse_args()
@@ -373,16 +393,18 @@ def main():
     db = args.cost_db or os.path.join(args.results, "costs.sqlite")
 
     results = {"date": time.strftime("%Y-%m-%d"), "machine": machine(), "versions": versions(args.python),
-               "threads": args.threads, "rounds": args.rounds, "two_level_budget_s": args.two_level_budget,
+               "threads": args.threads, "rounds": args.rounds, "warmup_round": True,
+               "headline": "collage", "two_level_budget_s": args.two_level_budget,
                "tolerance": TOLERANCE, "excluded_backends": sorted(args.exclude_backends), "workloads": {}}
     json_path = os.path.join(args.results, args.name + ".json")
     if args.update and os.path.exists(json_path):
         with open(json_path) as f:
             previous = json.load(f)
         if (previous.get("threads") != args.threads or previous.get("machine") != results["machine"]
-                or previous.get("excluded_backends", []) != results["excluded_backends"]):
-            sys.exit(f"{json_path} was measured with other threads, backends or on another machine; "
-                     "run without --update")
+                or previous.get("excluded_backends", []) != results["excluded_backends"]
+                or previous.get("headline") != results["headline"]):
+            sys.exit(f"{json_path} was measured with other threads, backends, method or on another "
+                     "machine; run without --update")
         results["workloads"] = previous["workloads"]
     with tempfile.TemporaryDirectory() as folder:
         for name in models:

@@ -111,7 +111,8 @@ def compare_precisions(args, collage, workload, folder, reference):
         for label, timing in compare.measure(ran, args.rounds).items():
             entries[label].update(timing)
             rounds = timing["rounds_ms"]
-            entries[label]["spread"] = (max(rounds) - min(rounds)) / timing["ms"] if timing["ms"] else 0
+            # A contender timed once (far slower than the rest) has no rounds to spread over.
+            entries[label]["spread"] = (max(rounds) - min(rounds)) / timing["ms"] if len(rounds) > 1 else 0
         for p in peers:
             p.close()
         result[str(threads)] = {"contenders": entries, "plans": notes}
@@ -186,7 +187,7 @@ def main():
     parser.add_argument("--build", default="build")
     parser.add_argument("--models", default=MODELS)
     parser.add_argument("--threads", default="1,2")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3, help="timed rounds, after one warm-up round")
     parser.add_argument("--tolerance", type=float, default=1e-2)
     parser.add_argument("--python", default=os.path.join(ROOT, "bench", ".venv", "bin", "python"),
                         help="the Python with ONNX Runtime and OpenVINO (bench/compare/setup.sh)")

@@ -221,7 +221,7 @@ def main():
     parser.add_argument("--models", default=MODELS)
     parser.add_argument("--methods", default=METHODS)
     parser.add_argument("--threads", default="1,2")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3, help="timed rounds, after one warm-up round")
     parser.add_argument("--python", default=os.path.join(ROOT, "bench", ".venv", "bin", "python"),
                         help="the Python with ONNX Runtime and OpenVINO (bench/compare/setup.sh)")
     parser.add_argument("--precision", default="auto", choices=["fp32", "bf16", "auto"],

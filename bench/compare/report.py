@@ -1,7 +1,36 @@
 """The comparison's results as a markdown table and a bar chart (compare.py writes both)."""
 import math
+import statistics
 
 PEER_NAMES = {"onnxruntime": "ONNX Runtime", "openvino": "OpenVINO", "tvm": "TVM", "pytorch": "PyTorch"}
+# collage's plans, as compare.py labels them, and their columns.
+PLANS = {"collage": "collage optimize", "collage two-level": "two-level", "collage op-level": "op-level"}
+
+
+def headline(results):
+    """The plan the ratio is taken of: `collage optimize`'s; runs before it was timed (no
+    "headline" in their JSON) took the two-level plan's."""
+    return results.get("headline", "collage two-level")
+
+
+def paired_ratio(contenders, label):
+    """Round by round, the faster other runtime's time over `label`'s: their median, least and
+    greatest; None without rounds to pair. Contenders timed once sit out."""
+    mine = contenders.get(label)
+    if not _ms(mine) or mine.get("timed_once") or not mine.get("rounds_ms"):
+        return None
+    rounds = len(mine["rounds_ms"])
+    peers = [e for name, e in contenders.items() if name in PEER_NAMES and _ms(e)
+             and not e.get("timed_once") and len(e.get("rounds_ms", [])) == rounds]
+    if not peers:
+        return None
+    ratios = [min(p["rounds_ms"][r] for p in peers) / mine["rounds_ms"][r] for r in range(rounds)]
+    return {"ratio": statistics.median(ratios), "min": min(ratios), "max": max(ratios)}
+
+
+def verdict(paired):
+    """As the parity benchmark's: at or above 1.0, below it within the rounds' range, or slower."""
+    return "≥ 1.0" if paired["ratio"] >= 1.0 else "within spread" if paired["max"] >= 1.0 else "slower"
 
 
 def _ms(entry):
@@ -11,13 +40,11 @@ def _ms(entry):
 def summarize(contenders):
     """The figures one row of the table needs, from one (workload, threads) result."""
     singles = {label[len("collage "):]: _ms(e) for label, e in contenders.items()
-               if label.startswith("collage ") and not label.endswith("-level") and _ms(e)}
+               if label.startswith("collage ") and label not in PLANS and _ms(e)}
     peers = {label: _ms(e) for label, e in contenders.items() if label in PEER_NAMES and _ms(e)}
     best_single = min(singles, key=singles.get) if singles else None
     best_peer = min(peers, key=peers.get) if peers else None
     return {
-        "two_level": _ms(contenders.get("collage two-level")),
-        "op_level": _ms(contenders.get("collage op-level")),
         "best_single": best_single,
         "best_single_ms": singles.get(best_single),
         "best_peer": best_peer,
@@ -37,9 +64,10 @@ def _cell(entry):
 
 def markdown(results):
     excluded = results.get("excluded_backends")
+    warmup = " after a warm-up round" if results.get("warmup_round") else ", the first (a warm-up) counted,"
     lines = [f"Measured {results['date']} on {results['machine']}; float32, batch 1 (torch: models: "
              f"their test data's batch), "
-             f"{results['rounds']} interleaved rounds (median of round medians, ms); two-level search "
+             f"{results['rounds']} interleaved rounds{warmup} (median of round medians, ms); two-level search "
              f"budget {results['two_level_budget_s']:.0f} s; outputs checked against collage's reference "
              f"run within {results['tolerance']:g} normalized before any time counts.",
              "Versions: " + ", ".join(f"{k} {v}" for k, v in results["versions"].items()) + "."]
@@ -48,37 +76,54 @@ def markdown(results):
                      "single-backend contenders used the others only.")
     lines.append("")
     failures = []
+    kept = headline(results)
+    # Columns only for what some row has (a run may leave out the two-level plan, the
+    # single-backend contenders or some runtimes).
+    labels = {label for per_threads in results["workloads"].values() for r in per_threads.values()
+              for label in r["contenders"]}
+    plan_labels = [label for label in PLANS if label in labels]
+    peer_labels = [label for label in PEER_NAMES if label in labels]
+    with_singles = any(label.startswith("collage ") and label not in PLANS for label in labels)
+    columns = [PLANS[label] for label in plan_labels] + ["best collage single backend"] * with_singles
+    columns += [PEER_NAMES[label] for label in peer_labels]
     for threads in results["threads"]:
         lines += [f"**{threads} thread{'s' if threads > 1 else ''}**", "",
-                  "| workload | collage two-level | op-level | best collage single backend | "
-                  + " | ".join(PEER_NAMES.values()) + " | best other runtime / collage |",
-                  "|---|---|---|---|" + "---|" * len(PEER_NAMES) + "---|"]
+                  "| workload | " + " | ".join(columns) + " | best other runtime / collage (rounds' range) |",
+                  "|---|" + "---|" * len(columns) + "---|"]
         ratios = []
+        verdicts = {}
         for name, per_threads in results["workloads"].items():
             r = per_threads.get(str(threads))
             if not r:
                 continue
             c = r["contenders"]
             s = summarize(c)
-            ratio = s["best_peer_ms"] / s["two_level"] if s["best_peer_ms"] and s["two_level"] else None
-            if ratio:
-                ratios.append(ratio)
+            paired = paired_ratio(c, kept)
+            if paired:
+                ratios.append(paired["ratio"])
+                verdicts[verdict(paired)] = verdicts.get(verdict(paired), 0) + 1
             single = f"{s['best_single']} {s['best_single_ms']:.2f}" if s["best_single"] else "—"
-            two = f"**{s['two_level']:.2f}**" if s["two_level"] else _cell(c.get("collage two-level"))
-            lines.append(f"| {name} | {two} | {_cell(c.get('collage op-level'))} | {single} | "
-                         + " | ".join(_cell(c.get(p)) for p in PEER_NAMES) + " | "
-                         + (f"{ratio:.2f}x ({PEER_NAMES[s['best_peer']]})" if ratio else "—") + " |")
+            cells = [f"**{_cell(c[label])}**" if label == kept and _ms(c.get(label)) else _cell(c.get(label))
+                     for label in plan_labels] + [single] * with_singles
+            cells += [_cell(c.get(p)) for p in peer_labels]
+            ratio_cell = (f"{paired['ratio']:.2f}x ({paired['min']:.2f}–{paired['max']:.2f}) "
+                          f"{PEER_NAMES[s['best_peer']]}" if paired else "—")
+            lines.append(f"| {name} | " + " | ".join(cells) + f" | {ratio_cell} |")
             for label, e in c.items():
                 if e.get("status") != "ok":
                     failures.append(f"- {name}, {threads} thread(s), {label}: {e['status']}"
                                     + (f": {e['detail']}" if e.get("detail") else f" (error {e.get('error', 0):.1e})"))
         if ratios:
             geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-            cells = ["**geometric mean**"] + [""] * (3 + len(PEER_NAMES)) + [f"**{geomean:.2f}x**"]
+            cells = ["**geometric mean**"] + [""] * len(columns) + [f"**{geomean:.2f}x**"]
             lines.append("| " + " | ".join(cells) + " |")
+            lines += ["", f"{len(ratios)} workloads: " + ", ".join(
+                f"{count} {v}" for v, count in sorted(verdicts.items())) + "."]
         lines.append("")
-    lines.append("A ratio above 1 means collage's two-level plan is faster than the fastest other runtime. "
-                 "\\* timed once: a run took seconds, far from the others, so it sat out the rounds.")
+    lines.append(f"The ratio is {PLANS[kept]}'s plan (bold) against the fastest other runtime, round by round "
+                 "(the median of the rounds' ratios, their least and greatest in brackets; named: the "
+                 "runtime fastest over all rounds); above 1, collage is faster. \\* timed once: a run took "
+                 "seconds, far from the others, so it sat out the rounds.")
     if failures:
         lines += ["", "Not timed:"] + failures
     return "\n".join(lines) + "\n"
@@ -90,8 +135,11 @@ def chart(results, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    series = [("collage two-level", "collage two-level"), ("collage op-level", "collage op-level")]
+    labels = {label for per_threads in results["workloads"].values() for r in per_threads.values()
+              for label in r["contenders"]}
+    series = [(label, "collage " + column if label != "collage" else column) for label, column in PLANS.items()]
     series += [(label, name) for label, name in PEER_NAMES.items()]
+    series = [(label, legend) for label, legend in series if label in labels]
     figure, axes = plt.subplots(len(results["threads"]), 1, figsize=(13, 4.2 * len(results["threads"])),
                                 squeeze=False)
     for axis, threads in zip(axes[:, 0], results["threads"]):
