@@ -156,7 +156,7 @@ def chart(results, path):
                      label=legend)
         axis.axhline(1.0, color="black", linewidth=0.8)
         axis.set_yscale("log")
-        axis.set_xticks(range(len(names)), names)
+        axis.set_xticks(range(len(names)), names, rotation=30, ha="right", fontsize=8)  # 20 names fit
         axis.set_ylabel("speed vs fastest other runtime")
         axis.set_title(f"{threads} thread{'s' if threads > 1 else ''} — higher is faster; "
                        f"{results['date']}, {results['machine']}", fontsize=9)
