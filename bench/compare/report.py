@@ -149,9 +149,11 @@ def chart(results, path):
             speedups = []
             for name in names:
                 c = results["workloads"][name][str(threads)]["contenders"]
+                # The table's paired ratio where the rounds allow it, else the medians'.
+                paired = paired_ratio(c, label)
                 best = summarize(c)["best_peer_ms"]
                 ms = _ms(c.get(label))
-                speedups.append(best / ms if best and ms else 0)
+                speedups.append(paired["ratio"] if paired else best / ms if best and ms else 0)
             axis.bar([x + (i - len(series) / 2 + 0.5) * width for x in range(len(names))], speedups, width,
                      label=legend)
         axis.axhline(1.0, color="black", linewidth=0.8)
