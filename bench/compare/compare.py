@@ -31,6 +31,7 @@ import json
 import os
 import platform
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -76,6 +77,24 @@ def normalized_error(actual, expected):
     return float(np.max(np.abs(actual.astype(np.float64) - expected))) / scale if expected.size else 0.0
 
 
+def collage_run_outputs(collage, workload, folder, extra=()):
+    """The outputs of `collage run` on the workload's inputs (`extra`: its placement, threads),
+    by output name: read from the .pb files, which keep the name that a .npy file's name may
+    not ("gpu_0/softmax_1" is saved as gpu_0_softmax_1)."""
+    from onnx import TensorProto, numpy_helper
+
+    out_dir = tempfile.mkdtemp(dir=folder)
+    run([collage, "run", workload.path, *workload.input_args, "--output-dir", out_dir, *extra])
+    outputs = {}
+    for file in os.listdir(out_dir):
+        if file.endswith(".pb"):
+            tensor = TensorProto()
+            with open(os.path.join(out_dir, file), "rb") as f:
+                tensor.ParseFromString(f.read())
+            outputs[tensor.name] = numpy_helper.to_array(tensor)
+    return outputs
+
+
 def worst_error(outputs, reference):
     if set(outputs) != set(reference):
         return float("inf")
@@ -84,7 +103,8 @@ def worst_error(outputs, reference):
 
 class Workload:
     """One model as an ONNX file with seeded inputs (one .npy each, and all in a .npz): a zoo
-    workload, or `torch:NAME` (its dynamic dims fixed as the test data has them)."""
+    workload, `torch:NAME` (its dynamic dims fixed as the test data has them), or a FILE.onnx
+    of the user's (every dim fixed in the file)."""
 
     def __init__(self, collage, name, folder, torch_folder):
         import onnx
@@ -96,6 +116,8 @@ class Workload:
             if not exported:
                 raise RuntimeError(f"{name}: the PyTorch export failed")
             self.path, self.shape_args = next(iter(exported.values()))
+        elif name.endswith(".onnx"):
+            self.path = os.path.abspath(name)
         else:
             self.path = os.path.join(folder, name + ".onnx")
             run([collage, "zoo", "export", name, "-o", self.path])
@@ -104,13 +126,17 @@ class Workload:
         initializers = {i.name for i in graph.initializer}
         rng = np.random.default_rng(2022)
         self.inputs = {}
-        self.stem = name.replace(":", "_")  # a file-name part
+        # A file-name part: a user's file by its name without the folder.
+        self.stem = os.path.basename(name)[:-len(".onnx")] if name.endswith(".onnx") else name.replace(":", "_")
         for value in graph.input:
             if value.name in initializers:
                 continue
             shape = [d.dim_value for d in value.type.tensor_type.shape.dim]
             if value.name in fixed:
                 shape = [int(d) for d in fixed[value.name].split("x")]
+            if any(d <= 0 for d in shape):
+                raise RuntimeError(f"{name}: input {value.name} has a dimension not fixed in the file "
+                                   f"({shape}, 0 = not fixed); the comparison needs every input's shape")
             if value.type.tensor_type.elem_type == onnx.TensorProto.INT64:
                 # token ids: valid in every zoo vocabulary
                 self.inputs[value.name] = rng.integers(0, 1000, shape).astype(np.int64)
@@ -120,7 +146,8 @@ class Workload:
         np.savez(self.npz, **self.inputs)
         self.input_args = []
         for input_name, data in self.inputs.items():
-            npy = os.path.join(folder, f"{self.stem}.{input_name}.npy")
+            # Input names may hold a "/" (Caffe2's exports: "gpu_0/data_0"): not in a file's name.
+            npy = os.path.join(folder, f"{self.stem}.{re.sub(r'[^A-Za-z0-9_.-]', '_', input_name)}.npy")
             np.save(npy, data)
             self.input_args += ["--input", f"{input_name}={npy}"]
 
@@ -136,10 +163,8 @@ class CollageContender:
         self.placement_args = placement_args
 
     def outputs(self, folder):
-        out_dir = tempfile.mkdtemp(dir=folder)
-        run([self.collage, "run", self.workload.path, *self.workload.input_args, "--threads",
-             str(self.threads), "--output-dir", out_dir, *self.placement_args])
-        return {f[:-4]: np.load(os.path.join(out_dir, f)) for f in os.listdir(out_dir) if f.endswith(".npy")}
+        return collage_run_outputs(self.collage, self.workload, folder,
+                                   ["--threads", str(self.threads), *self.placement_args])
 
     def time(self, iterations, warmup):
         # Each call is a fresh process (load, compile): one warm-up run at least.
@@ -282,11 +307,8 @@ def registered_backends(collage):
 def compare_workload(args, collage, name, folder, db):
     workload = Workload(collage, name, folder, args.torch_cases)
     log(f"{name}:")
-    reference_dir = os.path.join(folder, workload.stem + ".reference")
     # The reference kernels (native alone) give the outputs every contender is checked against.
-    run([collage, "run", workload.path, *workload.input_args, "--output-dir", reference_dir])
-    reference = {f[:-4]: np.load(os.path.join(reference_dir, f)) for f in os.listdir(reference_dir)
-                 if f.endswith(".npy")}
+    reference = collage_run_outputs(collage, workload, folder)
     result = {}
     backends = [b for b in registered_backends(collage) if b not in args.exclude_backends]
     for threads in args.threads:
@@ -356,8 +378,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default="build")
     parser.add_argument("--models", default=MODELS,
-                        help="zoo workloads and torch:NAME models, comma-separated; `torch` for all of "
-                             "PyTorch's (" + ",".join(TORCH) + ")")
+                        help="zoo workloads, torch:NAME models and FILE.onnx files (fixed shapes), "
+                             "comma-separated; `torch` for all of PyTorch's (" + ",".join(TORCH) + ")")
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds, after one warm-up round")
     parser.add_argument("--two-level-budget", type=float, default=30)

@@ -34,11 +34,12 @@ import time
 import numpy as np
 
 import compare
+import report
 from compare import TORCH  # bench/torch_cases.py's PyTorch-exported models
 from quantized import failure_text
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PARITY = 0.99  # the issue's bar: each engine inside collage at least 0.99x its own package
+PARITY = 0.99  # the goal: each engine inside collage at least 0.99x its own package
 
 
 class CollageSide(compare.CollageContender):
@@ -62,9 +63,7 @@ class CollageSide(compare.CollageContender):
 
 def reference_outputs(collage, workload, folder):
     """The reference kernels' outputs (`collage run`, native), which every contender must match."""
-    out_dir = tempfile.mkdtemp(dir=folder)
-    compare.run([collage, "run", workload.path, *workload.input_args, "--output-dir", out_dir])
-    return {f[:-4]: np.load(os.path.join(out_dir, f)) for f in os.listdir(out_dir) if f.endswith(".npy")}
+    return compare.collage_run_outputs(collage, workload, folder)
 
 
 def check(contender, folder, reference):
@@ -121,9 +120,8 @@ def measure_pairs(pairs, entries, rounds):
         e["ratios"] = [p / c for p, c in zip(e["package"]["rounds_ms"], e["collage"]["rounds_ms"])]
         for side in ("collage", "package"):
             e[side]["ms"] = statistics.median(e[side]["rounds_ms"])
-        e.update(ratio=statistics.median(e["ratios"]), min=min(e["ratios"]), max=max(e["ratios"]))
-        e["verdict"] = ("at parity" if e["ratio"] >= PARITY else
-                        "within spread" if e["max"] >= PARITY else "slower")
+        e.update(report.ratio_summary(e["ratios"]))
+        e["verdict"] = report.verdict(e, PARITY, "at parity")
 
 
 def parity_workload(args, collage, workload, folder, reference):

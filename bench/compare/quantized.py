@@ -26,7 +26,6 @@ RESULTS/NAME.json and RESULTS/NAME.md.
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -82,9 +81,7 @@ def quantized_workload(workload, method, folder, quantizer):
 
 
 def outputs_of_run(collage, workload, folder, extra=()):
-    out_dir = tempfile.mkdtemp(dir=folder)
-    compare.run([collage, "run", workload.path, *workload.input_args, "--output-dir", out_dir, *extra])
-    return {f[:-4]: np.load(os.path.join(out_dir, f)) for f in os.listdir(out_dir) if f.endswith(".npy")}
+    return compare.collage_run_outputs(collage, workload, folder, extra)
 
 
 def compare_quantized(args, collage, workload, method, folder, float_reference):

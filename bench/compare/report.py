@@ -1,5 +1,6 @@
 """The comparison's results as a markdown table and a bar chart (compare.py writes both)."""
 import math
+import os
 import statistics
 
 PEER_NAMES = {"onnxruntime": "ONNX Runtime", "openvino": "OpenVINO", "tvm": "TVM", "pytorch": "PyTorch"}
@@ -24,13 +25,29 @@ def paired_ratio(contenders, label):
              and not e.get("timed_once") and len(e.get("rounds_ms", [])) == rounds]
     if not peers:
         return None
-    ratios = [min(p["rounds_ms"][r] for p in peers) / mine["rounds_ms"][r] for r in range(rounds)]
+    return ratio_summary([min(p["rounds_ms"][r] for p in peers) / mine["rounds_ms"][r] for r in range(rounds)])
+
+
+def ratio_summary(ratios):
+    """Ratios taken round by round: their median, least and greatest."""
     return {"ratio": statistics.median(ratios), "min": min(ratios), "max": max(ratios)}
 
 
-def verdict(paired):
-    """As the parity benchmark's: at or above 1.0, below it within the rounds' range, or slower."""
-    return "≥ 1.0" if paired["ratio"] >= 1.0 else "within spread" if paired["max"] >= 1.0 else "slower"
+def verdict(summary, bar, reached):
+    """`reached` when the median ratio meets `bar`, "within spread" when only the best round
+    does, else "slower" (the comparison's and the parity benchmark's verdicts)."""
+    return reached if summary["ratio"] >= bar else "within spread" if summary["max"] >= bar else "slower"
+
+
+def shown_name(workload):
+    """A workload as the table and the chart name it: a user's FILE.onnx by its file name."""
+    return os.path.basename(workload) if workload.endswith(".onnx") else workload
+
+
+def contender_labels(results):
+    """Every contender that some workload has, at any thread count."""
+    return {label for per_threads in results["workloads"].values() for r in per_threads.values()
+            for label in r["contenders"]}
 
 
 def _ms(entry):
@@ -79,8 +96,7 @@ def markdown(results):
     kept = headline(results)
     # Columns only for what some row has (a run may leave out the two-level plan, the
     # single-backend contenders or some runtimes).
-    labels = {label for per_threads in results["workloads"].values() for r in per_threads.values()
-              for label in r["contenders"]}
+    labels = contender_labels(results)
     plan_labels = [label for label in PLANS if label in labels]
     peer_labels = [label for label in PEER_NAMES if label in labels]
     with_singles = any(label.startswith("collage ") and label not in PLANS for label in labels)
@@ -101,17 +117,18 @@ def markdown(results):
             paired = paired_ratio(c, kept)
             if paired:
                 ratios.append(paired["ratio"])
-                verdicts[verdict(paired)] = verdicts.get(verdict(paired), 0) + 1
+                row_verdict = verdict(paired, 1.0, "≥ 1.0")
+                verdicts[row_verdict] = verdicts.get(row_verdict, 0) + 1
             single = f"{s['best_single']} {s['best_single_ms']:.2f}" if s["best_single"] else "—"
             cells = [f"**{_cell(c[label])}**" if label == kept and _ms(c.get(label)) else _cell(c.get(label))
                      for label in plan_labels] + [single] * with_singles
             cells += [_cell(c.get(p)) for p in peer_labels]
             ratio_cell = (f"{paired['ratio']:.2f}x ({paired['min']:.2f}–{paired['max']:.2f}) "
                           f"{PEER_NAMES[s['best_peer']]}" if paired else "—")
-            lines.append(f"| {name} | " + " | ".join(cells) + f" | {ratio_cell} |")
+            lines.append(f"| {shown_name(name)} | " + " | ".join(cells) + f" | {ratio_cell} |")
             for label, e in c.items():
                 if e.get("status") != "ok":
-                    failures.append(f"- {name}, {threads} thread(s), {label}: {e['status']}"
+                    failures.append(f"- {shown_name(name)}, {threads} thread(s), {label}: {e['status']}"
                                     + (f": {e['detail']}" if e.get("detail") else f" (error {e.get('error', 0):.1e})"))
         if ratios:
             geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
@@ -135,8 +152,7 @@ def chart(results, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = {label for per_threads in results["workloads"].values() for r in per_threads.values()
-              for label in r["contenders"]}
+    labels = contender_labels(results)
     series = [(label, "collage " + column if label != "collage" else column) for label, column in PLANS.items()]
     series += [(label, name) for label, name in PEER_NAMES.items()]
     series = [(label, legend) for label, legend in series if label in labels]
@@ -158,7 +174,7 @@ def chart(results, path):
                      label=legend)
         axis.axhline(1.0, color="black", linewidth=0.8)
         axis.set_yscale("log")
-        axis.set_xticks(range(len(names)), names, rotation=30, ha="right", fontsize=8)  # 20 names fit
+        axis.set_xticks(range(len(names)), [shown_name(n) for n in names], rotation=30, ha="right", fontsize=8)  # 20 names fit
         axis.set_ylabel("speed vs fastest other runtime")
         axis.set_title(f"{threads} thread{'s' if threads > 1 else ''} — higher is faster; "
                        f"{results['date']}, {results['machine']}", fontsize=9)
