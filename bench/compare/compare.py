@@ -13,7 +13,8 @@ PyTorch, each with the same thread count. The first round is a warm-up and does 
 in every round each contender gets a warm-up run before its timed ones (collage's are fresh
 processes; the others' workers just ran someone else). A contender's figure is the median of
 its per-round medians; the headline ratio is the median over rounds of the faster other
-runtime's time in that round over collage's, printed with its range. Writes
+runtime's time in that round over collage's, printed with its range; beside it, the share of
+the CPU's float32 peak that collage's plan reached (`collage bench`'s `compute`). Writes
 RESULTS/compare.json, RESULTS/compare.md and RESULTS/compare.png.
 
     compare.py [--build build] [--models resnet50,torch:lstm,...|torch] [--threads 1,2]
@@ -161,6 +162,7 @@ class CollageContender:
         self.workload = workload
         self.threads = threads
         self.placement_args = placement_args
+        self.compute = None  # the model's GFLOP per run and the CPU's float32 peak, once timed
 
     def outputs(self, folder):
         return collage_run_outputs(self.collage, self.workload, folder,
@@ -168,14 +170,21 @@ class CollageContender:
 
     def time(self, iterations, warmup):
         # Each call is a fresh process (load, compile): one warm-up run at least.
-        out = run([self.collage, "bench", self.workload.path, *self.workload.input_args, "--threads",
-                   str(self.threads), "--warmup", str(max(1, warmup)), "--iterations", str(iterations),
-                   *self.placement_args])
-        for line in out.splitlines():
-            if line.startswith("latency: p50 "):
-                value, unit = line.split()[2:4]
-                return float(value) * {"us": 1e-3, "ms": 1.0, "s": 1e3}[unit]
-        raise RuntimeError(f"no latency in:\n{out}")
+        with tempfile.TemporaryDirectory() as folder:
+            figures_path = os.path.join(folder, "bench.json")
+            run([self.collage, "bench", self.workload.path, *self.workload.input_args, "--threads",
+                 str(self.threads), "--warmup", str(max(1, warmup)), "--iterations", str(iterations),
+                 "--json", figures_path, *self.placement_args])
+            with open(figures_path) as f:
+                figures = json.load(f)
+        compute = figures.get("compute")
+        if compute and compute.get("fp32_peak_gflops"):
+            # The CPU's peak, measured by each bench after its runs: the best of them (another
+            # process only ever lowers it).
+            best = self.compute["fp32_peak_gflops"] if self.compute else 0
+            self.compute = {"gflop_per_run": compute["gflop_per_run"], "peak_isa": compute["peak_isa"],
+                            "fp32_peak_gflops": max(best, compute["fp32_peak_gflops"])}
+        return figures["latency_ms"]["p50"]
 
     def close(self):
         pass
@@ -293,6 +302,9 @@ def measure(contenders, rounds):
                        "timed_once": False} for label, v in per_round.items()}
     timings.update({label: {"ms": warmup_ms[label], "rounds_ms": [], "warmup_ms": warmup_ms[label],
                             "timed_once": True} for label in slow})
+    for c in contenders:
+        if getattr(c, "compute", None):
+            timings[c.label]["compute"] = c.compute
     return timings
 
 

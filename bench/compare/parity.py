@@ -43,22 +43,11 @@ PARITY = 0.99  # the goal: each engine inside collage at least 0.99x its own pac
 
 
 class CollageSide(compare.CollageContender):
-    """compare's CollageContender on one backend, its p50 read from `collage bench --json` in full:
-    the printed one has two decimals, up to 0.5% of a 1 ms run, half the margin parity allows."""
+    """compare's CollageContender on one engine's backend (its p50 read in full from `collage
+    bench --json`: the printed one has two decimals, up to 0.5% of a 1 ms run)."""
 
-    def __init__(self, engine, collage, workload, threads, folder):
+    def __init__(self, engine, collage, workload, threads):
         super().__init__(f"collage {engine}", collage, workload, threads, ["--backend", engine])
-        self.json = os.path.join(folder, f"{workload.stem}.{engine}.{threads}.bench.json")
-
-    def time(self, iterations, warmup):
-        backend = self.placement_args
-        self.placement_args = backend + ["--json", self.json]  # for `bench` only, not `run`
-        try:
-            super().time(iterations, warmup)
-        finally:
-            self.placement_args = backend
-        with open(self.json) as f:
-            return json.load(f)["latency_ms"]["p50"]
 
 
 def reference_outputs(collage, workload, folder):
@@ -136,7 +125,7 @@ def parity_workload(args, collage, workload, folder, reference):
                     side = compare.PeerContender(f"collage_{engine}", args.python, workload, threads, folder)
                     peers.append(side)
                 else:
-                    side = CollageSide(engine, collage, workload, threads, folder)
+                    side = CollageSide(engine, collage, workload, threads)
                 pairs[engine] = {"collage": side, "package": peer}
             for engine, pair in list(pairs.items()):
                 entries[engine] = {side: check(c, folder, reference) for side, c in pair.items()}

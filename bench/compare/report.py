@@ -69,6 +69,16 @@ def summarize(contenders):
     }
 
 
+def peak_share(entry):
+    """The plan's arithmetic rate at its median time and that rate's share of the CPU's float32
+    peak (measured by `collage bench`), or None where the run did not report them."""
+    compute = entry.get("compute") if _ms(entry) else None
+    if not compute or not compute.get("fp32_peak_gflops"):
+        return None
+    gflops = compute["gflop_per_run"] / (entry["ms"] / 1e3)
+    return {"gflops": gflops, "share": gflops / compute["fp32_peak_gflops"]}
+
+
 def _cell(entry):
     if entry is None:
         return "—"
@@ -102,6 +112,9 @@ def markdown(results):
     with_singles = any(label.startswith("collage ") and label not in PLANS for label in labels)
     columns = [PLANS[label] for label in plan_labels] + ["best collage single backend"] * with_singles
     columns += [PEER_NAMES[label] for label in peer_labels]
+    with_peak = any(peak_share(r["contenders"].get(kept)) for per_threads in results["workloads"].values()
+                    for r in per_threads.values())
+    columns += ["collage's share of float32 peak"] * with_peak
     for threads in results["threads"]:
         lines += [f"**{threads} thread{'s' if threads > 1 else ''}**", "",
                   "| workload | " + " | ".join(columns) + " | best other runtime / collage (rounds' range) |",
@@ -123,6 +136,8 @@ def markdown(results):
             cells = [f"**{_cell(c[label])}**" if label == kept and _ms(c.get(label)) else _cell(c.get(label))
                      for label in plan_labels] + [single] * with_singles
             cells += [_cell(c.get(p)) for p in peer_labels]
+            share = peak_share(c.get(kept))
+            cells += [f"{100 * share['share']:.0f}% ({share['gflops']:.0f} GFLOP/s)" if share else "—"] * with_peak
             ratio_cell = (f"{paired['ratio']:.2f}x ({paired['min']:.2f}–{paired['max']:.2f}) "
                           f"{PEER_NAMES[s['best_peer']]}" if paired else "—")
             lines.append(f"| {shown_name(name)} | " + " | ".join(cells) + f" | {ratio_cell} |")
@@ -141,6 +156,13 @@ def markdown(results):
                  "(the median of the rounds' ratios, their least and greatest in brackets; named: the "
                  "runtime fastest over all rounds); above 1, collage is faster. \\* timed once: a run took "
                  "seconds, far from the others, so it sat out the rounds.")
+    if with_peak:
+        lines.append("")
+        lines.append("Share of float32 peak: the model's nominal GFLOP (a multiply-add counts 2, padded "
+                     "positions included) over the plan's median time, against this CPU's peak at those "
+                     "threads as `collage bench` measures it (fused multiply-adds on the widest vectors). "
+                     "Near 100%, no placement can be much faster; above it, the kernels skip work the "
+                     "count includes (convolutions' padding).")
     if failures:
         lines += ["", "Not timed:"] + failures
     return "\n".join(lines) + "\n"

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "collage/fma_peak.h"
 #include "collage/latency_stats.h"
 #include "collage/session.h"
 
@@ -23,6 +24,11 @@ struct BenchSummary {
   double first_inference_ms = 0;
   double wall_seconds = 0;
   LatencyStats latency;
+  // The arithmetic of one run and the rate it ran at, beside this CPU's measured float32 peak
+  // at the threads the runs could use (0 where the model's data sets its shapes).
+  double gflop_per_run = 0;
+  double gflops = 0;
+  FmaPeak peak;
 
   // Inferences per second over the whole timed span, every stream's runs together.
   double throughput() const { return wall_seconds > 0 ? latency.count / wall_seconds : 0.0; }

@@ -178,6 +178,39 @@ void PrintSummary(const BenchSummary& s, const BenchLimits& limits, const Sessio
   }
 }
 
+// The run's arithmetic rate against this CPU's float32 peak (measured now, after the timed
+// runs, at the threads they could use): near the peak, no placement gains much; far below it,
+// memory, small ops or overheads bound the model. One stream's rate is taken at p50; several
+// streams' from the throughput.
+void MeasureCompute(const Session& session, BenchSummary& summary) {
+  const ModelSummary model = session.summary();
+  if (!model.flops_known || model.flops <= 0 || summary.latency.p50_ms <= 0) return;
+  summary.gflop_per_run = model.flops / 1e9;
+  summary.gflops = summary.streams == 1 ? summary.gflop_per_run / (summary.latency.p50_ms / 1e3)
+                                        : summary.gflop_per_run * summary.throughput();
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  summary.peak = MeasureFmaPeak(std::min(cores, summary.threads * summary.streams));
+}
+
+// "8.194 GFLOP", "3.2 MFLOP", "8 FLOP".
+std::string FlopText(double gflop) {
+  if (gflop >= 1) return fmt::format("{:.3f} GFLOP", gflop);
+  if (gflop >= 1e-3) return fmt::format("{:.1f} MFLOP", gflop * 1e3);
+  return fmt::format("{:.0f} FLOP", gflop * 1e9);
+}
+
+void PrintCompute(const BenchSummary& s) {
+  if (s.gflop_per_run <= 0) return;
+  std::printf("compute: %s per run, %.3g GFLOP/s", FlopText(s.gflop_per_run).c_str(), s.gflops);
+  if (s.peak.gflops > 0) {
+    std::printf(
+        " = %.0f%% of this CPU's float32 peak at %d thread%s (%.1f GFLOP/s, %s, measured now)",
+        100 * s.gflops / s.peak.gflops, s.peak.threads, s.peak.threads == 1 ? "" : "s",
+        s.peak.gflops, s.peak.isa.c_str());
+  }
+  std::printf("\n");
+}
+
 Status RunBench(const BenchFlags& flags) {
   COLLAGE_ASSIGN_OR_RETURN(BenchLimits limits, LimitsOf(flags));
   COLLAGE_RETURN_IF_ERROR(LoadPlugins(flags.plugin_dirs));
@@ -221,8 +254,10 @@ Status RunBench(const BenchFlags& flags) {
   COLLAGE_ASSIGN_OR_RETURN(BenchRuns runs, RunBenchStreams(*session, inputs, limits));
   summary.wall_seconds = runs.wall_seconds;
   summary.latency = ComputeLatencyStats(runs.latencies_ms);
+  MeasureCompute(*session, summary);
 
   PrintSummary(summary, limits, *session);
+  PrintCompute(summary);
   if (flags.profile) {
     PrintProfile(runs.profiles);
     PrintStepsAgainstEstimate(MeanProfile(runs.profiles), session->placement_estimate(),

@@ -106,8 +106,11 @@ void PrintOptimizeReport(const OptimizeReport& report, const RunProfile& in_run)
     for (const NodeTiming& step : in_run.nodes) conversions += IsConversion(step) ? 1 : 0;
     std::printf(
         "(estimated: the search's costs, each group measured alone; in run: its time in "
-        "profiled runs of the kept placement)\nlayout conversions in the run: %d, %s\n",
-        conversions, FormatMillis(ConversionsMs(in_run)).c_str());
+        "profiled runs of the kept placement)\nlayout conversions in the run: %d",
+        conversions);
+    // With none, a time would only say "0.00 us".
+    if (conversions > 0) std::printf(", %s", FormatMillis(ConversionsMs(in_run)).c_str());
+    std::printf("\n");
   }
   if (whole_plan_regions > 0) {
     std::printf(

@@ -3,8 +3,10 @@
 // is not the slowest run, and every figure in a JSON file.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "cli_test_util.h"
 
@@ -79,6 +81,23 @@ TEST_F(CliTest, BenchStreamsForADurationWriteEveryFigureAsJson) {
   EXPECT_EQ(j["inputs"][0]["name"], "x");
   EXPECT_EQ(j["inputs"][0]["shape"], nlohmann::json({1, 4}));
   EXPECT_EQ(j["outputs"][0]["dtype"], "float32");
+  // A Relu and an Add on 4 floats: 8 operations a run; two streams of one thread each, so the
+  // CPU's peak is measured at two threads where it has two cores.
+  const auto& compute = j["compute"];
+  ASSERT_TRUE(compute.is_object()) << j.dump(2);
+  EXPECT_NEAR(compute["gflop_per_run"].get<double>(), 8e-9, 1e-15);
+  EXPECT_NEAR(compute["gflops"].get<double>(),
+              compute["gflop_per_run"].get<double>() * j["throughput_per_second"].get<double>(),
+              1e-6 * compute["gflops"].get<double>());
+  EXPECT_EQ(compute["peak_threads"],
+            std::min(2u, std::max(1u, std::thread::hardware_concurrency())));
+#if defined(__x86_64__)
+  EXPECT_GT(compute["fp32_peak_gflops"].get<double>(), 0.5);
+  EXPECT_FALSE(compute["peak_isa"].get<std::string>().empty());
+  EXPECT_NEAR(compute["share_of_peak"].get<double>(),
+              compute["gflops"].get<double>() / compute["fp32_peak_gflops"].get<double>(), 1e-9);
+#endif
+  EXPECT_NE(r.output.find("compute: 8 FLOP per run, "), std::string::npos) << r.output;
   EXPECT_FALSE(j["machine"].get<std::string>().empty());
   EXPECT_FALSE(j["versions"]["collage"].get<std::string>().empty());
   EXPECT_TRUE(j["versions"]["backends"].contains("native"));
