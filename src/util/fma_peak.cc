@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -71,25 +72,33 @@ double Seconds(std::chrono::steady_clock::time_point since) {
 }
 
 // All threads start together and run `iterations` each; GFLOP/s over the slowest one's time.
+// 0 when the threads cannot all be started (a process at its thread limit).
 double TimedRate(const Loop& loop, int threads, long iterations) {
   std::atomic<int> ready{0};
   std::atomic<bool> go{false};
   std::vector<double> seconds(threads, 0);
   std::atomic<float> sink{0};
   std::vector<std::thread> workers;
-  for (int t = 0; t < threads; ++t) {
-    workers.emplace_back([&, t] {
-      ready.fetch_add(1);
-      while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
-      const auto start = std::chrono::steady_clock::now();
-      const float value = loop.run(iterations);
-      seconds[t] = Seconds(start);
-      sink.store(value, std::memory_order_relaxed);
-    });
+  workers.reserve(threads);
+  bool started = true;
+  try {
+    for (int t = 0; t < threads; ++t) {
+      workers.emplace_back([&, t] {
+        ready.fetch_add(1);
+        while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+        const auto start = std::chrono::steady_clock::now();
+        const float value = loop.run(iterations);
+        seconds[t] = Seconds(start);
+        sink.store(value, std::memory_order_relaxed);
+      });
+    }
+  } catch (const std::system_error&) {
+    started = false;  // those started still run once released, so that they can be joined
   }
-  while (ready.load() < threads) std::this_thread::yield();
+  while (ready.load() < static_cast<int>(workers.size())) std::this_thread::yield();
   go.store(true, std::memory_order_release);
   for (std::thread& w : workers) w.join();
+  if (!started) return 0;
   const double slowest = *std::max_element(seconds.begin(), seconds.end());
   const double flops = 2.0 * 12 * loop.lanes * static_cast<double>(iterations) * threads;
   return slowest > 0 ? flops / slowest / 1e9 : 0;
