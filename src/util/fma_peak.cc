@@ -17,31 +17,20 @@ namespace {
 #if defined(__x86_64__)
 
 // Twelve independent accumulators: enough to keep two FMA pipes of 4-5 cycles' latency busy,
-// few enough to stay in registers. Each starts from a different value: two chains the compiler
-// can prove equal it computes once, and the count below would then be too high. The values
-// converge (a < 1) and stay normal: no subnormal slowdown. The sum is returned so that the
-// compiler keeps the loop.
-#define COLLAGE_PEAK_LOOP(V, SET, STEP, REDUCE)                                     \
-  V a = SET(0.999999f), b = SET(1e-7f);                                             \
-  V c0 = SET(1.f), c1 = SET(1.1f), c2 = SET(1.2f), c3 = SET(1.3f), c4 = SET(1.4f);  \
-  V c5 = SET(1.5f), c6 = SET(1.6f), c7 = SET(1.7f), c8 = SET(1.8f), c9 = SET(1.9f); \
-  V c10 = SET(2.f), c11 = SET(2.1f);                                                \
-  for (long i = 0; i < iterations; ++i) {                                           \
-    c0 = STEP(c0, a, b);                                                            \
-    c1 = STEP(c1, a, b);                                                            \
-    c2 = STEP(c2, a, b);                                                            \
-    c3 = STEP(c3, a, b);                                                            \
-    c4 = STEP(c4, a, b);                                                            \
-    c5 = STEP(c5, a, b);                                                            \
-    c6 = STEP(c6, a, b);                                                            \
-    c7 = STEP(c7, a, b);                                                            \
-    c8 = STEP(c8, a, b);                                                            \
-    c9 = STEP(c9, a, b);                                                            \
-    c10 = STEP(c10, a, b);                                                          \
-    c11 = STEP(c11, a, b);                                                          \
-  }                                                                                 \
-  V sum = c0;                                                                       \
-  for (V c : {c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11}) sum = REDUCE(sum, c);  \
+// few enough to stay in registers (the loops over them are unrolled whole). Each starts from a
+// different value: two chains the compiler can prove equal it computes once, and the count
+// of operations would then be too high. The values converge (a < 1) and stay normal: no
+// subnormal slowdown. The sum is returned so that the compiler keeps the loop.
+constexpr int kChains = 12;
+#define COLLAGE_PEAK_LOOP(V, SET, STEP, REDUCE)                                          \
+  const V a = SET(0.999999f), b = SET(1e-7f);                                            \
+  V c[kChains];                                                                          \
+  _Pragma("GCC unroll 12") for (int k = 0; k < kChains; ++k) c[k] = SET(1.f + 0.1f * k); \
+  for (long i = 0; i < iterations; ++i) {                                                \
+    _Pragma("GCC unroll 12") for (int k = 0; k < kChains; ++k) c[k] = STEP(c[k], a, b);  \
+  }                                                                                      \
+  V sum = c[0];                                                                          \
+  _Pragma("GCC unroll 12") for (int k = 1; k < kChains; ++k) sum = REDUCE(sum, c[k]);    \
   return sum[0];
 
 __attribute__((target("avx512f"))) float Avx512Loop(long iterations) {
@@ -100,7 +89,7 @@ double TimedRate(const Loop& loop, int threads, long iterations) {
   for (std::thread& w : workers) w.join();
   if (!started) return 0;
   const double slowest = *std::max_element(seconds.begin(), seconds.end());
-  const double flops = 2.0 * 12 * loop.lanes * static_cast<double>(iterations) * threads;
+  const double flops = 2.0 * kChains * loop.lanes * static_cast<double>(iterations) * threads;
   return slowest > 0 ? flops / slowest / 1e9 : 0;
 }
 
@@ -117,7 +106,7 @@ FmaPeak MeasureFmaPeak(int threads, double seconds) {
   // Size the run from a short one: about `seconds` per try.
   constexpr long kProbe = 20000;
   const double probe_rate = TimedRate(loop, 1, kProbe);
-  const double flops_per_iteration = 2.0 * 12 * loop.lanes;
+  const double flops_per_iteration = 2.0 * kChains * loop.lanes;
   const long iterations = std::max(
       kProbe, static_cast<long>(std::max(seconds, 0.001) * probe_rate * 1e9 / flops_per_iteration));
   for (int attempt = 0; attempt < 3; ++attempt) {
